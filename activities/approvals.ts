@@ -1,0 +1,48 @@
+import { appendRunLog, refreshRunCounts } from '../db/run-progress';
+import type { ActivityDeps } from './deps';
+import type { Decision } from './item-steps';
+
+export function createApprovalActivities({ knex }: ActivityDeps) {
+  return {
+    /** Persists a reviewer's decision (or the policy's, on timeout) before the run acts on it. */
+    async recordDecision({
+      approvalId,
+      decision,
+      status,
+    }: {
+      approvalId: string;
+      decision: Decision;
+      status: 'approved' | 'rejected' | 'timed_out' | 'escalated';
+    }): Promise<void> {
+      await knex.transaction(async (trx) => {
+        const [row] = await trx('approvals')
+          .where({ id: approvalId })
+          .whereIn('status', ['pending', 'escalated'])
+          .update({
+            status,
+            decided_by: decision.by,
+            reason: decision.reason ?? null,
+            decided_arguments: decision.arguments ? JSON.stringify(decision.arguments) : null,
+            decided_at: status === 'escalated' ? null : trx.fn.now(),
+          })
+          .returning(['run_id', 'item_seq', 'node_id']);
+        if (!row) return;
+        if (status !== 'escalated') {
+          await trx('run_items')
+            .where({ run_id: row.run_id, seq: row.item_seq, status: 'needs_review' })
+            .update({ status: 'running' });
+        }
+        await appendRunLog(trx, [
+          {
+            run_id: row.run_id,
+            level: 'info',
+            node_id: row.node_id,
+            item_seq: row.item_seq,
+            message: `approval ${status} by ${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`,
+          },
+        ]);
+        await refreshRunCounts(trx, row.run_id);
+      });
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import type { Knex } from 'knex';
+import type { Client } from '@temporalio/client';
+import type { CadreConfig } from '../cadre.config';
+import { agentSpecSchema, type AgentSpec } from '../workflows/agent-model';
+
+export interface ActivityDeps {
+  knex: Knex;
+  config: CadreConfig;
+  /** For call_agent nodes, which start other runs. */
+  temporal?: Client;
+}
+
+// Agent versions are immutable, so a worker can keep every spec it has parsed.
+const specCache = new Map<string, AgentSpec>();
+
+export async function loadSpec(knex: Knex, agentId: string, version: number): Promise<AgentSpec> {
+  const key = `${agentId}@${version}`;
+  let spec = specCache.get(key);
+  if (!spec) {
+    const row = await knex('agent_versions').where({ agent_id: agentId, version }).first('spec');
+    if (!row) throw new Error(`agent ${agentId} has no version ${version}`);
+    spec = agentSpecSchema.parse(row.spec);
+    specCache.set(key, spec);
+  }
+  return spec;
+}
+
+export interface RunRow {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  agent_version: number;
+  status: string;
+  trigger: string;
+  input: string;
+  total: number;
+}
+
+export async function loadRun(knex: Knex, runId: string): Promise<RunRow> {
+  const run = await knex('runs').where({ id: runId }).first();
+  if (!run) throw new Error(`run ${runId} does not exist`);
+  return run;
+}
+
+export function nodeById(spec: AgentSpec, nodeId: string) {
+  const node = spec.nodes.find((n) => n.id === nodeId);
+  if (!node) throw new Error(`node "${nodeId}" is not in the agent's graph`);
+  return node;
+}

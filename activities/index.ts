@@ -1,0 +1,18 @@
+import type { ActivityDeps } from './deps';
+import { createApprovalActivities } from './approvals';
+import { createItemStepActivities } from './item-steps';
+import { createPageAdvanceActivities } from './page-advance';
+import { createRunLifecycleActivities } from './run-lifecycle';
+
+export type { ActivityDeps } from './deps';
+
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createRunLifecycleActivities(deps),
+    ...createPageAdvanceActivities(deps),
+    ...createItemStepActivities(deps),
+    ...createApprovalActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

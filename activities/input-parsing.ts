@@ -1,0 +1,75 @@
+// Turns a run's input string into items, as the agent's input node says. Used by the API (to answer 422
+// before a run starts) and by the run's first activity, so both agree on what an input means.
+import { parse as parseCsv } from 'csv-parse/sync';
+import type { AgentNode } from '../workflows/agent-model';
+import type { ItemData } from '../workflows/interpreter';
+
+export class InputError extends Error {}
+
+export const maxItemsPerRun = 100_000;
+
+function fromJson(text: string): ItemData[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`input is not valid JSON: ${(err as Error).message}`);
+  }
+  const list = Array.isArray(value) ? value : [value];
+  return list.map((v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as ItemData) : { value: v }));
+}
+
+function fromDelimited(text: string, delimiter: ',' | '\t'): ItemData[] {
+  try {
+    return parseCsv(text, { columns: true, delimiter, skip_empty_lines: true, trim: true, bom: true });
+  } catch (err) {
+    throw new InputError(`input is not valid ${delimiter === ',' ? 'CSV' : 'TSV'}: ${(err as Error).message}`);
+  }
+}
+
+function fromLines(text: string): ItemData[] {
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((text) => ({ text }));
+}
+
+function fromFiles(text: string): ItemData[] {
+  const items = fromJson(text);
+  const refs = items.map((i) => i.file_id ?? i.value);
+  if (refs.some((r) => typeof r !== 'string')) throw new InputError('input must be a JSON list of file ids');
+  return refs.map((file_id) => ({ file_id }));
+}
+
+function detect(text: string): ItemData[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('[') || trimmed.startsWith('{')) return fromJson(trimmed);
+  const [header, second] = trimmed.split(/\r?\n/, 2);
+  if (second !== undefined && header.includes('\t')) return fromDelimited(trimmed, '\t');
+  if (second !== undefined && header.includes(',')) return fromDelimited(trimmed, ',');
+  return fromLines(trimmed);
+}
+
+export function parseInput(node: Extract<AgentNode, { kind: 'input' }>, input: string): ItemData[] {
+  if (input.trim() === '') throw new InputError('input is empty: give the data the run should process');
+  const items =
+    node.format === 'json'
+      ? fromJson(input)
+      : node.format === 'csv'
+        ? fromDelimited(input, ',')
+        : node.format === 'tsv'
+          ? fromDelimited(input, '\t')
+          : node.format === 'lines'
+            ? fromLines(input)
+            : node.format === 'files'
+              ? fromFiles(input)
+              : detect(input);
+  if (items.length === 0) throw new InputError('input holds no items');
+  if (items.length > maxItemsPerRun) {
+    throw new InputError(
+      `input holds ${items.length} items; a run takes at most ${maxItemsPerRun} (split it into batches)`,
+    );
+  }
+  return items;
+}

@@ -1,0 +1,156 @@
+// The first and last activities of a run: expand the input into items, and settle the run at the end.
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { appendRunLog, refreshRunCounts } from '../db/run-progress';
+import type { AgentSpec } from '../workflows/agent-model';
+import { InputError, parseInput } from './input-parsing';
+import { renderOutputFile } from './output-files';
+import { ActivityDeps, loadRun, loadSpec } from './deps';
+
+export interface RunPlan {
+  total: number;
+  pageSize: number;
+  /** Child page workflows running at once. */
+  pageWindow: number;
+  concurrency: number;
+  itemAttempts: number;
+  stopOnFailure: boolean;
+  approvalTimeoutSeconds: number;
+  onApprovalTimeout: AgentSpec['policy']['on_approval_timeout'];
+}
+
+export const pageSize = 1_000;
+
+export function createRunLifecycleActivities({ knex }: ActivityDeps) {
+  return {
+    /** Idempotent: a retry or a continued-as-new run finds its items already there. */
+    async prepareRun({ runId }: { runId: string }): Promise<RunPlan> {
+      const run = await loadRun(knex, runId);
+      const spec = await loadSpec(knex, run.agent_id, run.agent_version);
+      const policy = spec.policy;
+      const plan = (total: number): RunPlan => ({
+        total,
+        pageSize,
+        pageWindow: 4,
+        concurrency: policy.concurrency,
+        itemAttempts: policy.error_policy.retries + 1,
+        stopOnFailure: policy.error_policy.on_item_failure === 'stop',
+        approvalTimeoutSeconds: policy.approval_timeout_seconds,
+        onApprovalTimeout: policy.on_approval_timeout,
+      });
+      if (run.total > 0) return plan(run.total);
+
+      const inputNode = spec.nodes[0];
+      if (inputNode.kind !== 'input') throw ApplicationFailure.nonRetryable('the agent has no input node');
+      let items;
+      try {
+        items = parseInput(inputNode, run.input);
+      } catch (err) {
+        if (err instanceof InputError) throw ApplicationFailure.nonRetryable(err.message, 'InputError');
+        throw err;
+      }
+      const first = inputNode.next ?? null;
+      await knex.transaction(async (trx) => {
+        // One statement for the whole input: the items travel as one JSON parameter.
+        await trx.raw(
+          `insert into run_items (run_id, seq, status, data, node_id)
+           select :runId, (e.ord - 1)::int, :status, e.value, :first
+           from jsonb_array_elements(:items::jsonb) with ordinality as e(value, ord)
+           on conflict do nothing`,
+          { runId, status: first ? 'pending' : 'done', first, items: JSON.stringify(items) },
+        );
+        await trx('runs').where({ id: runId }).update({ total: items.length, started_at: trx.fn.now() });
+        await appendRunLog(trx, [{ run_id: runId, level: 'info', message: `input parsed into ${items.length} items` }]);
+      });
+      return plan(items.length);
+    },
+
+    /** Builds output files, closes leftover items and approvals, and sets the run's final status. */
+    async finishRun({
+      runId,
+      cancelled,
+      stoppedBy,
+      error,
+    }: {
+      runId: string;
+      cancelled?: boolean;
+      stoppedBy?: string;
+      error?: string;
+    }): Promise<string> {
+      const run = await loadRun(knex, runId);
+      if (!['running', 'needs_review'].includes(run.status)) return run.status; // already settled
+      const spec = await loadSpec(knex, run.agent_id, run.agent_version);
+      const interrupted = cancelled || stoppedBy !== undefined || error !== undefined;
+
+      const files: { id: string; name: string; content_type: string; size: number; content: Buffer }[] = [];
+      const outputs: { run_id: string; node_id: string; data: string }[] = [];
+      for (const node of spec.nodes) {
+        if (node.kind !== 'output') continue;
+        const rows: { output: Record<string, unknown> }[] = await knex('run_items')
+          .where({ run_id: runId, output_node: node.id })
+          .orderBy('seq')
+          .select('output');
+        const data = rows.map((r) => r.output);
+        outputs.push({ run_id: runId, node_id: node.id, data: JSON.stringify(data.slice(0, 1_000)) });
+        if (data.length === 0) continue;
+        const file = await renderOutputFile(node.format, node.file_name ?? node.id, data, node.fields);
+        files.push({
+          id: randomUUID(),
+          name: file.name,
+          content_type: file.contentType,
+          size: file.content.length,
+          content: file.content,
+        });
+      }
+
+      return knex.transaction(async (trx) => {
+        if (interrupted) {
+          const why = cancelled ? 'run cancelled' : (stoppedBy ?? error ?? 'run stopped');
+          // Items not yet finished, including those waiting on an approval; flagged items keep their state.
+          await trx('run_items')
+            .where({ run_id: runId })
+            .andWhere((q) =>
+              q.whereIn('status', ['pending', 'running']).orWhereExists(
+                trx('approvals').whereRaw('approvals.run_id = run_items.run_id and approvals.item_seq = run_items.seq').whereIn('approvals.status', ['pending', 'escalated']),
+              ),
+            )
+            .update({ status: 'skipped', error: why, updated_at: trx.fn.now() });
+          await trx('approvals')
+            .where({ run_id: runId, status: 'pending' })
+            .update({ status: 'cancelled', reason: why });
+        }
+        if (outputs.length > 0) {
+          await trx('run_outputs').insert(outputs).onConflict(['run_id', 'node_id']).merge();
+        }
+        if (files.length > 0) {
+          await trx('files').insert(files.map((f) => ({ ...f, workspace_id: run.workspace_id, run_id: runId })));
+        }
+        await refreshRunCounts(trx, runId);
+        const counts = await trx('runs').where({ id: runId }).first('total', 'done', 'failed', 'needs_review');
+        const status = cancelled
+          ? 'cancelled'
+          : interrupted || (counts.total > 0 && counts.failed === counts.total)
+            ? 'failed'
+            : counts.needs_review > 0
+              ? 'needs_review'
+              : 'completed';
+        const failure = error ?? stoppedBy ?? (status === 'failed' ? `all ${counts.total} items failed` : null);
+        await trx('runs').where({ id: runId }).update({ status, error: failure, ended_at: trx.fn.now() });
+        if (run.trigger === 'test' && status === 'completed') {
+          // A successful test run of this version is what lets the agent move from Draft to Ready.
+          await trx('agents')
+            .where({ id: run.agent_id, current_version: run.agent_version })
+            .update({ tested_version: run.agent_version });
+        }
+        await appendRunLog(trx, [
+          {
+            run_id: runId,
+            level: status === 'failed' ? 'error' : 'info',
+            message: `run ${status}: ${counts.done} done, ${counts.failed} failed, ${counts.needs_review} need review of ${counts.total}`,
+          },
+        ]);
+        return status;
+      });
+    },
+  };
+}

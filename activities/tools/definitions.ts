@@ -1,0 +1,78 @@
+// Tool definitions are typed data, kept apart from the name → handler map (handlers.ts), so the API can
+// validate agents and the engine can apply approval policy without loading any connector code.
+import { z } from 'zod';
+
+export type SideEffect = 'read' | 'state' | 'external';
+
+export interface ToolDefinition<S extends z.ZodTypeAny = z.ZodTypeAny> {
+  name: string;
+  description: string;
+  input: S;
+  /** `state` tools touch only Cadre's own state store and run set-based; `external` ones reach other systems. */
+  sideEffect: SideEffect;
+  approvalDefault: 'always' | 'never';
+}
+
+const key = z.string().min(1).max(200);
+
+export const toolDefinitions = {
+  'state.get': {
+    name: 'state.get',
+    description: "Read a value from the agent's durable state store.",
+    input: z.object({ key, default: z.unknown().optional() }),
+    sideEffect: 'read',
+    approvalDefault: 'never',
+  },
+  'state.set': {
+    name: 'state.set',
+    description: "Write a value to the agent's durable state store.",
+    input: z.object({ key, value: z.unknown() }),
+    sideEffect: 'state',
+    approvalDefault: 'never',
+  },
+  'state.increment': {
+    name: 'state.increment',
+    description: 'Add a number to a counter in the state store and return the new total.',
+    input: z.object({ key, by: z.coerce.number().default(1) }),
+    sideEffect: 'state',
+    approvalDefault: 'never',
+  },
+  'state.append': {
+    name: 'state.append',
+    description: 'Append a value to a list in the state store.',
+    input: z.object({ key, value: z.unknown() }),
+    sideEffect: 'state',
+    approvalDefault: 'never',
+  },
+  'http.request': {
+    name: 'http.request',
+    description:
+      'Call a JSON/REST endpoint. Private and internal addresses are refused unless allowed by configuration.',
+    input: z.object({
+      method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
+      url: z.string().url(),
+      headers: z.record(z.string(), z.string()).default({}),
+      body: z.unknown().optional(),
+    }),
+    sideEffect: 'external',
+    approvalDefault: 'never',
+  },
+  'email.send': {
+    name: 'email.send',
+    description: 'Send an email over the configured SMTP server.',
+    input: z.object({
+      to: z.string().min(3),
+      subject: z.string().min(1),
+      text: z.string().default(''),
+    }),
+    sideEffect: 'external',
+    approvalDefault: 'never',
+  },
+} satisfies Record<string, ToolDefinition>;
+
+export type ToolName = keyof typeof toolDefinitions;
+export type ToolInput<N extends ToolName> = z.infer<(typeof toolDefinitions)[N]['input']>;
+
+export function isToolName(name: string): name is ToolName {
+  return Object.hasOwn(toolDefinitions, name);
+}

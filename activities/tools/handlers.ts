@@ -1,0 +1,85 @@
+// The name → handler map for tools that reach other systems. Every call carries an idempotency key derived
+// from (run, item, node), so the receiving system can drop a repeat if a retry ever gets that far.
+import { createTransport, type Transporter } from 'nodemailer';
+import { ApplicationFailure } from '@temporalio/common';
+import { assertPublicUrl, BlockedAddressError } from './ssrf-guard';
+import { ToolInput, ToolName } from './definitions';
+
+export interface ToolContext {
+  idempotencyKey: string;
+  http: { allowHosts: readonly string[] };
+  smtp: { url?: string; from: string };
+}
+
+type Handler<N extends ToolName> = (input: ToolInput<N>, ctx: ToolContext) => Promise<unknown>;
+
+const transports = new Map<string, Transporter>();
+function transport(url: string): Transporter {
+  let t = transports.get(url);
+  if (!t) {
+    t = createTransport(url);
+    transports.set(url, t);
+  }
+  return t;
+}
+
+async function httpRequest(input: ToolInput<'http.request'>, ctx: ToolContext): Promise<unknown> {
+  const url = new URL(input.url);
+  try {
+    await assertPublicUrl(url, ctx.http.allowHosts);
+  } catch (err) {
+    if (err instanceof BlockedAddressError) throw ApplicationFailure.nonRetryable(err.message, 'BlockedAddress');
+    throw err;
+  }
+  const hasBody = input.body !== undefined && input.method !== 'GET';
+  const res = await fetch(url, {
+    method: input.method,
+    headers: {
+      accept: 'application/json',
+      ...(hasBody ? { 'content-type': 'application/json' } : {}),
+      'idempotency-key': ctx.idempotencyKey,
+      ...input.headers,
+    },
+    body: hasBody ? JSON.stringify(input.body) : undefined,
+    redirect: 'manual', // a redirect could lead past the address check
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  if (res.status >= 500 || res.status === 429) {
+    throw ApplicationFailure.retryable(`${input.method} ${url.host} answered ${res.status}`, 'HttpRetryable');
+  }
+  if (res.status >= 400) {
+    throw ApplicationFailure.nonRetryable(
+      `${input.method} ${url.href} answered ${res.status}: ${text.slice(0, 300)}`,
+      'HttpRejected',
+    );
+  }
+  return { status: res.status, body };
+}
+
+async function sendEmail(input: ToolInput<'email.send'>, ctx: ToolContext): Promise<unknown> {
+  if (!ctx.smtp.url) {
+    throw ApplicationFailure.nonRetryable('no SMTP server configured: set SMTP_URL to send email', 'NoSmtp');
+  }
+  // A stable Message-ID lets mail systems recognise a resend of the same message.
+  const messageId = `<${ctx.idempotencyKey.replace(/[^\w.-]/g, '.')}@cadre>`;
+  const info = await transport(ctx.smtp.url).sendMail({
+    from: ctx.smtp.from,
+    to: input.to,
+    subject: input.subject,
+    text: input.text,
+    messageId,
+  });
+  return { message_id: info.messageId, accepted: info.accepted };
+}
+
+export const externalToolHandlers: { [N in ToolName]?: Handler<N> } = {
+  'http.request': httpRequest,
+  'email.send': sendEmail,
+};

@@ -1,0 +1,63 @@
+// The web process's Express app: /v1 API, health checks, then the SvelteKit console (mounted last).
+import { randomUUID } from 'node:crypto';
+import express, { type RequestHandler } from 'express';
+import { pinoHttp } from 'pino-http';
+import { authenticate } from './auth';
+import type { Logger } from './logger';
+import { ApiError, problemHandler } from './problem';
+import { agentRoutes, type RouteDeps } from './routes/agents';
+import { runRoutes } from './routes/runs';
+
+export interface AppDeps extends RouteDeps {
+  logger: Logger;
+  /** Versions reached at start, named by /healthz. */
+  versions: { temporal: string; postgres: string };
+  /** Live reachability checks for /readyz. */
+  ready: () => Promise<{ temporal: boolean; postgres: boolean }>;
+  console?: RequestHandler;
+}
+
+export function createApp(deps: AppDeps) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const id =
+          typeof req.headers['x-request-id'] === 'string' && /^[\w-]{1,100}$/.test(req.headers['x-request-id'])
+            ? req.headers['x-request-id']
+            : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({
+      status: 'ok',
+      temporal: { server_version: deps.versions.temporal },
+      postgres: { version: deps.versions.postgres },
+    });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const checks = await deps.ready();
+    const ok = checks.temporal && checks.postgres;
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', checks });
+  });
+
+  const v1 = express.Router();
+  v1.use(authenticate(deps.knex));
+  v1.use(agentRoutes(deps));
+  v1.use(runRoutes(deps));
+  app.use('/v1', v1);
+  app.use('/v1', () => {
+    throw new ApiError(404, 'not_found', 'no such API route');
+  });
+  if (deps.console) app.use(deps.console);
+  app.use(problemHandler);
+  return app;
+}

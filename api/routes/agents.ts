@@ -1,0 +1,202 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import {
+  countAgents,
+  createAgent,
+  deleteAgent,
+  getAgent,
+  getVersion,
+  listAgents,
+  listVersions,
+  setAgentState,
+  TransitionError,
+  updateAgent,
+  type AgentRow,
+} from '../../db/agents';
+import { listRuns } from '../../db/runs';
+import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
+import { planLimits, runsThisMonth } from '../../db/workspaces';
+import { validateAgentSpec } from '../agent-validation';
+import { requireScope } from '../auth';
+import { ApiError } from '../problem';
+import { startRun, type RunServiceDeps } from '../run-service';
+import { agentJson, runJson, type Links } from '../serialize';
+import { jsonBody, param, parseBody } from '../validation';
+
+export interface RouteDeps extends RunServiceDeps {
+  links: Links;
+  bodyLimit: string;
+}
+
+export function agentRoutes(deps: RouteDeps): Router {
+  const { knex } = deps;
+  const r = Router();
+  const body = jsonBody(deps.bodyLimit);
+
+  const loadAgent = async (workspaceId: string, id: string): Promise<AgentRow> => {
+    const agent = await getAgent(knex, workspaceId, id);
+    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${id} in this workspace`);
+    return agent;
+  };
+
+  r.get('/agents', requireScope('read'), async (req, res) => {
+    const ws = req.auth!.workspace;
+    const agents = await listAgents(knex, ws.id);
+    const data = await Promise.all(
+      agents.map(async (a) => {
+        const last = (await listRuns(knex, ws.id, { agentId: a.id }, { limit: 1 })).data[0];
+        const month = await knex('runs')
+          .where({ agent_id: a.id })
+          .andWhere('created_at', '>=', new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)))
+          .count<{ count: number }[]>('* as count');
+        return agentJson(a, {
+          last_run: last ? runJson(last, deps.links) : null,
+          runs_this_month: Number(month[0].count),
+        });
+      }),
+    );
+    res.json({ data, next_cursor: null });
+  });
+
+  r.post('/agents', requireScope('manage'), ...body, async (req, res) => {
+    const ws = req.auth!.workspace;
+    const spec = await validateAgentSpec(knex, ws.id, req.body);
+    const limit = planLimits[ws.plan].agents;
+    if (limit !== null && (await countAgents(knex, ws.id)) >= limit) {
+      throw new ApiError(
+        403,
+        'plan_agent_limit',
+        `the ${ws.plan} plan allows ${limit} agents; delete one or upgrade the plan`,
+      );
+    }
+    const agent = await createAgent(knex, ws.id, spec);
+    res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
+  });
+
+  r.get('/agents/:id', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    res.json(agentJson(agent, { spec: await getVersion(knex, agent.id, agent.current_version) }));
+  });
+
+  r.put('/agents/:id', requireScope('manage'), ...body, async (req, res) => {
+    const ws = req.auth!.workspace;
+    const agent = await loadAgent(ws.id, param(req, 'id'));
+    const spec = await validateAgentSpec(knex, ws.id, req.body);
+    const updated = await updateAgent(knex, agent, spec);
+    res.json(agentJson(updated, { spec }));
+  });
+
+  r.delete('/agents/:id', requireScope('manage'), async (req, res) => {
+    await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    await deleteAgent(knex, req.auth!.workspace.id, param(req, 'id'));
+    res.status(204).end();
+  });
+
+  r.get('/agents/:id/versions', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    res.json({ data: await listVersions(knex, agent.id), next_cursor: null });
+  });
+
+  r.get('/agents/:id/versions/:version', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const spec = await getVersion(knex, agent.id, Number(param(req, 'version')));
+    if (!spec)
+      throw new ApiError(404, 'version_not_found', `agent ${agent.id} has no version ${param(req, 'version')}`);
+    res.json({ version: Number(param(req, 'version')), spec });
+  });
+
+  r.get('/agents/:id/export', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const spec = await getVersion(knex, agent.id, agent.current_version);
+    res.attachment(`${agent.name.replace(/[^\w.-]+/g, '-')}.json`).json(spec);
+  });
+
+  r.post('/agents/:id/state', requireScope('manage'), ...body, async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const { state } = parseBody(z.object({ state: z.enum(['draft', 'ready', 'live', 'paused']) }), req.body);
+    try {
+      res.json(agentJson(await setAgentState(knex, agent, state)));
+    } catch (err) {
+      if (err instanceof TransitionError)
+        throw new ApiError(409, 'invalid_transition', err.message, {}, { state: err.from });
+      throw err;
+    }
+  });
+
+  const runBody = z.object(
+    { input: z.string({ error: '"input" must be a string (the data the run receives)' }) },
+    { error: 'the body must be a JSON object {"input": "..."}' },
+  );
+
+  // The one documented endpoint (spec §4): starts a run of a Live agent.
+  r.post('/agents/:id/run', requireScope('run'), ...body, async (req, res) => {
+    const ws = req.auth!.workspace;
+    const agent = await getAgent(knex, ws.id, param(req, 'id'));
+    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
+    const { input } = parseBody(runBody, req.body);
+    if (agent.state !== 'live') {
+      throw new ApiError(
+        409,
+        'agent_not_live',
+        `the agent is ${agent.state}; only a live agent can be run through the API (make it live first)`,
+        {},
+        { state: agent.state },
+      );
+    }
+    const idempotencyKey = req.get('idempotency-key') || undefined;
+    const { run, created } = await startRun(deps, { workspace: ws, agent, input, trigger: 'api', idempotencyKey });
+    if (!created) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
+  });
+
+  // A run for testing, allowed in any state; a successful one lets the version be marked ready.
+  r.post('/agents/:id/test-run', requireScope('manage'), ...body, async (req, res) => {
+    const ws = req.auth!.workspace;
+    const agent = await loadAgent(ws.id, param(req, 'id'));
+    const { input } = parseBody(runBody, req.body);
+    const { run } = await startRun(deps, { workspace: ws, agent, input, trigger: 'test' });
+    res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
+  });
+
+  r.get('/agents/:id/state-store', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    res.json({ data: await listState(knex, agent.id), next_cursor: null });
+  });
+  r.get('/agents/:id/state-store/:key', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const entry = await getState(knex, agent.id, param(req, 'key'));
+    if (!entry)
+      throw new ApiError(404, 'state_key_not_found', `the agent's state store has no key "${param(req, 'key')}"`);
+    res.json(entry);
+  });
+  r.put('/agents/:id/state-store/:key', requireScope('manage'), ...body, async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const { value, expected_version } = parseBody(
+      z.object({ value: z.unknown(), expected_version: z.number().int().min(0).optional() }),
+      req.body,
+    );
+    try {
+      res.json(await putState(knex, agent.id, param(req, 'key'), value ?? null, expected_version));
+    } catch (err) {
+      if (err instanceof StateConflictError) throw new ApiError(409, 'state_conflict', err.message);
+      throw err;
+    }
+  });
+  r.delete('/agents/:id/state-store/:key', requireScope('manage'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    if (!(await deleteState(knex, agent.id, param(req, 'key'))))
+      throw new ApiError(404, 'state_key_not_found', `the agent's state store has no key "${param(req, 'key')}"`);
+    res.status(204).end();
+  });
+
+  r.get('/usage', requireScope('read'), async (req, res) => {
+    const ws = req.auth!.workspace;
+    res.json({
+      plan: ws.plan,
+      runs_this_month: await runsThisMonth(knex, ws.id),
+      runs_per_month: planLimits[ws.plan].runsPerMonth,
+    });
+  });
+
+  return r;
+}

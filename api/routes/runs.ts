@@ -1,0 +1,201 @@
+import { Router } from 'express';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { z } from 'zod';
+import {
+  CursorError,
+  getApproval,
+  getFile,
+  getRun,
+  listApprovals,
+  listApprovalsOfRun,
+  listItems,
+  listLogs,
+  listRuns,
+  runDetails,
+  runStatuses,
+  triggers,
+  type RunRecord,
+} from '../../db/runs';
+import { decideUpdate } from '../../workflows/run-page';
+import { requireScope } from '../auth';
+import { ApiError } from '../problem';
+import { runWorkflowId } from '../run-service';
+import { runJson } from '../serialize';
+import { jsonBody, limitParam, param, parseBody } from '../validation';
+import type { RouteDeps } from './agents';
+
+const finished = new Set(['completed', 'failed', 'cancelled']);
+
+function cursorParam(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function dateParam(value: unknown, name: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(String(value));
+  if (Number.isNaN(d.getTime())) throw new ApiError(400, 'invalid_date', `${name} must be an ISO 8601 date-time`);
+  return d;
+}
+
+function enumParam<T extends string>(value: unknown, allowed: readonly T[], name: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (!allowed.includes(value as T))
+    throw new ApiError(400, `invalid_${name}`, `${name} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+function approvalJson(a: Record<string, unknown>) {
+  const { workflow_id: _internal, ...rest } = a;
+  return rest;
+}
+
+export function runRoutes(deps: RouteDeps): Router {
+  const { knex, temporal } = deps;
+  const r = Router();
+
+  const loadRun = async (workspaceId: string, id: string): Promise<RunRecord> => {
+    const run = await getRun(knex, workspaceId, id);
+    if (!run) throw new ApiError(404, 'run_not_found', `no run ${id} in this workspace`);
+    return run;
+  };
+  const wrapCursor = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof CursorError) throw new ApiError(400, 'invalid_cursor', err.message);
+      throw err;
+    }
+  };
+
+  r.get('/runs', requireScope('read'), async (req, res) => {
+    const q = req.query;
+    const page = await wrapCursor(() =>
+      listRuns(
+        knex,
+        req.auth!.workspace.id,
+        {
+          agentId: typeof q.agent_id === 'string' ? q.agent_id : undefined,
+          status: enumParam(q.status, runStatuses, 'status'),
+          trigger: enumParam(q.trigger, triggers, 'trigger'),
+          from: dateParam(q.from, 'from'),
+          to: dateParam(q.to, 'to'),
+        },
+        { limit: limitParam(q.limit), cursor: cursorParam(q.cursor) },
+      ),
+    );
+    res.json({ data: page.data.map((run) => runJson(run, deps.links)), next_cursor: page.next_cursor });
+  });
+
+  r.get('/runs/:id', requireScope('read'), async (req, res) => {
+    const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
+    const details = await runDetails(knex, run.id);
+    res.json({
+      ...runJson(run, deps.links),
+      node_activity: details.nodeActivity,
+      approvals: details.approvals.map(approvalJson),
+      outputs: details.outputs,
+      files: details.files.map((f) => ({ ...f, url: `${deps.links.publicUrl}/v1/runs/${run.id}/files/${f.id}` })),
+    });
+  });
+
+  r.get('/runs/:id/items', requireScope('read'), async (req, res) => {
+    const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
+    const status = enumParam(
+      req.query.status,
+      ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'] as const,
+      'status',
+    );
+    res.json(
+      await wrapCursor(() =>
+        listItems(knex, run.id, {
+          limit: limitParam(req.query.limit, 100, 1000),
+          cursor: cursorParam(req.query.cursor),
+          status,
+        }),
+      ),
+    );
+  });
+
+  r.get('/runs/:id/logs', requireScope('read'), async (req, res) => {
+    const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
+    res.json(
+      await wrapCursor(() =>
+        listLogs(knex, run.id, {
+          limit: limitParam(req.query.limit, 200, 1000),
+          cursor: cursorParam(req.query.cursor),
+        }),
+      ),
+    );
+  });
+
+  r.get('/runs/:id/files/:fileId', requireScope('read'), async (req, res) => {
+    const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
+    const file = await getFile(knex, req.auth!.workspace.id, run.id, param(req, 'fileId'));
+    if (!file) throw new ApiError(404, 'file_not_found', `run ${run.id} has no file ${param(req, 'fileId')}`);
+    res.attachment(file.name).type(file.content_type).send(file.content);
+  });
+
+  r.get('/runs/:id/approvals', requireScope('read'), async (req, res) => {
+    const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
+    res.json({ data: (await listApprovalsOfRun(knex, run.id)).map(approvalJson), next_cursor: null });
+  });
+
+  r.post('/runs/:id/cancel', requireScope('run'), async (req, res) => {
+    const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
+    if (finished.has(run.status))
+      throw new ApiError(409, 'run_finished', `the run already ended (${run.status}); there is nothing to cancel`);
+    await temporal.workflow.getHandle(runWorkflowId(run.id)).cancel();
+    res.status(202).json(runJson(run, deps.links));
+  });
+
+  r.get('/approvals', requireScope('read'), async (req, res) => {
+    const status = enumParam(
+      req.query.status,
+      ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'] as const,
+      'status',
+    );
+    res.json({
+      data: (await listApprovals(knex, req.auth!.workspace.id, status)).map(approvalJson),
+      next_cursor: null,
+    });
+  });
+
+  const decisionBody = z.object({
+    decision: z.enum(['approve', 'reject', 'approve_with_edits']),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    comment: z.string().max(2000).optional(),
+  });
+
+  r.post('/approvals/:id/decision', requireScope('run'), ...jsonBody(deps.bodyLimit), async (req, res) => {
+    const ws = req.auth!.workspace;
+    const approval = await getApproval(knex, ws.id, param(req, 'id'));
+    if (!approval) throw new ApiError(404, 'approval_not_found', `no approval ${param(req, 'id')} in this workspace`);
+    const body = parseBody(decisionBody, req.body);
+    if (body.decision === 'approve_with_edits' && !body.arguments) {
+      throw new ApiError(422, 'arguments_required', '"approve_with_edits" needs the edited "arguments"');
+    }
+    if (!['pending', 'escalated'].includes(approval.status)) {
+      throw new ApiError(409, 'approval_decided', `this approval is already ${approval.status}`);
+    }
+    try {
+      await temporal.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, {
+        args: [
+          {
+            approvalId: approval.id,
+            approve: body.decision !== 'reject',
+            arguments: body.decision === 'approve_with_edits' ? body.arguments : undefined,
+            by: `api key "${req.auth!.key.name}"`,
+            reason: body.comment,
+          },
+        ],
+      });
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError)
+        throw new ApiError(409, 'approval_decided', (err.cause as Error | undefined)?.message ?? err.message);
+      throw err;
+    }
+    res.json(approvalJson((await getApproval(knex, ws.id, approval.id))!));
+  });
+
+  return r;
+}

@@ -1,0 +1,62 @@
+// Database rows → the wire shapes of api/CONTRACT.md.
+import type { AgentRow } from '../db/agents';
+import type { RunRecord } from '../db/runs';
+import type { TemporalConfig } from '../temporal.config';
+import { runWorkflowId } from './run-service';
+
+export interface Links {
+  publicUrl: string;
+  temporal: TemporalConfig;
+}
+
+export function runJson(run: RunRecord, links: Links) {
+  const pending = Math.max(0, run.total - run.done - run.failed - run.needs_review - run.skipped);
+  const end = run.ended_at ?? (run.status === 'running' || run.status === 'needs_review' ? new Date() : null);
+  return {
+    id: run.id,
+    agent_id: run.agent_id,
+    agent_name: run.agent_name,
+    agent_version: run.agent_version,
+    status: run.status,
+    trigger: run.trigger,
+    input: run.input,
+    created_at: run.created_at,
+    started_at: run.started_at,
+    ended_at: run.ended_at,
+    duration_ms: end ? end.getTime() - new Date(run.started_at ?? run.created_at).getTime() : null,
+    counts: {
+      total: run.total,
+      pending,
+      done: run.done,
+      failed: run.failed,
+      needs_review: run.needs_review,
+      skipped: run.skipped,
+    },
+    error: run.error,
+    usage: {
+      input_tokens: Number(run.usage?.input_tokens ?? 0),
+      output_tokens: Number(run.usage?.output_tokens ?? 0),
+      cost_usd: Number(run.usage?.cost_usd ?? 0),
+    },
+    links: {
+      self: `${links.publicUrl}/v1/runs/${run.id}`,
+      console: `${links.publicUrl}/runs/${run.id}`,
+      temporal: `${links.temporal.uiUrl}/namespaces/${encodeURIComponent(links.temporal.namespace)}/workflows/${runWorkflowId(run.id)}`,
+    },
+  };
+}
+
+export function agentJson(agent: AgentRow, extra: Record<string, unknown> = {}) {
+  return {
+    id: agent.id,
+    workspace_id: agent.workspace_id,
+    name: agent.name,
+    description: agent.description,
+    state: agent.state,
+    current_version: agent.current_version,
+    tested_version: agent.tested_version,
+    created_at: agent.created_at,
+    updated_at: agent.updated_at,
+    ...extra,
+  };
+}

@@ -1,0 +1,95 @@
+// The one typed configuration of Cadre, read from the environment with working defaults so that
+// `npm start` needs no configuration at all. Temporal-specific settings live in temporal.config.ts.
+import path from 'node:path';
+import { z } from 'zod';
+
+export const envPort = z.coerce.number().int().min(1).max(65535);
+export const envOptionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+const list = z
+  .string()
+  .optional()
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+
+/** Every environment variable Cadre reads (Temporal's are in temporal.config.ts). */
+export const cadreEnvSchema = z.object({
+  CADRE_DATA_DIR: z.string().default('./data'),
+  CADRE_WEB_HOST: z.string().default('127.0.0.1'),
+  CADRE_WEB_PORT: envPort.default(3000),
+  CADRE_PUBLIC_URL: envOptionalString,
+  CADRE_DB_PORT: envPort.default(5433),
+  CADRE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  CADRE_API_BODY_LIMIT: z.string().default('1mb'),
+  CADRE_HTTP_ALLOW_HOSTS: list,
+  DATABASE_URL: envOptionalString,
+  ANTHROPIC_API_KEY: envOptionalString,
+  ANTHROPIC_BASE_URL: envOptionalString,
+  ANTHROPIC_MODEL: z.string().default('claude-sonnet-4-5'),
+  SMTP_URL: envOptionalString,
+  SMTP_FROM: z.string().default('Cadre <cadre@localhost>'),
+});
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+/** Parses an environment with a zod schema, turning the first problem into one actionable line. */
+export function parseEnv<T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(
+      String(issue.path[0] ?? 'environment'),
+      `${issue.message} (got ${JSON.stringify(env[String(issue.path[0])])})`,
+    );
+  }
+  return parsed.data;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const e = parseEnv(cadreEnvSchema, env);
+  const dataDir = path.resolve(e.CADRE_DATA_DIR);
+  return {
+    dataDir,
+    web: {
+      host: e.CADRE_WEB_HOST,
+      port: e.CADRE_WEB_PORT,
+      publicUrl: (e.CADRE_PUBLIC_URL ?? `http://localhost:${e.CADRE_WEB_PORT}`).replace(/\/$/, ''),
+      bodyLimit: e.CADRE_API_BODY_LIMIT,
+    },
+    db: {
+      /** Set → that Postgres; unset → the embedded PGlite served on 127.0.0.1:embeddedPort. */
+      url: e.DATABASE_URL,
+      embedded: e.DATABASE_URL === undefined,
+      embeddedPort: e.CADRE_DB_PORT,
+      embeddedDir: path.join(dataDir, 'pglite'),
+    },
+    model: {
+      apiKey: e.ANTHROPIC_API_KEY,
+      baseUrl: e.ANTHROPIC_BASE_URL,
+      name: e.ANTHROPIC_MODEL,
+    },
+    smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
+    http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
+    logLevel: e.CADRE_LOG_LEVEL,
+  };
+}
+
+export type CadreConfig = ReturnType<typeof loadConfig>;
+
+/** The connection string every process uses: one code path (pg) for embedded and external Postgres. */
+export function databaseUrl(config: CadreConfig): string {
+  return config.db.url ?? `postgres://postgres:postgres@127.0.0.1:${config.db.embeddedPort}/postgres`;
+}

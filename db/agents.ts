@@ -1,0 +1,122 @@
+// Agents and their immutable versions. Every update writes a new version; runs pin the version they started
+// with, so editing an agent never changes a running run.
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AgentSpec } from '../workflows/agent-model';
+
+export type AgentState = 'draft' | 'ready' | 'live' | 'paused';
+
+export interface AgentRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string;
+  state: AgentState;
+  current_version: number;
+  tested_version: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The lifecycle of spec §3, with the transitions it leaves open chosen as a user would expect. */
+export const allowedTransitions: Record<AgentState, AgentState[]> = {
+  draft: ['ready'],
+  ready: ['live', 'draft'],
+  live: ['paused'],
+  paused: ['live'],
+};
+
+export class TransitionError extends Error {
+  constructor(
+    readonly from: AgentState,
+    readonly to: AgentState,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function createAgent(knex: Knex, workspaceId: string, spec: AgentSpec): Promise<AgentRow> {
+  return knex.transaction(async (trx) => {
+    const id = randomUUID();
+    const [agent] = await trx('agents')
+      .insert({ id, workspace_id: workspaceId, name: spec.name, description: spec.description, current_version: 1 })
+      .returning('*');
+    await trx('agent_versions').insert({ agent_id: id, version: 1, spec: JSON.stringify(spec) });
+    return agent;
+  });
+}
+
+export async function getAgent(knex: Knex, workspaceId: string, id: string): Promise<AgentRow | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  return knex('agents').where({ id, workspace_id: workspaceId }).first();
+}
+
+export function listAgents(knex: Knex, workspaceId: string): Promise<AgentRow[]> {
+  return knex('agents').where({ workspace_id: workspaceId }).orderBy('created_at', 'desc');
+}
+
+export async function countAgents(knex: Knex, workspaceId: string): Promise<number> {
+  const row = await knex('agents')
+    .where({ workspace_id: workspaceId })
+    .count<{ count: number }[]>('* as count')
+    .first();
+  return Number(row?.count ?? 0);
+}
+
+export async function getVersion(knex: Knex, agentId: string, version: number): Promise<AgentSpec | undefined> {
+  return (await knex('agent_versions').where({ agent_id: agentId, version }).first('spec'))?.spec;
+}
+
+export function listVersions(knex: Knex, agentId: string): Promise<{ version: number; created_at: Date }[]> {
+  return knex('agent_versions').where({ agent_id: agentId }).orderBy('version', 'desc').select('version', 'created_at');
+}
+
+/** Saves a new version. A Ready agent goes back to Draft: the new version has not been tested. */
+export async function updateAgent(knex: Knex, agent: AgentRow, spec: AgentSpec): Promise<AgentRow> {
+  return knex.transaction(async (trx) => {
+    const [row] = await trx('agents')
+      .where({ id: agent.id })
+      .update({
+        name: spec.name,
+        description: spec.description,
+        current_version: trx.raw('current_version + 1'),
+        state: trx.raw(`case when state = 'ready' then 'draft' else state end`),
+        updated_at: trx.fn.now(),
+      })
+      .returning('*');
+    await trx('agent_versions').insert({
+      agent_id: agent.id,
+      version: row.current_version,
+      spec: JSON.stringify(spec),
+    });
+    return row;
+  });
+}
+
+export async function setAgentState(knex: Knex, agent: AgentRow, to: AgentState): Promise<AgentRow> {
+  const allowed = allowedTransitions[agent.state];
+  if (!allowed.includes(to)) {
+    throw new TransitionError(
+      agent.state,
+      to,
+      `agent is ${agent.state}; from ${agent.state} it can move to ${allowed.join(' or ')}, not ${to}`,
+    );
+  }
+  if (agent.state === 'draft' && to === 'ready' && agent.tested_version !== agent.current_version) {
+    throw new TransitionError(
+      agent.state,
+      to,
+      `version ${agent.current_version} has no successful test run yet: start a test run, then mark the agent ready`,
+    );
+  }
+  const [row] = await knex('agents')
+    .where({ id: agent.id })
+    .update({ state: to, updated_at: knex.fn.now() })
+    .returning('*');
+  return row;
+}
+
+export async function deleteAgent(knex: Knex, workspaceId: string, id: string): Promise<boolean> {
+  return (await knex('agents').where({ id, workspace_id: workspaceId }).delete()) > 0;
+}

@@ -1,0 +1,78 @@
+// API keys: shown once, stored as a lookup prefix plus a SHA-256 hash of the secret. The secret carries 192
+// bits of randomness, so a fast hash is safe here (a slow password hash is for guessable secrets).
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Knex } from 'knex';
+
+export const scopes = ['run', 'read', 'manage'] as const;
+export type Scope = (typeof scopes)[number];
+
+export interface ApiKeyRecord {
+  id: string;
+  workspace_id: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const keyPattern = /^cadre_([a-z0-9]{12})_([A-Za-z0-9_-]{32})$/;
+const hashOf = (secret: string) => createHash('sha256').update(secret).digest('hex');
+
+export async function createApiKey(
+  knex: Knex,
+  workspaceId: string,
+  name: string,
+  keyScopes: Scope[],
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  const prefix = randomBytes(9)
+    .toString('base64url')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')
+    .slice(0, 12);
+  const secret = randomBytes(24).toString('base64url');
+  const [record] = await knex('api_keys')
+    .insert({ id: randomUUID(), workspace_id: workspaceId, name, prefix, hash: hashOf(secret), scopes: keyScopes })
+    .returning(['id', 'workspace_id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at']);
+  return { key: `cadre_${prefix}_${secret}`, record };
+}
+
+export type KeyCheck = { ok: true; key: ApiKeyRecord } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' };
+
+export async function verifyApiKey(knex: Knex, presented: string): Promise<KeyCheck> {
+  const m = keyPattern.exec(presented);
+  if (!m) return { ok: false, reason: 'malformed' };
+  const row = await knex('api_keys').where({ prefix: m[1] }).first();
+  if (!row) return { ok: false, reason: 'unknown' };
+  const a = Buffer.from(row.hash, 'hex');
+  const b = Buffer.from(hashOf(m[2]), 'hex');
+  if (a.length !== b.length || !timingSafeEqual(a, b)) return { ok: false, reason: 'unknown' };
+  if (row.revoked_at) return { ok: false, reason: 'revoked' };
+  const { hash: _hash, ...key } = row;
+  return { ok: true, key };
+}
+
+/** Records use at most once a minute per key, so busy keys do not turn every request into a write. */
+export async function touchApiKey(knex: Knex, id: string): Promise<void> {
+  await knex('api_keys')
+    .where({ id })
+    .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', knex.raw(`now() - interval '1 minute'`)))
+    .update({ last_used_at: knex.fn.now() });
+}
+
+export async function revokeApiKey(knex: Knex, workspaceId: string, id: string): Promise<boolean> {
+  return (
+    (await knex('api_keys')
+      .where({ id, workspace_id: workspaceId })
+      .whereNull('revoked_at')
+      .update({ revoked_at: knex.fn.now() })) > 0
+  );
+}
+
+export function listApiKeys(knex: Knex, workspaceId: string): Promise<ApiKeyRecord[]> {
+  return knex('api_keys')
+    .where({ workspace_id: workspaceId })
+    .orderBy('created_at')
+    .select('id', 'workspace_id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at');
+}

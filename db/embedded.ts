@@ -1,0 +1,30 @@
+// The embedded default database: PGlite (Postgres compiled to WASM) with pgvector, served on 127.0.0.1 over
+// the Postgres wire protocol so that every process talks to it with `pg`, exactly as to a real server.
+import fs from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+export interface EmbeddedPostgres {
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedPostgres(opts: { dataDir: string; port: number }): Promise<EmbeddedPostgres> {
+  fs.mkdirSync(opts.dataDir, { recursive: true });
+  const db = await PGlite.create({ dataDir: opts.dataDir, extensions: { vector } });
+  // Several clients (web pool, worker pool, CLI) share the one single-threaded PGlite instance; the socket
+  // server queues their queries and keeps each transaction on its own connection.
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: opts.port, maxConnections: 64 });
+  await server.start();
+  let stopped = false;
+  return {
+    port: opts.port,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.stop();
+      await db.close(); // flushes the WAL so the next start finds a clean database
+    },
+  };
+}

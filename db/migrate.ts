@@ -1,0 +1,28 @@
+import type { Knex } from 'knex';
+import * as initial from './migrations/001_initial';
+
+// Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
+// compiled build or a bundler. Append new ones; never edit a released one.
+const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Promise<void> }> = {
+  '001_initial': initial,
+};
+
+const source: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name],
+};
+
+export class MissingVectorExtensionError extends Error {}
+
+/** Brings the schema up to date; safe to run at every start and from several processes at once. */
+export async function migrate(knex: Knex): Promise<string[]> {
+  const available = await knex.raw(`select 1 from pg_available_extensions where name = 'vector'`);
+  if (available.rows.length === 0) {
+    throw new MissingVectorExtensionError(
+      'the Postgres at DATABASE_URL has no pgvector extension ("vector"): install pgvector on that server (for example the pgvector/pgvector image) or unset DATABASE_URL to use the embedded database',
+    );
+  }
+  const [, applied] = await knex.migrate.latest({ migrationSource: source });
+  return applied as string[];
+}

@@ -1,0 +1,60 @@
+// Mirrors item progress onto the run row, which the API and console read. One statement, so the counts and
+// the status are always consistent with the items.
+import type { Knex } from 'knex';
+
+export async function refreshRunCounts(knex: Knex | Knex.Transaction, runId: string): Promise<void> {
+  await knex.raw(
+    `update runs r set
+       done = c.done, failed = c.failed, needs_review = c.needs_review, skipped = c.skipped,
+       status = case
+         when r.status in ('running', 'needs_review')
+           then case when c.needs_review > 0 or c.pending_approvals > 0 then 'needs_review' else 'running' end
+         else r.status end
+     from (
+       select
+         count(*) filter (where i.status = 'done') as done,
+         count(*) filter (where i.status = 'failed') as failed,
+         count(*) filter (where i.status = 'needs_review') as needs_review,
+         count(*) filter (where i.status = 'skipped') as skipped,
+         (select count(*) from approvals a where a.run_id = :runId and a.status = 'pending') as pending_approvals
+       from run_items i where i.run_id = :runId
+     ) c
+     where r.id = :runId`,
+    { runId },
+  );
+}
+
+export async function appendRunLog(
+  knex: Knex | Knex.Transaction,
+  entries: { run_id: string; level: 'info' | 'warn' | 'error'; message: string; node_id?: string; item_seq?: number }[],
+): Promise<void> {
+  if (entries.length > 0) await knex('run_logs').insert(entries);
+}
+
+/** Adds a page's node counters to node_activity in one statement. */
+export async function recordNodeActivity(
+  trx: Knex | Knex.Transaction,
+  runId: string,
+  counters: Map<string, { kind: string; in: number; done: number; failed: number }>,
+): Promise<void> {
+  if (counters.size === 0) return;
+  await trx('node_activity')
+    .insert(
+      [...counters].map(([node_id, c]) => ({
+        run_id: runId,
+        node_id,
+        kind: c.kind,
+        items_in: c.in,
+        items_done: c.done,
+        items_failed: c.failed,
+        ended_at: trx.fn.now(),
+      })),
+    )
+    .onConflict(['run_id', 'node_id'])
+    .merge({
+      items_in: trx.raw('node_activity.items_in + excluded.items_in'),
+      items_done: trx.raw('node_activity.items_done + excluded.items_done'),
+      items_failed: trx.raw('node_activity.items_failed + excluded.items_failed'),
+      ended_at: trx.fn.now(),
+    });
+}

@@ -1,0 +1,173 @@
+// Run records as the API and console read them. Everything is scoped by workspace: a run id from another
+// workspace is simply not found.
+import type { Knex } from 'knex';
+
+export const runStatuses = ['running', 'completed', 'failed', 'needs_review', 'cancelled'] as const;
+export type RunStatus = (typeof runStatuses)[number];
+export const triggers = ['manual', 'api', 'test', 'schedule', 'webhook', 'form', 'chain'] as const;
+export type Trigger = (typeof triggers)[number];
+
+export interface RunRecord {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  agent_name: string;
+  agent_version: number;
+  status: RunStatus;
+  trigger: Trigger;
+  input: string;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  total: number;
+  done: number;
+  failed: number;
+  needs_review: number;
+  skipped: number;
+  error: string | null;
+  usage: Record<string, number>;
+  created_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+}
+
+const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+
+function runsWithAgent(knex: Knex) {
+  return knex('runs').join('agents', 'agents.id', 'runs.agent_id').select('runs.*', 'agents.name as agent_name');
+}
+
+export async function getRun(knex: Knex, workspaceId: string, id: string): Promise<RunRecord | undefined> {
+  if (!isUuid(id)) return undefined;
+  return runsWithAgent(knex).where({ 'runs.id': id, 'runs.workspace_id': workspaceId }).first();
+}
+
+export interface RunFilter {
+  agentId?: string;
+  status?: RunStatus;
+  trigger?: Trigger;
+  from?: Date;
+  to?: Date;
+}
+
+/** Newest first; the cursor is the (created_at, id) of the last row seen. */
+export async function listRuns(
+  knex: Knex,
+  workspaceId: string,
+  filter: RunFilter,
+  page: { limit: number; cursor?: string },
+): Promise<{ data: RunRecord[]; next_cursor: string | null }> {
+  const q = runsWithAgent(knex).where('runs.workspace_id', workspaceId);
+  if (filter.agentId)
+    q.where('runs.agent_id', isUuid(filter.agentId) ? filter.agentId : '00000000-0000-0000-0000-000000000000');
+  if (filter.status) q.where('runs.status', filter.status);
+  if (filter.trigger) q.where('runs.trigger', filter.trigger);
+  if (filter.from) q.where('runs.created_at', '>=', filter.from);
+  if (filter.to) q.where('runs.created_at', '<', filter.to);
+  if (page.cursor) {
+    const [at, id] = decodeCursor(page.cursor);
+    q.whereRaw('(runs.created_at, runs.id) < (?::timestamptz, ?::uuid)', [at, id]);
+  }
+  const rows: RunRecord[] = await q
+    .orderBy([
+      { column: 'runs.created_at', order: 'desc' },
+      { column: 'runs.id', order: 'desc' },
+    ])
+    .limit(page.limit + 1);
+  const more = rows.length > page.limit;
+  const data = rows.slice(0, page.limit);
+  const last = data[data.length - 1];
+  return { data, next_cursor: more && last ? encodeCursor(last.created_at.toISOString(), last.id) : null };
+}
+
+export class CursorError extends Error {}
+export const encodeCursor = (...parts: (string | number)[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+export function decodeCursor(cursor: string): string[] {
+  try {
+    const parts = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    if (Array.isArray(parts)) return parts.map(String);
+  } catch {
+    // fall through
+  }
+  throw new CursorError('cursor is not one this API returned; start again without it');
+}
+
+export async function listItems(
+  knex: Knex,
+  runId: string,
+  page: { limit: number; cursor?: string; status?: string },
+): Promise<{ data: Record<string, unknown>[]; next_cursor: string | null }> {
+  const q = knex('run_items').where({ run_id: runId });
+  if (page.status) q.where({ status: page.status });
+  if (page.cursor) q.where('seq', '>', Number(decodeCursor(page.cursor)[0]));
+  const rows = await q
+    .orderBy('seq')
+    .limit(page.limit + 1)
+    .select('seq', 'status', 'data', 'output', 'error', 'node_id', 'reasoning', 'usage');
+  const data = rows.slice(0, page.limit);
+  return { data, next_cursor: rows.length > page.limit ? encodeCursor(data[data.length - 1].seq) : null };
+}
+
+export async function listLogs(knex: Knex, runId: string, page: { limit: number; cursor?: string }) {
+  const q = knex('run_logs').where({ run_id: runId });
+  if (page.cursor) q.where('id', '>', Number(decodeCursor(page.cursor)[0]));
+  const rows = await q
+    .orderBy('id')
+    .limit(page.limit + 1)
+    .select('id as seq', 'at', 'level', 'node_id', 'item_seq', 'message');
+  const data = rows.slice(0, page.limit);
+  return { data, next_cursor: rows.length > page.limit ? encodeCursor(data[data.length - 1].seq) : null };
+}
+
+export async function runDetails(knex: Knex, runId: string) {
+  const [nodeActivity, approvals, outputs, files] = await Promise.all([
+    knex('node_activity')
+      .where({ run_id: runId })
+      .orderBy('started_at')
+      .select('node_id', 'kind', 'items_in', 'items_done', 'items_failed', 'started_at', 'ended_at'),
+    listApprovalsOfRun(knex, runId),
+    knex('run_outputs').where({ run_id: runId }).select('node_id', 'data'),
+    knex('files')
+      .where({ run_id: runId })
+      .orderBy('created_at')
+      .select('id', 'name', 'content_type', 'size', 'created_at'),
+  ]);
+  return { nodeActivity, approvals, outputs, files };
+}
+
+export const approvalColumns = [
+  'id',
+  'run_id',
+  'item_seq',
+  'node_id',
+  'tool',
+  'message',
+  'arguments',
+  'status',
+  'decided_arguments',
+  'decided_by',
+  'reason',
+  'requested_at',
+  'decided_at',
+  'timeout_at',
+  'workflow_id',
+];
+
+export function listApprovalsOfRun(knex: Knex, runId: string) {
+  return knex('approvals').where({ run_id: runId }).orderBy('requested_at').select(approvalColumns);
+}
+
+export function listApprovals(knex: Knex, workspaceId: string, status?: string) {
+  const q = knex('approvals').where({ workspace_id: workspaceId });
+  if (status) q.where({ status });
+  return q.orderBy('requested_at').limit(500).select(approvalColumns);
+}
+
+export async function getApproval(knex: Knex, workspaceId: string, id: string) {
+  if (!isUuid(id)) return undefined;
+  return knex('approvals').where({ id, workspace_id: workspaceId }).first(approvalColumns);
+}
+
+export async function getFile(knex: Knex, workspaceId: string, runId: string, fileId: string) {
+  if (!isUuid(fileId)) return undefined;
+  return knex('files').where({ id: fileId, run_id: runId, workspace_id: workspaceId }).first();
+}

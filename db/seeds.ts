@@ -1,0 +1,40 @@
+// First start: a demo workspace with API access, the example agents (live), and an API key shown once.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { validateAgentSpec } from '../api/agent-validation';
+import { createApiKey } from './api-keys';
+import { createAgent } from './agents';
+import { createWorkspace, setApiEnabled } from './workspaces';
+
+export const examplesDir = path.resolve(__dirname, '../examples');
+
+export interface DemoSeed {
+  workspaceId: string;
+  apiKey: string;
+  agents: { id: string; name: string }[];
+}
+
+/** Returns the seed when it created one, undefined when the database already had a workspace. */
+export async function seedDemoWorkspace(knex: Knex): Promise<DemoSeed | undefined> {
+  if (await knex('workspaces').first('id')) return undefined;
+  const ws = await createWorkspace(knex, 'Demo workspace', 'professional');
+  await setApiEnabled(knex, ws.id, true);
+  const agents: DemoSeed['agents'] = [];
+  for (const file of fs
+    .readdirSync(examplesDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
+    const spec = await validateAgentSpec(
+      knex,
+      ws.id,
+      JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')),
+    );
+    const agent = await createAgent(knex, ws.id, spec);
+    // The shipped examples are tested with the product, so they start live.
+    await knex('agents').where({ id: agent.id }).update({ state: 'live', tested_version: 1 });
+    agents.push({ id: agent.id, name: agent.name });
+  }
+  const { key } = await createApiKey(knex, ws.id, 'demo key', ['run', 'read', 'manage']);
+  return { workspaceId: ws.id, apiKey: key, agents };
+}

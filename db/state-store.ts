@@ -1,0 +1,102 @@
+// The per-agent durable state store: values kept between runs, with a version per key for optimistic
+// concurrency. Operations are applied in batches so a page of 1,000 increments is one round trip per key.
+import type { Knex } from 'knex';
+
+export type StateOp =
+  | { op: 'get'; key: string; default?: unknown }
+  | { op: 'set'; key: string; value: unknown }
+  | { op: 'increment'; key: string; by: number }
+  | { op: 'append'; key: string; value: unknown };
+
+export class StateConflictError extends Error {}
+
+/**
+ * Applies operations in order inside the caller's transaction and returns each one's result (the value after
+ * it). Keys are locked for the transaction, so concurrent pages of the same agent serialise per key.
+ */
+export async function applyStateOps(trx: Knex.Transaction, agentId: string, ops: StateOp[]): Promise<unknown[]> {
+  const keys = [...new Set(ops.map((o) => o.key))];
+  const rows: { key: string; value: unknown }[] = await trx('agent_state')
+    .where({ agent_id: agentId })
+    .whereIn('key', keys)
+    .select('key', 'value')
+    .forUpdate();
+  const current = new Map<string, unknown>(rows.map((r) => [r.key, r.value]));
+  const changed = new Set<string>();
+  const results = ops.map((o) => {
+    const before = current.get(o.key);
+    if (o.op === 'get') return before ?? o.default ?? null;
+    let after: unknown;
+    if (o.op === 'set') after = o.value;
+    else if (o.op === 'increment') after = (typeof before === 'number' ? before : Number(before ?? 0) || 0) + o.by;
+    else after = [...(Array.isArray(before) ? before : before === undefined ? [] : [before]), o.value];
+    current.set(o.key, after);
+    changed.add(o.key);
+    return after;
+  });
+  if (changed.size > 0) {
+    await trx('agent_state')
+      .insert([...changed].map((key) => ({ agent_id: agentId, key, value: JSON.stringify(current.get(key)) })))
+      .onConflict(['agent_id', 'key'])
+      .merge({
+        value: trx.raw('excluded.value'),
+        version: trx.raw('agent_state.version + 1'),
+        updated_at: trx.fn.now(),
+      });
+  }
+  return results;
+}
+
+export interface StateEntry {
+  key: string;
+  value: unknown;
+  version: number;
+  updated_at: Date;
+}
+
+export function listState(knex: Knex, agentId: string): Promise<StateEntry[]> {
+  return knex('agent_state')
+    .where({ agent_id: agentId })
+    .orderBy('key')
+    .select('key', 'value', 'version', 'updated_at');
+}
+
+export async function getState(knex: Knex, agentId: string, key: string): Promise<StateEntry | undefined> {
+  return knex('agent_state').where({ agent_id: agentId, key }).first('key', 'value', 'version', 'updated_at');
+}
+
+/** Writes a value; with `expectedVersion` it only succeeds if nobody changed the key since it was read. */
+export async function putState(
+  knex: Knex,
+  agentId: string,
+  key: string,
+  value: unknown,
+  expectedVersion?: number,
+): Promise<StateEntry> {
+  const json = JSON.stringify(value);
+  if (expectedVersion === undefined) {
+    const [row] = await knex('agent_state')
+      .insert({ agent_id: agentId, key, value: json })
+      .onConflict(['agent_id', 'key'])
+      .merge({ value: json, version: knex.raw('agent_state.version + 1'), updated_at: knex.fn.now() })
+      .returning(['key', 'value', 'version', 'updated_at']);
+    return row;
+  }
+  const [row] =
+    expectedVersion === 0
+      ? await knex('agent_state')
+          .insert({ agent_id: agentId, key, value: json })
+          .onConflict(['agent_id', 'key'])
+          .ignore()
+          .returning(['key', 'value', 'version', 'updated_at'])
+      : await knex('agent_state')
+          .where({ agent_id: agentId, key, version: expectedVersion })
+          .update({ value: json, version: expectedVersion + 1, updated_at: knex.fn.now() })
+          .returning(['key', 'value', 'version', 'updated_at']);
+  if (!row) throw new StateConflictError(`state key "${key}" was changed by someone else; read it again and retry`);
+  return row;
+}
+
+export async function deleteState(knex: Knex, agentId: string, key: string): Promise<boolean> {
+  return (await knex('agent_state').where({ agent_id: agentId, key }).delete()) > 0;
+}

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+
+export type Plan = 'free' | 'professional' | 'enterprise';
+
+export interface Workspace {
+  id: string;
+  name: string;
+  plan: Plan;
+  api_enabled: boolean;
+  created_at: Date;
+}
+
+/** Plan allowances from the spec (§8): runs a month and agents per workspace; null is unlimited. */
+export const planLimits: Record<Plan, { runsPerMonth: number | null; agents: number | null }> = {
+  free: { runsPerMonth: 100, agents: 3 },
+  professional: { runsPerMonth: 1_000, agents: null },
+  enterprise: { runsPerMonth: null, agents: null },
+};
+
+export async function createWorkspace(knex: Knex, name: string, plan: Plan = 'free'): Promise<Workspace> {
+  const [ws] = await knex('workspaces').insert({ id: randomUUID(), name, plan }).returning('*');
+  return ws;
+}
+
+export async function getWorkspace(knex: Knex, id: string): Promise<Workspace | undefined> {
+  return knex('workspaces').where({ id }).first();
+}
+
+export async function setApiEnabled(knex: Knex, id: string, enabled: boolean): Promise<boolean> {
+  return (await knex('workspaces').where({ id }).update({ api_enabled: enabled })) > 0;
+}
+
+export async function setPlan(knex: Knex, id: string, plan: Plan): Promise<boolean> {
+  return (await knex('workspaces').where({ id }).update({ plan })) > 0;
+}
+
+export const currentMonth = (now = new Date()) => now.toISOString().slice(0, 7);
+
+/**
+ * Counts one run against the workspace's monthly allowance, atomically: concurrent starts at the edge
+ * never overrun it. Returns false when the allowance is used up.
+ */
+export async function takeRunAllowance(trx: Knex.Transaction, workspace: Workspace): Promise<boolean> {
+  const limit = planLimits[workspace.plan].runsPerMonth;
+  const month = currentMonth();
+  const result = await trx.raw(
+    `insert into workspace_usage (workspace_id, month, runs) values (:ws, :month, 1)
+     on conflict (workspace_id, month) do update set runs = workspace_usage.runs + 1
+       where :limit::int is null or workspace_usage.runs < :limit::int
+     returning runs`,
+    { ws: workspace.id, month, limit },
+  );
+  if (result.rows.length === 0) return false;
+  return limit === null || result.rows[0].runs <= limit;
+}
+
+export async function runsThisMonth(knex: Knex, workspaceId: string): Promise<number> {
+  const row = await knex('workspace_usage').where({ workspace_id: workspaceId, month: currentMonth() }).first('runs');
+  return row?.runs ?? 0;
+}

@@ -1,0 +1,141 @@
+// The operator CLI: what an operator does without the console. Output is only the value asked for (an id, a
+// key), so it composes in shell scripts; errors are one line on stderr and a non-zero exit.
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Knex } from 'knex';
+import { loadConfig } from '../cadre.config';
+import { validateAgentSpec } from '../api/agent-validation';
+import { ApiError } from '../api/problem';
+import { createApiKey, revokeApiKey, scopes as allScopes, type Scope } from '../db/api-keys';
+import { createAgent, type AgentState } from '../db/agents';
+import { migrate } from '../db/migrate';
+import { createWorkspace, getWorkspace, setApiEnabled, setPlan, type Plan } from '../db/workspaces';
+import { connectDatabase } from './connections';
+import { main, StartupError } from './fail-fast';
+
+const usage = `usage: cadre <command>
+  workspace create [--name NAME] [--plan free|professional|enterprise]   prints the workspace id
+  workspace enable-api <workspace-id>                                     allows API keys of the workspace to be used
+  workspace disable-api <workspace-id>
+  workspace set-plan <workspace-id> free|professional|enterprise
+  apikey create --workspace <id> --scopes run,read,manage [--name NAME]   prints only the key
+  apikey revoke <key-id> --workspace <id>
+  agent import <file.json> --workspace <id>                               prints the agent id
+  agent set-state <agent-id> live|paused                                  operator override of the lifecycle
+  migrate                                                                 brings the database schema up to date`;
+
+class UsageError extends StartupError {}
+
+const plans: Plan[] = ['free', 'professional', 'enterprise'];
+
+async function withDb<T>(fn: (knex: Knex) => Promise<T>): Promise<T> {
+  const { knex } = await connectDatabase(loadConfig());
+  try {
+    return await fn(knex);
+  } finally {
+    await knex.destroy();
+  }
+}
+
+async function requireWorkspace(knex: Knex, id: string | undefined) {
+  if (!id) throw new UsageError('--workspace <id> is required');
+  const ws = /^[0-9a-f-]{36}$/i.test(id) ? await getWorkspace(knex, id) : undefined;
+  if (!ws) throw new StartupError(`no workspace ${id}`);
+  return ws;
+}
+
+async function run(argv: string[]): Promise<string> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      workspace: { type: 'string' },
+      scopes: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [group, command, arg, arg2] = positionals;
+  if (values.help || !group) return usage;
+
+  switch (`${group} ${command ?? ''}`.trim()) {
+    case 'workspace create': {
+      const plan = (values.plan ?? 'free') as Plan;
+      if (!plans.includes(plan)) throw new UsageError(`--plan must be one of ${plans.join(', ')}`);
+      return withDb(async (knex) => (await createWorkspace(knex, values.name ?? 'Workspace', plan)).id);
+    }
+    case 'workspace enable-api':
+    case 'workspace disable-api':
+      return withDb(async (knex) => {
+        const ws = await requireWorkspace(knex, arg);
+        await setApiEnabled(knex, ws.id, command === 'enable-api');
+        return `API access ${command === 'enable-api' ? 'enabled' : 'disabled'} for workspace ${ws.id}`;
+      });
+    case 'workspace set-plan':
+      return withDb(async (knex) => {
+        const ws = await requireWorkspace(knex, arg);
+        if (!plans.includes(arg2 as Plan)) throw new UsageError(`the plan must be one of ${plans.join(', ')}`);
+        await setPlan(knex, ws.id, arg2 as Plan);
+        return `workspace ${ws.id} is on the ${arg2} plan`;
+      });
+    case 'apikey create': {
+      const requested = (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const bad = requested.filter((s) => !allScopes.includes(s as Scope));
+      if (requested.length === 0 || bad.length > 0) throw new UsageError(`--scopes takes a comma-separated list of ${allScopes.join(', ')}`);
+      return withDb(async (knex) => {
+        const ws = await requireWorkspace(knex, values.workspace);
+        return (await createApiKey(knex, ws.id, values.name ?? 'operator key', requested as Scope[])).key;
+      });
+    }
+    case 'apikey revoke':
+      return withDb(async (knex) => {
+        const ws = await requireWorkspace(knex, values.workspace);
+        if (!arg || !(await revokeApiKey(knex, ws.id, arg))) throw new StartupError(`no active API key ${arg ?? ''} in workspace ${ws.id}`);
+        return `API key ${arg} revoked`;
+      });
+    case 'agent import': {
+      if (!arg) throw new UsageError('agent import needs the path of a JSON file');
+      let json: unknown;
+      try {
+        json = JSON.parse(fs.readFileSync(arg, 'utf8'));
+      } catch (err) {
+        throw new StartupError(`cannot read ${arg}: ${(err as Error).message}`);
+      }
+      return withDb(async (knex) => {
+        const ws = await requireWorkspace(knex, values.workspace);
+        try {
+          return (await createAgent(knex, ws.id, await validateAgentSpec(knex, ws.id, json))).id;
+        } catch (err) {
+          if (err instanceof ApiError) throw new StartupError(`${arg} is not a valid agent: ${err.message}`);
+          throw err;
+        }
+      });
+    }
+    case 'agent set-state': {
+      const states: AgentState[] = ['live', 'paused'];
+      if (!states.includes(arg2 as AgentState)) throw new UsageError('agent set-state <agent-id> live|paused');
+      return withDb(async (knex) => {
+        const n = /^[0-9a-f-]{36}$/i.test(arg ?? '') ? await knex('agents').where({ id: arg }).update({ state: arg2, updated_at: knex.fn.now() }) : 0;
+        if (n === 0) throw new StartupError(`no agent ${arg}`);
+        return `agent ${arg} is ${arg2}`;
+      });
+    }
+    case 'migrate':
+      return withDb(async (knex) => {
+        const applied = await migrate(knex);
+        return applied.length ? `applied ${applied.join(', ')}` : 'the schema is up to date';
+      });
+    default:
+      throw new UsageError(`unknown command "${positionals.join(' ')}"\n${usage}`);
+  }
+}
+
+main('cadre', async () => {
+  try {
+    console.log(await run(process.argv.slice(2)));
+  } catch (err) {
+    if (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError(err.message);
+    throw err;
+  }
+});

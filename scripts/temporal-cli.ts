@@ -1,0 +1,51 @@
+// Finds the Temporal CLI (its dev server is Cadre's embedded Temporal), building it once with Go if needed.
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { StartupError } from './fail-fast';
+
+export const temporalCliVersion = 'v1.5.1'; // newest release whose go.mod allows `go install pkg@version`
+const repoRoot = path.resolve(__dirname, '..');
+const localBinary = path.join(repoRoot, '.tools', 'bin', 'temporal');
+
+function onPath(cmd: string): string | undefined {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+export function findTemporalCli(): string | undefined {
+  if (fs.existsSync(localBinary)) return localBinary;
+  return onPath('temporal');
+}
+
+export function ensureTemporalCli(log: (line: string) => void = console.log): string {
+  const found = findTemporalCli();
+  if (found) return found;
+  const go = onPath('go') ?? (fs.existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+  if (!go) {
+    throw new StartupError(
+      `the Temporal CLI is needed: install Go (https://go.dev/dl, or "apt-get install golang") so Cadre can build it, or put a "temporal" binary on PATH`,
+    );
+  }
+  log(`building the Temporal CLI ${temporalCliVersion} with Go into .tools/bin (once; takes a few minutes)…`);
+  try {
+    execFileSync(go, ['install', `github.com/temporalio/cli/cmd/temporal@${temporalCliVersion}`], {
+      env: { ...process.env, GOBIN: path.dirname(localBinary), GOFLAGS: '-mod=mod' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  } catch {
+    throw new StartupError(
+      `building the Temporal CLI with "${go} install" failed (see above); install "temporal" on PATH instead`,
+    );
+  }
+  return localBinary;
+}
+
+if (require.main === module) {
+  try {
+    console.log(ensureTemporalCli());
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,81 @@
+// The web process: API + console in one Express server. Runs the database migrations at start.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RequestHandler } from 'express';
+import { loadConfig } from '../cadre.config';
+import { loadTemporalConfig } from '../temporal.config';
+import { createApp } from '../api/app';
+import { createLogger } from '../api/logger';
+import { createApiKey } from '../db/api-keys';
+import { connectDatabase, connectTemporal } from './connections';
+import { main } from './fail-fast';
+
+const consoleBuild = path.resolve(__dirname, '../ui/build/handler.js');
+
+main('web', async () => {
+  const config = loadConfig();
+  const tc = loadTemporalConfig();
+  const logger = createLogger(config.logLevel, 'web');
+  const db = await connectDatabase(config, { migrate: true });
+  const temporal = await connectTemporal(tc);
+
+  let consoleHandler: RequestHandler | undefined;
+  if (fs.existsSync(consoleBuild)) {
+    consoleHandler = await loadConsole(db.knex, config.web.port);
+  } else {
+    logger.warn('the console is not built (ui/build is missing): run "npm run build:ui"; the API works without it');
+  }
+
+  const app = createApp({
+    knex: db.knex,
+    temporal: temporal.client,
+    temporalConfig: tc,
+    links: { publicUrl: config.web.publicUrl, temporal: tc },
+    bodyLimit: config.web.bodyLimit,
+    logger,
+    versions: { temporal: temporal.version, postgres: db.version },
+    console: consoleHandler,
+    ready: async () => ({
+      postgres: await db.knex.raw('select 1').then(
+        () => true,
+        () => false,
+      ),
+      temporal: await temporal.connection.healthService.check({}).then(
+        () => true,
+        () => false,
+      ),
+    }),
+  });
+  const server = app.listen(config.web.port, config.web.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  logger.info({ url: config.web.publicUrl }, 'web listening');
+
+  const stop = () => {
+    server.close();
+    server.closeAllConnections();
+    void Promise.allSettled([db.knex.destroy(), temporal.connection.close()]).then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+});
+
+/**
+ * The console reads through the API like any client (DESIGN.md convention 10). Until accounts exist it
+ * operates the oldest workspace with a manage key made fresh at each start; older console keys are revoked.
+ */
+async function loadConsole(knex: import('knex').Knex, port: number): Promise<RequestHandler | undefined> {
+  const ws = await knex('workspaces').orderBy('created_at').first('id');
+  if (!ws) return undefined;
+  await knex('api_keys')
+    .where({ workspace_id: ws.id, name: 'console (internal)' })
+    .whereNull('revoked_at')
+    .update({ revoked_at: knex.fn.now() });
+  const { key } = await createApiKey(knex, ws.id, 'console (internal)', ['read', 'run', 'manage']);
+  process.env.CADRE_CONSOLE_API_KEY = key;
+  process.env.CADRE_INTERNAL_API_URL = `http://127.0.0.1:${port}`;
+  const mod = await import(consoleBuild);
+  return mod.handler as RequestHandler;
+}

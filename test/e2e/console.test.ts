@@ -1,0 +1,447 @@
+// The console (ui/) against a contract-shaped fake of API v1 (api/CONTRACT.md): the real build, served by its own
+// Node process exactly as the web process mounts it, reading the fake over HTTP with its bearer key. Checks what
+// the console owns: pages render what the API returns, form actions send the right calls, API refusals reach the
+// reader, file downloads stream through, cross-site form posts are refused. A browser pass follows when
+// playwright-core and Debian's chromium are installed.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import express from 'express';
+
+const repoDir = path.join(__dirname, '..', '..');
+const handlerPath = path.join(repoDir, 'ui', 'build', 'handler.js');
+const chromiumPath = '/usr/bin/chromium';
+const KEY = 'console-test-key';
+
+const now = Date.now();
+const ago = (ms: number) => new Date(now - ms).toISOString();
+const counts = (c: Partial<Record<string, number>>) => ({
+  total: 0,
+  pending: 0,
+  running: 0,
+  done: 0,
+  failed: 0,
+  needs_review: 0,
+  skipped: 0,
+  ...c,
+});
+
+interface Call {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+/** A few agents, runs and approvals, shaped as the contract says; it records every call the console makes. */
+function fakeApi() {
+  const calls: Call[] = [];
+  const spec = {
+    name: 'Invoice router',
+    description: 'Routes invoices',
+    instructions: 'Pay small invoices; a person approves large ones.',
+    nodes: [
+      { kind: 'input', id: 'rows', format: 'csv', next: 'route' },
+      {
+        kind: 'branch',
+        id: 'route',
+        branches: [{ when: { field: 'amount', op: 'gt', value: 1000 }, next: 'pay' }],
+        otherwise: 'report',
+      },
+      { kind: 'tool', id: 'pay', tool: 'webhook.post', arguments: { amount: '{{amount}}' }, next: 'report' },
+      { kind: 'output', id: 'report', format: 'xlsx', file_name: 'report.xlsx' },
+    ],
+  };
+  const run = {
+    id: '11111111-1111-4111-8111-111111111111',
+    agent_id: 'agent-live',
+    agent_name: 'Invoice router',
+    agent_version: 3,
+    status: 'needs_review',
+    trigger: 'manual',
+    input: 'amount\n5\n4200\n',
+    created_at: ago(60_000),
+    started_at: ago(59_000),
+    ended_at: null,
+    duration_ms: null,
+    counts: counts({ total: 3, done: 1, failed: 1, needs_review: 1 }),
+    error: null,
+    links: { self: '/v1/runs/1111', console: '/runs/1111', temporal: 'http://temporal.test/workflows/run-1111' },
+  };
+  const failedRun = {
+    ...run,
+    id: '22222222-2222-4222-8222-222222222222',
+    status: 'failed',
+    trigger: 'schedule',
+    ended_at: ago(1000),
+    duration_ms: 58_000,
+    error: 'no model configured: set ANTHROPIC_API_KEY',
+  };
+  const agents = [
+    { id: 'agent-live', workspace_id: 'ws', name: 'Invoice router', description: 'Routes invoices', state: 'live' },
+    { id: 'agent-draft', workspace_id: 'ws', name: 'Draft helper', description: '', state: 'draft' },
+  ].map((a) => ({
+    ...a,
+    current_version: 3,
+    created_at: ago(86_400_000),
+    updated_at: ago(3_600_000),
+    last_run: a.state === 'live' ? run : null,
+    runs_this_month: a.state === 'live' ? 42 : 0,
+  }));
+  const approval = {
+    id: 'approval-1',
+    run_id: run.id,
+    item_seq: 2,
+    node_id: 'pay',
+    tool: 'webhook.post',
+    arguments: { amount: 4200 },
+    status: 'pending',
+    requested_at: ago(30_000),
+    decided_at: null,
+    decided_by: null,
+    reason: 'Amount above 1000',
+  };
+  const runs = [run, failedRun];
+
+  const app = express();
+  app.use(express.json());
+  app.use((req, res, next) => {
+    calls.push({ method: req.method, path: req.originalUrl, body: req.body });
+    if (req.headers.authorization !== `Bearer ${KEY}`) {
+      res.status(401).type('application/problem+json').json({ status: 401, title: 'Unauthorized', detail: 'bad key' });
+      return;
+    }
+    next();
+  });
+  const problem = (res: express.Response, status: number, detail: string) =>
+    res.status(status).type('application/problem+json').json({ type: 'about:blank', title: 'Error', status, detail });
+  const agentById = (id: string) => agents.find((a) => a.id === id);
+
+  app.get('/v1/agents', (_req, res) => res.json({ data: agents, next_cursor: null }));
+  app.get('/v1/agents/:id', (req, res) => {
+    const agent = agentById(req.params.id);
+    if (!agent) return problem(res, 404, `no agent ${req.params.id} in this workspace`);
+    res.json({ ...agent, spec });
+  });
+  app.post('/v1/agents/:id/state', (req, res) => {
+    const agent = agentById(req.params.id)!;
+    if (agent.state === 'draft') return problem(res, 409, 'version 3 has no successful test run yet');
+    agent.state = req.body.state;
+    res.json(agent);
+  });
+  for (const mode of ['run', 'test-run']) {
+    app.post(`/v1/agents/:id/${mode}`, (req, res) => {
+      const started = { ...run, id: `new-${mode}`, status: 'running', trigger: mode === 'run' ? 'api' : 'test' };
+      runs.unshift(started);
+      res.status(202).json(started);
+    });
+  }
+  app.get('/v1/runs', (req, res) =>
+    res.json({ data: runs.filter((r) => !req.query.status || r.status === req.query.status), next_cursor: null }),
+  );
+  app.get('/v1/runs/:id', (req, res) => {
+    const found = runs.find((r) => r.id === req.params.id);
+    if (!found) return problem(res, 404, `no run ${req.params.id} in this workspace`);
+    res.json({
+      ...found,
+      node_activity: [
+        {
+          node_id: 'rows',
+          kind: 'input',
+          items_in: 3,
+          items_done: 3,
+          items_failed: 0,
+          started_at: ago(59_000),
+          ended_at: ago(58_000),
+        },
+      ],
+      approvals: found.id === run.id ? [approval] : [],
+      outputs: [{ node_id: 'report', data: { paid_total: 5 } }],
+      files: [{ id: 'file-1', name: 'report.csv', content_type: 'text/csv', size: 8, url: '/v1/runs/x/files/file-1' }],
+      usage: { input_tokens: 0, output_tokens: 0, cost_usd: 0 },
+    });
+  });
+  app.get('/v1/runs/:id/items', (_req, res) =>
+    res.json({
+      data: [
+        { seq: 1, status: 'done', data: { amount: 5 }, output: { paid: true }, error: null, reasoning: [] },
+        { seq: 3, status: 'failed', data: {}, output: null, error: 'amount is missing', reasoning: [] },
+      ],
+      next_cursor: null,
+    }),
+  );
+  app.get('/v1/runs/:id/logs', (_req, res) =>
+    res.json({
+      data: [
+        { seq: 1, at: ago(59_000), level: 'info', node_id: 'rows', item_seq: null, message: 'split into 3 items' },
+      ],
+      next_cursor: null,
+    }),
+  );
+  app.get('/v1/runs/:id/files/:fileId', (_req, res) => {
+    res.attachment('report.csv').type('text/csv').send('a,b\n1,2\n');
+  });
+  app.post('/v1/runs/:id/cancel', (_req, res) => res.status(202).json({ ...run, status: 'cancelled' }));
+  app.get('/v1/approvals', (req, res) =>
+    res.json({ data: req.query.status === 'pending' ? [approval] : [], next_cursor: null }),
+  );
+  app.post('/v1/approvals/:id/decision', (req, res) => {
+    if (approval.status !== 'pending') return problem(res, 409, 'this approval is already decided');
+    res.json(approval);
+  });
+  return { app, calls };
+}
+
+/** Serves the built console in a process of its own, so its environment is exactly the one given here. */
+function startConsole(apiUrl: string): Promise<{ child: ChildProcess; url: string }> {
+  const script = `
+    import http from 'node:http';
+    const { handler } = await import(process.env.HANDLER_URL);
+    const server = http.createServer((req, res) => handler(req, res, () => { res.statusCode = 404; res.end(); }));
+    server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    env: {
+      PATH: process.env.PATH,
+      HANDLER_URL: pathToFileURL(handlerPath).href,
+      CADRE_INTERNAL_API_URL: apiUrl,
+      CADRE_CONSOLE_API_KEY: KEY,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const port = /listening (\d+)/.exec(output)?.[1];
+      if (port) resolve({ child, url: `http://127.0.0.1:${port}` });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`the console exited (code ${code}): ${output}`)));
+  });
+}
+
+/** The little of playwright-core's API this suite uses, so it type-checks whether or not the package is installed. */
+interface BrowserPage {
+  on(event: 'pageerror', listener: (error: Error) => void): void;
+  on(event: 'console', listener: (message: { type(): string; text(): string }) => void): void;
+  on(event: 'request', listener: (request: { url(): string }) => void): void;
+  goto(url: string): Promise<unknown>;
+  click(selector: string): Promise<void>;
+  waitForURL(url: string): Promise<void>;
+  waitForTimeout(ms: number): Promise<void>;
+  waitForSelector(selector: string): Promise<unknown>;
+}
+interface Playwright {
+  chromium: { launch(options: object): Promise<{ newPage(): Promise<BrowserPage>; close(): Promise<void> }> };
+}
+
+function text(html: string): string {
+  return html
+    .replace(/<script[\s\S]*?<\/script>|<style[\s\S]*?<\/style>|<!--[\s\S]*?-->/g, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
+}
+
+describe('console (ui/) against a contract-shaped fake API', function () {
+  this.timeout(180_000);
+
+  const api = fakeApi();
+  let apiServer: ReturnType<typeof api.app.listen>;
+  let consoleProcess: ChildProcess | undefined;
+  let base = '';
+
+  before(async function () {
+    // Always from the current sources: a stale ui/build would test yesterday's console.
+    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
+    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+    assert.ok(fs.existsSync(handlerPath), 'the build wrote ui/build/handler.js');
+
+    apiServer = api.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => apiServer.once('listening', resolve));
+    const { port } = apiServer.address() as AddressInfo;
+    const started = await startConsole(`http://127.0.0.1:${port}`);
+    consoleProcess = started.child;
+    base = started.url;
+  });
+
+  after(async () => {
+    consoleProcess?.kill();
+    await new Promise((resolve) => apiServer?.close(resolve));
+  });
+
+  const get = (p: string) => fetch(base + p, { redirect: 'manual', headers: { accept: 'text/html' } });
+  /** A form post as a browser without JavaScript sends it. */
+  const post = (p: string, fields: Record<string, string>, origin = base) =>
+    fetch(base + p, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin, accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+  const callsTo = (method: string, prefix: string) =>
+    api.calls.filter((c) => c.method === method && c.path.startsWith(prefix));
+
+  it('sends / to the agents list, which shows each agent with its state and last run', async () => {
+    const root = await get('/');
+    assert.equal(root.status, 307);
+    assert.equal(root.headers.get('location'), '/agents');
+
+    const page = await get('/agents');
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(html, /href="\/agents\/agent-live"/);
+    assert.match(text(html), /Invoice router .*Live .*v3 .*Needs review .*42/);
+    assert.match(text(html), /Draft helper .*Draft .*Never run/);
+  });
+
+  it('shows an agent: instructions, nodes in order with where each leads, and the moves its state allows', async () => {
+    const page = text(await (await get('/agents/agent-live')).text());
+    assert.match(page, /Pay small invoices/);
+    assert.match(page, /1 input rows .*2 branch route .*if amount > 1000 → pay .*otherwise → report .*3 tool pay/);
+    assert.match(page, /Pause/);
+    assert.doesNotMatch(page, /Mark ready|Go live/);
+    assert.match(page, /Recent runs/);
+  });
+
+  it('shows the API’s reason when it refuses a state change', async () => {
+    const response = await post('/agents/agent-draft?/state', { state: 'ready' });
+    assert.equal(response.status, 409);
+    assert.match(text(await response.text()), /version 3 has no successful test run yet/);
+    assert.deepEqual(callsTo('POST', '/v1/agents/agent-draft/state').at(-1)?.body, { state: 'ready' });
+  });
+
+  it('runs a live agent for real and a draft as a test, then opens the new run', async () => {
+    const live = await post('/agents/agent-live?/run', { input: 'amount\n7\n' });
+    assert.equal(live.status, 303);
+    assert.equal(live.headers.get('location'), '/runs/new-run');
+    assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/run').at(-1)?.body, { input: 'amount\n7\n' });
+
+    const draft = await post('/agents/agent-draft?/run', { input: 'x' });
+    assert.equal(draft.headers.get('location'), '/runs/new-test-run');
+    assert.equal(callsTo('POST', '/v1/agents/agent-draft/test-run').length, 1);
+  });
+
+  it('filters runs by status through the API', async () => {
+    const page = text(await (await get('/runs?status=failed')).text());
+    assert.ok(api.calls.some((c) => c.path.startsWith('/v1/runs?') && c.path.includes('status=failed')));
+    assert.match(page, /Failed .*Invoice router .*Schedule/);
+  });
+
+  it('shows a run: progress, approvals to decide, node activity, outputs, files, items and log', async () => {
+    const html = await (await get('/runs/11111111-1111-4111-8111-111111111111')).text();
+    const page = text(html);
+    assert.match(page, /2 of 3 items finished/);
+    assert.match(page, /Cancel run/);
+    assert.match(page, /Call webhook\.post at node pay , item #2 .*Amount above 1000 .*Approve .*Reject/);
+    assert.match(page, /paid_total/);
+    assert.match(page, /amount is missing/);
+    assert.match(page, /split into 3 items/);
+    assert.match(html, /href="http:\/\/temporal\.test\/workflows\/run-1111"/);
+    assert.match(html, /href="\/runs\/11111111-1111-4111-8111-111111111111\/files\/file-1"/);
+  });
+
+  it('shows why a run failed, and no cancel button once it has ended', async () => {
+    const page = text(await (await get('/runs/22222222-2222-4222-8222-222222222222')).text());
+    assert.match(page, /The run failed no model configured: set ANTHROPIC_API_KEY/);
+    assert.doesNotMatch(page, /Cancel run/);
+  });
+
+  it('streams a run file through the console, which holds the API key', async () => {
+    const response = await get('/runs/11111111-1111-4111-8111-111111111111/files/file-1');
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-disposition') ?? '', /attachment; filename="?report\.csv/);
+    assert.equal(await response.text(), 'a,b\n1,2\n');
+  });
+
+  it('sends approve and reject decisions, and lists pending approvals oldest first', async () => {
+    const page = text(await (await get('/approvals')).text());
+    assert.match(page, /Invoice router · run 11111111 .*Approve/);
+
+    await post('/approvals?/decide', { approval_id: 'approval-1', decision: 'approve', comment: 'fine' });
+    await post('/runs/11111111-1111-4111-8111-111111111111?/decide', {
+      approval_id: 'approval-1',
+      decision: 'reject',
+    });
+    const decisions = callsTo('POST', '/v1/approvals/approval-1/decision').map((c) => c.body);
+    assert.deepEqual(decisions, [{ decision: 'approve', comment: 'fine' }, { decision: 'reject' }]);
+  });
+
+  it('refuses form posts from another site without calling the API', async () => {
+    const before = api.calls.length;
+    const response = await post('/runs/11111111-1111-4111-8111-111111111111?/cancel', {}, 'http://evil.test');
+    assert.equal(response.status, 403);
+    assert.equal(api.calls.length, before);
+  });
+
+  it('turns an API 404 into a not-found page carrying the API’s detail', async () => {
+    const response = await get('/runs/33333333-3333-4333-8333-333333333333');
+    assert.equal(response.status, 404);
+    assert.match(text(await response.text()), /no run 33333333-3333-4333-8333-333333333333 in this workspace/);
+  });
+
+  describe('in a browser', function () {
+    // Loaded by name at run time: the suite above needs no browser, and this part says plainly when it cannot run.
+    let playwright: Playwright | undefined;
+
+    before(async function () {
+      const moduleName = 'playwright-core';
+      try {
+        playwright = await import(moduleName);
+      } catch {
+        playwright = undefined;
+      }
+      if (!playwright || !fs.existsSync(chromiumPath)) {
+        console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
+        this.skip();
+      }
+    });
+
+    it('hydrates without errors, polls a running run, and decides an approval with its button', async () => {
+      const browser = await playwright!.chromium.launch({
+        executablePath: chromiumPath,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+        ],
+      });
+      try {
+        const page = await browser.newPage();
+        const problems: string[] = [];
+        page.on('pageerror', (e) => problems.push(e.message));
+        page.on('console', (m) => {
+          if (m.type() === 'error') problems.push(m.text());
+        });
+        let refreshes = 0;
+        page.on('request', (r) => {
+          if (r.url().includes('__data.json')) refreshes++;
+        });
+
+        await page.goto(`${base}/agents`);
+        await page.click('text=Invoice router');
+        await page.waitForURL(`${base}/agents/agent-live`);
+
+        await page.goto(`${base}/runs/11111111-1111-4111-8111-111111111111`);
+        refreshes = 0;
+        await page.waitForTimeout(4500);
+        assert.ok(refreshes >= 1, 'a needs_review run reloads its data every 2 s');
+
+        await page.click('button:has-text("Approve")');
+        await page.waitForSelector('.notice');
+        assert.deepEqual(problems, []);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,108 @@
+// Starts, once per `npm test`, the real servers the integration suites use, and stops them at the end.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Knex } from 'knex';
+import { loadConfig, type CadreConfig } from '../../cadre.config';
+import { createKnex } from '../../db/knex';
+import { migrate } from '../../db/migrate';
+import { loadTemporalConfig, type TemporalConfig } from '../../temporal.config';
+import { ensureTemporalCli } from '../../scripts/temporal-cli';
+import { tcpOpen, waitFor } from '../../scripts/supervisor';
+import { connectTemporal } from '../../scripts/connections';
+import { freePort } from './ports';
+
+export interface TestStack {
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  config: CadreConfig;
+  temporalConfig: TemporalConfig;
+  knex: Knex;
+  workflowBundle: WorkflowBundleWithSourceMap;
+}
+
+let stack: TestStack | undefined;
+const children: ChildProcess[] = [];
+const repoRoot = path.resolve(__dirname, '../..');
+
+/** The shared servers; started lazily so unit-only runs (`mocha test/unit`) start nothing. */
+let starting: Promise<TestStack> | undefined;
+export function testStack(): Promise<TestStack> {
+  starting ??= startStack();
+  return starting;
+}
+
+function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(command, args, { cwd: repoRoot, env, stdio: ['ignore', out, out], detached: true });
+  children.push(child);
+  return child;
+}
+
+async function startStack(): Promise<TestStack> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-test-'));
+  const [temporalPort, temporalUiPort, dbPort] = [await freePort(), await freePort(), await freePort()];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CADRE_DATA_DIR: dataDir,
+    CADRE_DB_PORT: String(dbPort),
+    CADRE_TEMPORAL_PORT: String(temporalPort),
+    CADRE_TEMPORAL_UI_PORT: String(temporalUiPort),
+    CADRE_LOG_LEVEL: 'warn',
+    DATABASE_URL: '',
+    TEMPORAL_ADDRESS: '',
+  };
+  const config = loadConfig(env);
+  const temporalConfig = loadTemporalConfig(env);
+
+  const temporalBin = ensureTemporalCli();
+  const searchAttributes = Object.entries(temporalConfig.searchAttributes).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]);
+  startChild(
+    temporalBin,
+    ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(temporalPort), '--ui-port', String(temporalUiPort), '--log-level', 'error', ...searchAttributes],
+    env,
+    path.join(dataDir, 'temporal.log'),
+  );
+  startChild(process.execPath, ['--import', 'tsx', 'scripts/db.ts'], env, path.join(dataDir, 'db.log'));
+
+  const [workflowBundle] = await Promise.all([
+    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger }),
+    waitFor('Temporal dev server', async () => (await connectTemporal(temporalConfig)).connection.close(), 60_000),
+    waitFor('embedded Postgres', () => tcpOpen(dbPort), 60_000),
+  ]);
+  const knex = createKnex(`postgres://postgres:postgres@127.0.0.1:${dbPort}/postgres`, { max: 20 });
+  await migrate(knex);
+  stack = { dataDir, env, config, temporalConfig, knex, workflowBundle };
+  return stack;
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (m: string) => console.warn(m),
+  error: (m: string) => console.error(m),
+};
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  if (stack) await stack.knex.destroy();
+  for (const child of children.reverse()) {
+    if (child.exitCode !== null) continue;
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      continue;
+    }
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // exited
+    }
+  }
+  if (stack && !process.env.CADRE_KEEP_TEST_DATA) fs.rmSync(stack.dataDir, { recursive: true, force: true });
+}

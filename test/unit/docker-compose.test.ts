@@ -1,0 +1,103 @@
+// Keeps docker/ honest against the config modules: a variable the code does not read is a silent no-op in
+// production, and a missing DATABASE_URL or TEMPORAL_ADDRESS makes a container fall back to the embedded
+// database or dev server instead of failing loudly.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { cadreEnvSchema } from '../../cadre.config';
+import { searchAttributes, temporalEnvSchema } from '../../temporal.config';
+
+const dockerDir = path.join(__dirname, '..', '..', 'docker');
+
+interface ComposeService {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string };
+  command?: string | string[];
+  entrypoint?: string | string[];
+  environment?: Record<string, unknown> | string[];
+}
+
+function readCompose(): { services: Record<string, ComposeService> } {
+  // merge: compose honours YAML merge keys (<<: *anchor), which YAML 1.2 leaves off by default.
+  return parse(fs.readFileSync(path.join(dockerDir, 'compose.yaml'), 'utf8'), { merge: true });
+}
+
+function environmentNames(environment: ComposeService['environment']): string[] {
+  if (environment === undefined) return [];
+  if (Array.isArray(environment)) return environment.map((entry) => entry.split('=')[0]);
+  return Object.keys(environment);
+}
+
+function isBuiltFromDockerfile(service: ComposeService): boolean {
+  if (service.build === undefined) return false;
+  const dockerfile = typeof service.build === 'string' ? 'Dockerfile' : (service.build.dockerfile ?? 'Dockerfile');
+  return path.basename(dockerfile) === 'Dockerfile';
+}
+
+describe('docker/compose.yaml', () => {
+  const { services } = readCompose();
+  const knownNames = new Set([...Object.keys(cadreEnvSchema.shape), ...Object.keys(temporalEnvSchema.shape)]);
+  const cadreServices = Object.entries(services).filter(([, service]) => isBuiltFromDockerfile(service));
+
+  it('builds web and worker from docker/Dockerfile', () => {
+    assert.deepEqual(cadreServices.map(([name]) => name).sort(), ['web', 'worker']);
+    for (const [name, service] of cadreServices) {
+      assert.ok(typeof service.build === 'object', `${name}: build must name context and dockerfile`);
+      assert.equal(service.build.context, '..', `${name}: build context`);
+      assert.equal(service.build.dockerfile, 'docker/Dockerfile', `${name}: dockerfile`);
+    }
+  });
+
+  it('gives web and worker only environment variables the config modules read', () => {
+    for (const [name, service] of cadreServices) {
+      const unknown = environmentNames(service.environment).filter((variable) => !knownNames.has(variable));
+      assert.deepEqual(unknown, [], `${name} sets variables that neither cadre.config.ts nor temporal.config.ts reads`);
+    }
+  });
+
+  it('points web and worker at the compose Postgres and Temporal, never the embedded defaults', () => {
+    for (const [name, service] of cadreServices) {
+      const names = environmentNames(service.environment);
+      for (const required of ['DATABASE_URL', 'TEMPORAL_ADDRESS']) {
+        assert.ok(names.includes(required), `${name} must set ${required}`);
+      }
+    }
+  });
+
+  it('runs the worker process in the worker service', () => {
+    assert.match([services.worker.command].flat().join(' '), /scripts\/worker\.ts/);
+  });
+
+  it('serves Cadre from a Postgres image with the vector extension', () => {
+    assert.match(services['cadre-db']?.image ?? '', /^pgvector\/pgvector:/);
+  });
+
+  it('registers every Cadre search attribute as a Keyword', () => {
+    const setup = [services['temporal-admin-tools']?.command].flat().join('\n');
+    for (const [attribute, type] of Object.entries(searchAttributes)) {
+      assert.equal(type, 'Keyword', `${attribute} is ${type}: temporal-admin-tools creates Keyword attributes only`);
+      assert.ok(setup.includes(attribute), `temporal-admin-tools does not create ${attribute}`);
+    }
+    assert.match(setup, /--type Keyword/);
+  });
+});
+
+describe('docker/Dockerfile', () => {
+  const dockerfilePath = path.join(dockerDir, 'Dockerfile');
+
+  it('exists', () => {
+    assert.ok(fs.existsSync(dockerfilePath), `${dockerfilePath} is missing`);
+  });
+
+  it('builds on Node 24 and runs the web process by default', () => {
+    const lines = fs.readFileSync(dockerfilePath, 'utf8').split('\n');
+    assert.ok(
+      lines.some((line) => /^FROM node:24\b/.test(line)),
+      'no FROM node:24 line',
+    );
+    const cmd = lines.filter((line) => /^CMD\b/.test(line)).at(-1);
+    assert.ok(cmd, 'no CMD line');
+    assert.match(cmd, /scripts\/web\.ts/);
+  });
+});

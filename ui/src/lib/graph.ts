@@ -1,0 +1,69 @@
+// Reading an agent's node graph for display. Mirrors `successors` in workflows/agent-model.ts, but stays tolerant
+// of fields it does not know, since the console only shows what the API returns.
+import type { Condition, Conditions, SpecNode } from './types';
+import { compactJson } from './format';
+
+export interface Edge {
+  /** Why this edge is taken: a branch condition, "otherwise", or nothing for a plain next. */
+  label: string | null;
+  /** The target node id; null ends the item's path. */
+  target: string | null;
+}
+
+const OPS: Record<string, string> = {
+  equals: '=',
+  not_equals: '≠',
+  contains: 'contains',
+  gt: '>',
+  gte: '≥',
+  lt: '<',
+  lte: '≤',
+  exists: 'exists',
+  not_exists: 'is missing',
+};
+
+function describeCondition(condition: Condition): string {
+  const op = OPS[condition.op] ?? condition.op;
+  if (condition.op === 'exists' || condition.op === 'not_exists') return `${condition.field} ${op}`;
+  return `${condition.field} ${op} ${compactJson(condition.value, 60)}`;
+}
+
+export function describeConditions(conditions: Conditions | undefined): string {
+  if (!conditions || typeof conditions !== 'object') return '';
+  if ('all' in conditions && Array.isArray(conditions.all)) return conditions.all.map(describeCondition).join(' and ');
+  if ('any' in conditions && Array.isArray(conditions.any)) return conditions.any.map(describeCondition).join(' or ');
+  if ('field' in conditions) return describeCondition(conditions);
+  return compactJson(conditions, 80);
+}
+
+export function edges(node: SpecNode): Edge[] {
+  if (node.kind === 'branch' && Array.isArray(node.branches)) {
+    return [
+      ...node.branches.map((branch) => ({
+        label: `if ${describeConditions(branch.when)}`,
+        target: branch.next ?? null,
+      })),
+      { label: 'otherwise', target: node.otherwise ?? null },
+    ];
+  }
+  return [{ label: null, target: node.next ?? null }];
+}
+
+const GRAPH_FIELDS = new Set(['id', 'kind', 'next', 'branches', 'otherwise']);
+
+/** The kind-specific settings of a node, as label/value pairs; empty defaults are left out. */
+export function settings(node: SpecNode): { label: string; value: string; long: boolean }[] {
+  const rows: { label: string; value: string; long: boolean }[] = [];
+  for (const [key, raw] of Object.entries(node)) {
+    if (GRAPH_FIELDS.has(key) || raw === undefined || raw === null) continue;
+    if (Array.isArray(raw) && raw.length === 0) continue;
+    if (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw).length === 0) continue;
+    let value: string;
+    if (key === 'when') value = describeConditions(raw as Conditions);
+    else if (typeof raw === 'string') value = raw;
+    else if (Array.isArray(raw) && raw.every((v) => typeof v === 'string')) value = raw.join(', ');
+    else value = JSON.stringify(raw, null, 2);
+    rows.push({ label: key.replace(/_/g, ' '), value, long: value.length > 80 || value.includes('\n') });
+  }
+  return rows;
+}

@@ -1,0 +1,37 @@
+// Helpers shared by the form actions of several pages.
+import { fail, isHttpError, type RequestEvent } from '@sveltejs/kit';
+import type { ActionOutcome } from '$lib/types';
+import { api } from './api';
+
+/**
+ * Runs the API call behind a form action. A refusal (409 already decided, 422 invalid state change, …) comes back
+ * to the form as a notice on the same page rather than replacing the page with an error.
+ */
+export async function attempt(call: () => Promise<string>) {
+  try {
+    return { ok: true, message: await call() } satisfies ActionOutcome;
+  } catch (e) {
+    if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message } satisfies ActionOutcome);
+    throw e;
+  }
+}
+
+export function formText(form: FormData, name: string): string {
+  const value = form.get(name);
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** Approve or reject one pending approval: the same form on the run page and on the approvals page. */
+export const decideApproval = async ({ request }: RequestEvent) => {
+  const form = await request.formData();
+  const approvalId = formText(form, 'approval_id');
+  const decision = formText(form, 'decision');
+  if (!approvalId || (decision !== 'approve' && decision !== 'reject')) {
+    return fail(400, { ok: false, message: 'Choose Approve or Reject.' } satisfies ActionOutcome);
+  }
+  const comment = formText(form, 'comment') || undefined;
+  return attempt(async () => {
+    await api.decideApproval(approvalId, decision, comment);
+    return decision === 'approve' ? 'Approved: the run continues.' : 'Rejected.';
+  });
+};

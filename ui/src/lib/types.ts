@@ -1,0 +1,150 @@
+// Wire shapes of API v1 (api/CONTRACT.md), as the console reads them. Node specs are kept loose on purpose: the
+// console shows whatever fields a node carries, so a new node kind or field needs no console change.
+
+export interface List<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export type AgentState = 'draft' | 'ready' | 'live' | 'paused';
+export type RunStatus = 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled';
+export type RunTrigger = 'manual' | 'api' | 'schedule' | 'webhook' | 'form' | 'chain' | 'test';
+export type ItemStatus = 'pending' | 'running' | 'done' | 'failed' | 'needs_review' | 'skipped';
+export type ApprovalStatus = 'pending' | 'escalated' | 'approved' | 'rejected' | 'timed_out' | 'cancelled';
+
+/** An escalated approval (its wait timed out under the `escalate` policy) still waits on a reviewer. */
+export const OPEN_APPROVAL_STATUSES: ApprovalStatus[] = ['pending', 'escalated'];
+
+export interface Condition {
+  field: string;
+  op: string;
+  value?: unknown;
+}
+export type Conditions = Condition | { all: Condition[] } | { any: Condition[] };
+
+export interface SpecNode {
+  id: string;
+  kind: string;
+  next?: string | null;
+  branches?: { when: Conditions; next?: string | null }[];
+  otherwise?: string | null;
+  [field: string]: unknown;
+}
+
+export interface AgentSpec {
+  name: string;
+  description?: string;
+  instructions?: string;
+  nodes: SpecNode[];
+  policy?: Record<string, unknown>;
+  sources?: string[];
+}
+
+export interface Agent {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string;
+  state: AgentState;
+  current_version: number;
+  /** The version whose test run succeeded, which is what lets a draft be marked ready. */
+  tested_version?: number | null;
+  created_at: string;
+  updated_at: string;
+  /** In list answers; the single-agent answer may leave the two out. */
+  last_run?: Run | null;
+  runs_this_month?: number;
+  spec?: AgentSpec;
+}
+
+export interface RunCounts {
+  total: number;
+  pending: number;
+  /** Not every API build reports running separately from pending. */
+  running?: number;
+  done: number;
+  failed: number;
+  needs_review: number;
+  skipped: number;
+}
+
+export interface Run {
+  id: string;
+  agent_id: string;
+  agent_name: string;
+  agent_version: number;
+  status: RunStatus;
+  trigger: RunTrigger;
+  input: unknown;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  duration_ms: number | null;
+  counts: RunCounts;
+  error: string | null;
+  links: { self: string; console: string; temporal: string | null };
+}
+
+export interface NodeActivity {
+  node_id: string;
+  kind: string;
+  items_in: number;
+  items_done: number;
+  items_failed: number;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export interface RunFile {
+  id: string;
+  name: string;
+  content_type: string;
+  size: number;
+  url: string;
+}
+
+export interface RunDetails extends Run {
+  node_activity: NodeActivity[];
+  approvals: Approval[];
+  outputs: { node_id: string; data: unknown }[];
+  files: RunFile[];
+  usage: { input_tokens: number; output_tokens: number; cost_usd: number } | null;
+}
+
+export interface RunItem {
+  seq: number;
+  status: ItemStatus;
+  data: unknown;
+  output: unknown;
+  error: string | null;
+  reasoning: unknown[];
+}
+
+export interface LogEntry {
+  seq: number;
+  at: string;
+  level: string;
+  node_id: string | null;
+  item_seq: number | null;
+  message: string;
+}
+
+export interface Approval {
+  id: string;
+  run_id: string;
+  item_seq: number | null;
+  node_id: string;
+  tool: string | null;
+  arguments: unknown;
+  status: ApprovalStatus;
+  requested_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+  reason: string | null;
+}
+
+/** What every form action answers, so one notice component can show it. */
+export interface ActionOutcome {
+  ok: boolean;
+  message: string;
+}

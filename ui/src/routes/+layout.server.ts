@@ -1,0 +1,20 @@
+import { isHttpError } from '@sveltejs/kit';
+import { api } from '$lib/server/api';
+import type { LayoutServerLoad } from './$types';
+
+export const load: LayoutServerLoad = async ({ url }) => {
+  // A load that reads nothing from the request would run once and be reused on every client-side navigation;
+  // reading the URL makes it run again on each one, so `now` and the approvals count stay current.
+  void url.href;
+  // The sidebar's pending-approvals count is a convenience: when the API cannot answer, the page's own load
+  // reports the problem, so the count is left out instead of failing every page twice.
+  let pendingApprovals: { count: number; more: boolean } | null = null;
+  try {
+    const open = await api.listOpenApprovals();
+    pendingApprovals = { count: open.data.length, more: open.more };
+  } catch (e) {
+    if (!isHttpError(e)) throw e;
+  }
+  // Every relative time on the page is measured from this instant (see lib/components/Time.svelte).
+  return { now: Date.now(), pendingApprovals };
+};

@@ -1,0 +1,51 @@
+import { isHttpError } from '@sveltejs/kit';
+import { attempt, decideApproval } from '$lib/server/actions';
+import { api } from '$lib/server/api';
+import type { ItemStatus } from '$lib/types';
+import type { Actions, PageServerLoad } from './$types';
+
+// The page reloads every 2 s while the run works, so large inputs are cut here rather than sent each time.
+const INPUT_PREVIEW_CHARS = 4000;
+const ITEM_FILTERS: ItemStatus[] = ['failed', 'needs_review', 'done', 'skipped', 'pending', 'running'];
+
+/** Items and logs are secondary panels: when one cannot load, it says so and the rest of the run still shows. */
+async function panel<T>(load: Promise<T>): Promise<{ value: T; error: null } | { value: null; error: string }> {
+  try {
+    return { value: await load, error: null };
+  } catch (e) {
+    if (isHttpError(e)) return { value: null, error: e.body.message };
+    throw e;
+  }
+}
+
+export const load: PageServerLoad = async ({ params, url }) => {
+  const requested = url.searchParams.get('items');
+  const itemStatus = ITEM_FILTERS.find((s) => s === requested);
+  const [run, items, logs] = await Promise.all([
+    api.getRun(params.id),
+    panel(api.listRunItems(params.id, { status: itemStatus, limit: 50 })),
+    panel(api.listRunLogs(params.id, { limit: 200 })),
+  ]);
+
+  const { input, ...rest } = run;
+  const inputText = typeof input === 'string' ? input : (JSON.stringify(input, null, 2) ?? '');
+  return {
+    run: rest,
+    input: {
+      text: inputText.slice(0, INPUT_PREVIEW_CHARS),
+      omitted: Math.max(0, inputText.length - INPUT_PREVIEW_CHARS),
+    },
+    itemStatus: itemStatus ?? null,
+    items,
+    logs,
+  };
+};
+
+export const actions: Actions = {
+  cancel: ({ params }) =>
+    attempt(async () => {
+      await api.cancelRun(params.id);
+      return 'Cancelled. Items already done keep their results.';
+    }),
+  decide: decideApproval,
+};

@@ -1,0 +1,21 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const uiDir = fileURLToPath(new URL('.', import.meta.url));
+const repoDir = fileURLToPath(new URL('..', import.meta.url));
+
+// `npm run build:ui` runs from the repository root, but SvelteKit reads svelte.config.js and resolves src/,
+// .svelte-kit/ and the adapter's output from process.cwd() when its plugin module is first evaluated. Moving into
+// ui/ before importing it keeps every path relative to ui/, whichever directory the command starts in. (SvelteKit
+// loads this file again from a worker thread, where chdir is not allowed; by then the process is already there.)
+if (resolve(process.cwd()) !== resolve(uiDir)) process.chdir(uiDir);
+const { sveltekit } = await import('@sveltejs/kit/vite');
+
+export default defineConfig({
+  root: uiDir,
+  // Dependencies are installed at the repository root, not in ui/.
+  cacheDir: `${repoDir}node_modules/.vite-ui`,
+  server: { fs: { allow: [repoDir] } },
+  plugins: [sveltekit()],
+});

@@ -1,0 +1,106 @@
+// A run of an agent version: expands the input into items, then carries them through the graph in pages of
+// child workflows with a sliding window, continuing as new before the history grows large. Item data lives in
+// Postgres; this history holds only ids and counts (DESIGN.md "claim check").
+import {
+  CancellationScope,
+  continueAsNew,
+  defineQuery,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { RunPlan } from '../activities/run-lifecycle';
+import { runPage } from './run-page';
+
+export interface AgentRunInput {
+  runId: string;
+  /** Pages already finished by earlier incarnations of this workflow (continue-as-new). */
+  nextPage?: number;
+  failedSoFar?: number;
+}
+
+export interface RunProgress {
+  pages: number;
+  pagesDone: number;
+  failedItems: number;
+}
+
+export const progressQuery = defineQuery<RunProgress>('progress');
+
+const db = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 10 } });
+
+export function pageWorkflowId(runWorkflowId: string, page: number): string {
+  return `${runWorkflowId}/page-${page}`;
+}
+
+export async function agentRun(input: AgentRunInput): Promise<string> {
+  const { runId } = input;
+  let plan: RunPlan;
+  try {
+    plan = await db.prepareRun({ runId });
+  } catch (err) {
+    return CancellationScope.nonCancellable(() =>
+      db.finishRun({
+        runId,
+        error: `the input could not be read: ${failureMessage(err)}`,
+        cancelled: isCancellation(err),
+      }),
+    );
+  }
+  const pages = Math.ceil(plan.total / plan.pageSize);
+  let nextPage = input.nextPage ?? 0;
+  let pagesDone = nextPage;
+  let failed = input.failedSoFar ?? 0;
+  setHandler(progressQuery, () => ({ pages, pagesDone, failedItems: failed }));
+
+  let stoppedBy: string | undefined;
+  let cancelled = false;
+  let error: string | undefined;
+  const scope = new CancellationScope();
+  try {
+    await scope.run(async () => {
+      const running = new Map<number, Promise<void>>();
+      const start = (page: number) => {
+        const fromSeq = page * plan.pageSize;
+        const child = executeChild(runPage, {
+          workflowId: pageWorkflowId(workflowInfo().workflowId, page),
+          args: [{ runId, fromSeq, toSeq: Math.min(plan.total, fromSeq + plan.pageSize), plan }],
+        }).then((r) => {
+          running.delete(page);
+          pagesDone++;
+          failed += r.failed;
+          if (plan.stopOnFailure && r.failed > 0 && !stoppedBy) {
+            stoppedBy = `stopped after an item failed (error policy "stop")`;
+            scope.cancel();
+          }
+        });
+        running.set(page, child);
+      };
+      while (nextPage < pages || running.size > 0) {
+        // Start no new page once Temporal suggests a fresh history; drain, then continue as new.
+        while (running.size < plan.pageWindow && nextPage < pages && !workflowInfo().continueAsNewSuggested) {
+          start(nextPage++);
+        }
+        if (running.size === 0) break;
+        await Promise.race(running.values());
+      }
+    });
+  } catch (err) {
+    if (isCancellation(err)) cancelled = stoppedBy === undefined;
+    else error = failureMessage(err);
+  }
+  if (!cancelled && !stoppedBy && !error && nextPage < pages) {
+    return continueAsNew<typeof agentRun>({ runId, nextPage, failedSoFar: failed });
+  }
+  return CancellationScope.nonCancellable(() => db.finishRun({ runId, cancelled, stoppedBy, error }));
+}
+
+function failureMessage(err: unknown): string {
+  let e: unknown = err;
+  // Activity and child failures wrap the real reason in `cause`.
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}

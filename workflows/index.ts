@@ -1,0 +1,2 @@
+export * from './agent-run';
+export * from './run-page';

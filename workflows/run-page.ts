@@ -1,0 +1,142 @@
+// One page of a run's items (at most 1,000). Set-based nodes run in one activity per round; per-item steps fan
+// out under the agent's concurrency cap; approvals wait here for a reviewer's decision.
+import {
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { Decision } from '../activities/item-steps';
+import type { StepAction } from '../activities/page-advance';
+import type { RunPlan } from '../activities/run-lifecycle';
+
+export interface RunPageInput {
+  runId: string;
+  fromSeq: number;
+  toSeq: number;
+  plan: RunPlan;
+}
+
+export interface RunPageResult {
+  failed: number;
+}
+
+export interface ApprovalDecision {
+  approvalId: string;
+  approve: boolean;
+  /** Edited tool arguments ("approve with edits"). */
+  arguments?: Record<string, unknown>;
+  by: string;
+  reason?: string;
+}
+
+/** A reviewer's decision; rejected (with a reason) when the approval is unknown here or already decided. */
+export const decideUpdate = defineUpdate<void, [ApprovalDecision]>('decide');
+/** The same decision as a fire-and-forget signal, for callers that need no answer. */
+export const decideSignal = defineSignal<[ApprovalDecision]>('decide');
+export const pendingApprovalsQuery = defineQuery<string[]>('pendingApprovals');
+
+const db = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 10 } });
+
+export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Promise<RunPageResult> {
+  const steps = proxyActivities<Activities>({
+    startToCloseTimeout: '10 minutes',
+    retry: { maximumAttempts: plan.itemAttempts, initialInterval: '1 second', backoffCoefficient: 2 },
+  });
+
+  const waiting = new Set<string>(); // approval ids this page waits on
+  const decisions = new Map<string, ApprovalDecision>();
+  const validate = (d: ApprovalDecision) => {
+    if (decisions.has(d.approvalId)) throw new Error(`approval ${d.approvalId} is already decided`);
+  };
+  const accept = async (d: ApprovalDecision) => {
+    // The approval row is committed by the page activity just before this workflow learns of it, so a fast
+    // reviewer can be a moment early: wait briefly for it rather than refuse.
+    if (!(await condition(() => waiting.has(d.approvalId), '30 seconds'))) {
+      throw ApplicationFailure.nonRetryable(`approval ${d.approvalId} is not waiting in this run`, 'UnknownApproval');
+    }
+    validate(d);
+    decisions.set(d.approvalId, d);
+    await db.recordDecision({
+      approvalId: d.approvalId,
+      decision: { approved: d.approve, arguments: d.arguments, by: d.by, reason: d.reason },
+      status: d.approve ? 'approved' : 'rejected',
+    });
+  };
+  setHandler(decideUpdate, accept, { validator: validate });
+  setHandler(decideSignal, async (d) => {
+    if (!decisions.has(d.approvalId)) await accept(d).catch(() => undefined); // a signal has no one to answer
+  });
+  setHandler(pendingApprovalsQuery, () => [...waiting].filter((id) => !decisions.has(id)));
+
+  let failed = 0;
+  let slots = plan.concurrency;
+  const inFlight = new Set<number>();
+  let busy = 0; // steps running or queued for a slot (not those waiting on a person)
+  let crash: unknown; // a step that failed beyond its own error handling (e.g. the database unreachable)
+
+  async function awaitDecision(approvalId: string): Promise<Decision> {
+    waiting.add(approvalId);
+    const timedOut = !(await condition(() => decisions.has(approvalId), plan.approvalTimeoutSeconds * 1000));
+    if (timedOut && plan.onApprovalTimeout !== 'escalate') {
+      const approve = plan.onApprovalTimeout === 'approve';
+      const decision = { approved: approve, by: 'policy', reason: 'approval timed out' };
+      decisions.set(approvalId, { approvalId, approve, by: 'policy', reason: decision.reason });
+      await db.recordDecision({ approvalId, decision, status: 'timed_out' });
+      return decision;
+    }
+    if (timedOut) {
+      await db.recordDecision({
+        approvalId,
+        decision: { approved: false, by: 'policy', reason: 'approval timed out: escalated' },
+        status: 'escalated',
+      });
+      await condition(() => decisions.has(approvalId));
+    }
+    const d = decisions.get(approvalId)!;
+    return { approved: d.approve, arguments: d.arguments, by: d.by, reason: d.reason };
+  }
+
+  async function run(action: StepAction): Promise<void> {
+    const decision = action.approvalId ? await awaitDecision(action.approvalId) : undefined;
+    busy++;
+    await condition(() => slots > 0);
+    slots--;
+    try {
+      const outcome = await steps.executeStep({
+        runId,
+        seq: action.seq,
+        nodeId: action.nodeId,
+        decision,
+        maxAttempts: plan.itemAttempts,
+      });
+      if (outcome === 'failed') failed++;
+    } finally {
+      slots++;
+      busy--;
+    }
+  }
+
+  // Advance the page whenever no step is running: items that finished a step move on through the set-based
+  // nodes together, while items waiting on a person never hold the others back.
+  for (;;) {
+    const actions = await db.advancePage({ runId, fromSeq, toSeq });
+    const fresh = actions.filter((a) => !inFlight.has(a.seq));
+    for (const a of fresh) {
+      inFlight.add(a.seq);
+      run(a)
+        .catch((err) => (crash ??= err))
+        .finally(() => inFlight.delete(a.seq));
+    }
+    if (crash) throw crash;
+    if (inFlight.size === 0) break;
+    if (plan.stopOnFailure && failed > 0) break;
+    const before = inFlight.size;
+    await condition(() => crash !== undefined || (busy === 0 && inFlight.size < before));
+  }
+  return { failed };
+}
