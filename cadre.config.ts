@@ -47,7 +47,9 @@ export class ConfigError extends Error {
 
 /** Parses an environment with a zod schema, turning the first problem into one actionable line. */
 export function parseEnv<T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
-  const parsed = schema.safeParse(env);
+  // `VAR=` in a shell or an .env file means "not set": fall back to the default rather than to ''.
+  const set = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const parsed = schema.safeParse(set);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new ConfigError(

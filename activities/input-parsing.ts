@@ -46,12 +46,20 @@ function detect(text: string): ItemData[] {
   const trimmed = text.trim();
   if (trimmed.startsWith('[') || trimmed.startsWith('{')) return fromJson(trimmed);
   const [header, second] = trimmed.split(/\r?\n/, 2);
-  if (second !== undefined && header.includes('\t')) return fromDelimited(trimmed, '\t');
-  if (second !== undefined && header.includes(',')) return fromDelimited(trimmed, ',');
+  const delimiter =
+    second === undefined ? undefined : header.includes('\t') ? '\t' : header.includes(',') ? ',' : undefined;
+  if (delimiter) {
+    try {
+      return fromDelimited(trimmed, delimiter);
+    } catch {
+      // prose with commas, not a table: one item per line
+    }
+  }
   return fromLines(trimmed);
 }
 
-export function parseInput(node: Extract<AgentNode, { kind: 'input' }>, input: string): ItemData[] {
+export function parseInput(node: Extract<AgentNode, { kind: 'input' }>, raw: string): ItemData[] {
+  const input = raw.replace(/^\uFEFF/, ''); // a byte-order mark from a spreadsheet export is not data
   if (input.trim() === '') throw new InputError('input is empty: give the data the run should process');
   const items =
     node.format === 'json'

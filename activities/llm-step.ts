@@ -1,6 +1,7 @@
 // A model step: a tool-use loop with Claude through @anthropic-ai/sdk. The agent's instructions and the node's
 // instructions form a cached system prompt shared by every item of a run; the item is the user turn. With an
 // output schema the model answers through a `submit_output` tool whose input is validated, with one retry.
+import { createHash } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { Ajv } from 'ajv';
 import { z } from 'zod';
@@ -110,20 +111,14 @@ export async function runModelStep({
         tools: tools.length ? tools : undefined,
       });
     } catch (err) {
-      if (
-        err instanceof Anthropic.APIError &&
-        err.status !== undefined &&
-        err.status >= 400 &&
-        err.status < 500 &&
-        err.status !== 429 &&
-        err.status !== 408
-      ) {
-        throw ApplicationFailure.nonRetryable(
-          `the model API refused the request (${err.status}): ${err.message}`,
-          'ModelRejected',
-        );
+      if (!(err instanceof Anthropic.APIError) || err.status === undefined) throw err; // network: retried
+      // The SDK's own message embeds the raw JSON body; the item's error should read like the API's answer.
+      const said = `(${err.status}): ${err.apiMessage ?? err.message}`;
+      if (err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408) {
+        throw ApplicationFailure.nonRetryable(`the model API refused the request ${said}`, 'ModelRejected');
       }
-      throw err; // 429, 5xx, 529 overloaded, network: retried by the SDK, then by Temporal
+      // 429, 5xx, 529 overloaded: retried by the SDK, then by Temporal
+      throw ApplicationFailure.retryable(`the model API is unavailable ${said}`, 'ModelUnavailable');
     }
     usage.input_tokens += res.usage.input_tokens + (res.usage.cache_creation_input_tokens ?? 0);
     usage.cache_read_tokens += res.usage.cache_read_input_tokens ?? 0;
@@ -164,11 +159,21 @@ export async function runModelStep({
           if (!tool) throw new Error(`unknown tool ${block.name}`);
           const handler = externalToolHandlers[tool] as ((i: unknown, c: unknown) => Promise<unknown>) | undefined;
           if (!handler) throw new Error(`${tool} can only be used from a tool node`);
-          const out = await handler(toolDefinitions[tool].input.parse(block.input), {
-            idempotencyKey: `${runId}:${seq}:${node.id}:${block.id}`,
-            http: config.http,
-            smtp: config.smtp,
-          });
+          const input = toolDefinitions[tool].input.parse(block.input);
+          // Attempt-independent (the model's tool_use ids change on every attempt) and recorded in the effects
+          // ledger, so a retried activity repeating the same call gets the recorded result instead of acting twice.
+          const digest = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
+          const key = `${runId}:${seq}:${node.id}:${tool}:${digest}`;
+          const recorded = await deps.knex('effects').where({ key }).first('result');
+          let out = recorded?.result;
+          if (!recorded) {
+            out = await handler(input, { idempotencyKey: key, http: config.http, smtp: config.smtp });
+            await deps
+              .knex('effects')
+              .insert({ key, run_id: runId, result: JSON.stringify(out ?? null) })
+              .onConflict('key')
+              .ignore();
+          }
           content = JSON.stringify(out);
         } catch (err) {
           isError = true;

@@ -14,6 +14,7 @@ const extensions: Record<OutputFormat, string> = { json: 'json', csv: 'csv', xls
 
 function cell(v: unknown): string | number | boolean {
   if (v === null || v === undefined) return '';
+  if (typeof v === 'boolean') return String(v); // csv-stringify would write true as 1 and false as ''
   if (typeof v === 'object') return JSON.stringify(v);
   return v as string | number | boolean;
 }
@@ -31,7 +32,8 @@ export async function renderOutputFile(
   rows: Record<string, unknown>[],
   fields?: string[],
 ): Promise<{ name: string; contentType: string; content: Buffer }> {
-  const name = baseName.includes('.') ? baseName : `${baseName}.${extensions[format]}`;
+  const extension = `.${extensions[format]}`;
+  const name = baseName.toLowerCase().endsWith(extension) ? baseName : `${baseName}${extension}`;
   const columns = columnsOf(rows, fields);
   let content: Buffer;
   if (format === 'json') {

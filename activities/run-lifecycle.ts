@@ -110,9 +110,13 @@ export function createRunLifecycleActivities({ knex }: ActivityDeps) {
           await trx('run_items')
             .where({ run_id: runId })
             .andWhere((q) =>
-              q.whereIn('status', ['pending', 'running']).orWhereExists(
-                trx('approvals').whereRaw('approvals.run_id = run_items.run_id and approvals.item_seq = run_items.seq').whereIn('approvals.status', ['pending', 'escalated']),
-              ),
+              q
+                .whereIn('status', ['pending', 'running'])
+                .orWhereExists(
+                  trx('approvals')
+                    .whereRaw('approvals.run_id = run_items.run_id and approvals.item_seq = run_items.seq')
+                    .whereIn('approvals.status', ['pending', 'escalated']),
+                ),
             )
             .update({ status: 'skipped', error: why, updated_at: trx.fn.now() });
           await trx('approvals')

@@ -40,7 +40,7 @@ export function authenticate(knex: Knex): RequestHandler {
         unknown: 'that API key is not known; check for typos or create a new key',
         revoked: 'that API key has been revoked; create a new key',
       }[check.reason];
-      throw new ApiError(401, `${check.reason}_api_key`, detail, challenge('invalid_token', detail));
+      throw new ApiError(401, `${check.reason}_api_key`, detail, challenge('invalid_token', `${check.reason} API key`));
     }
     const workspace = (await getWorkspace(knex, check.key.workspace_id))!;
     if (!workspace.api_enabled) {

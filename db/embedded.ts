@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { servePglite } from './pglite-server';
 
 export interface EmbeddedPostgres {
   port: number;
@@ -13,10 +13,8 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(opts: { dataDir: string; port: number }): Promise<EmbeddedPostgres> {
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const db = await PGlite.create({ dataDir: opts.dataDir, extensions: { vector } });
-  // Several clients (web pool, worker pool, CLI) share the one single-threaded PGlite instance; the socket
-  // server queues their queries and keeps each transaction on its own connection.
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: opts.port, maxConnections: 64 });
-  await server.start();
+  // Several clients (web pool, worker pool, CLI) share the one single-threaded PGlite instance.
+  const server = await servePglite(db, { host: '127.0.0.1', port: opts.port, maxConnections: 100 });
   let stopped = false;
   return {
     port: opts.port,

@@ -80,9 +80,13 @@ async function run(argv: string[]): Promise<string> {
         return `workspace ${ws.id} is on the ${arg2} plan`;
       });
     case 'apikey create': {
-      const requested = (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const requested = (values.scopes ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const bad = requested.filter((s) => !allScopes.includes(s as Scope));
-      if (requested.length === 0 || bad.length > 0) throw new UsageError(`--scopes takes a comma-separated list of ${allScopes.join(', ')}`);
+      if (requested.length === 0 || bad.length > 0)
+        throw new UsageError(`--scopes takes a comma-separated list of ${allScopes.join(', ')}`);
       return withDb(async (knex) => {
         const ws = await requireWorkspace(knex, values.workspace);
         return (await createApiKey(knex, ws.id, values.name ?? 'operator key', requested as Scope[])).key;
@@ -91,7 +95,8 @@ async function run(argv: string[]): Promise<string> {
     case 'apikey revoke':
       return withDb(async (knex) => {
         const ws = await requireWorkspace(knex, values.workspace);
-        if (!arg || !(await revokeApiKey(knex, ws.id, arg))) throw new StartupError(`no active API key ${arg ?? ''} in workspace ${ws.id}`);
+        if (!arg || !(await revokeApiKey(knex, ws.id, arg)))
+          throw new StartupError(`no active API key ${arg ?? ''} in workspace ${ws.id}`);
         return `API key ${arg} revoked`;
       });
     case 'agent import': {
@@ -116,7 +121,9 @@ async function run(argv: string[]): Promise<string> {
       const states: AgentState[] = ['live', 'paused'];
       if (!states.includes(arg2 as AgentState)) throw new UsageError('agent set-state <agent-id> live|paused');
       return withDb(async (knex) => {
-        const n = /^[0-9a-f-]{36}$/i.test(arg ?? '') ? await knex('agents').where({ id: arg }).update({ state: arg2, updated_at: knex.fn.now() }) : 0;
+        const n = /^[0-9a-f-]{36}$/i.test(arg ?? '')
+          ? await knex('agents').where({ id: arg }).update({ state: arg2, updated_at: knex.fn.now() })
+          : 0;
         if (n === 0) throw new StartupError(`no agent ${arg}`);
         return `agent ${arg} is ${arg2}`;
       });
@@ -135,7 +142,8 @@ main('cadre', async () => {
   try {
     console.log(await run(process.argv.slice(2)));
   } catch (err) {
-    if (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError(err.message);
+    if (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))
+      throw new UsageError(err.message);
     throw err;
   }
 });

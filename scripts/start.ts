@@ -1,5 +1,6 @@
 // `npm start`: the whole stack on its embedded defaults — Temporal dev server, embedded Postgres, worker and
 // web — as supervised children. Ctrl-C or SIGTERM stops them in reverse order; nothing is left running.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -13,6 +14,32 @@ import { ensureTemporalCli } from './temporal-cli';
 
 const root = path.resolve(__dirname, '..');
 
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the console when its build is missing or older than its sources (a fresh clone, a pull). */
+function ensureConsoleBuilt(): void {
+  const handler = path.join(root, 'ui/build/handler.js');
+  const sources = ['ui/src', 'ui/svelte.config.js', 'ui/vite.config.ts'].map((p) => path.join(root, p));
+  const sourceTime = Math.max(
+    ...sources.map((p) => (fs.statSync(p).isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs)),
+  );
+  if (fs.existsSync(handler) && fs.statSync(handler).mtimeMs >= sourceTime) return;
+  console.log('building the console (ui/)…');
+  const r = spawnSync(
+    process.execPath,
+    [require.resolve('vite/bin/vite.js'), 'build', '--config', 'ui/vite.config.ts', '--logLevel', 'warn'],
+    { cwd: root, stdio: 'inherit' },
+  );
+  if (r.status !== 0)
+    throw new StartupError('building the console failed (see above); "npm run build:ui" shows the same');
+}
+
 async function assertPortFree(port: number, variable: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const probe = net.createServer();
@@ -23,9 +50,17 @@ async function assertPortFree(port: number, variable: string): Promise<void> {
   });
 }
 
+/** mkdir -p, one level at a time: Node 20's `mkdirSync(dir, { recursive: true })` loops forever when mkdir answers
+ * ENOENT under a parent that exists (e.g. CADRE_DATA_DIR=/proc/cadre). */
+function mkdirs(dir: string): void {
+  if (fs.existsSync(dir)) return;
+  mkdirs(path.dirname(dir));
+  fs.mkdirSync(dir);
+}
+
 function assertWritable(dir: string): void {
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    mkdirs(dir);
     fs.accessSync(dir, fs.constants.W_OK);
   } catch {
     throw new StartupError(
@@ -44,14 +79,20 @@ main('cadre', async () => {
     await assertPortFree(tc.embeddedPort, 'CADRE_TEMPORAL_PORT');
     await assertPortFree(tc.embeddedUiPort, 'CADRE_TEMPORAL_UI_PORT');
   }
+  // An external Postgres is checked (reachable, pgvector, migrated) before anything starts, so a wrong
+  // DATABASE_URL fails in one line instead of after a Temporal start and stop.
+  if (!config.db.embedded) await (await connectDatabase(config, { migrate: true })).knex.destroy();
 
   const children: Supervised[] = [];
   let shuttingDown = false;
+  const stopChildren = async () => {
+    if (children.length > 0) console.log('stopping Cadre…');
+    for (const c of [...children].reverse()) await c.stop();
+  };
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    console.log('stopping Cadre…');
-    for (const c of [...children].reverse()) await c.stop();
+    await stopChildren();
     process.exit(code);
   };
   process.on('SIGINT', () => void shutdown(0));
@@ -103,6 +144,7 @@ main('cadre', async () => {
       await waitFor('the embedded Postgres', () => tcpOpen(config.db.embeddedPort), 60_000);
     }
 
+    ensureConsoleBuilt();
     const { knex } = await connectDatabase(config, { migrate: true });
     const seed = await seedDemoWorkspace(knex);
     await knex.destroy();
@@ -120,7 +162,11 @@ main('cadre', async () => {
 
     printBanner(config.web.publicUrl, tc.embedded ? tc.uiUrl : undefined, seed);
   } catch (err) {
-    await shutdown(1).catch(() => undefined);
+    // Stop what started, then rethrow so main() prints the one line that says what to fix (shutdown() would
+    // exit before it). A shutdown already under way (a signal, a child that died) exits on its own.
+    if (shuttingDown) return new Promise<never>(() => undefined);
+    shuttingDown = true;
+    await stopChildren().catch(() => undefined);
     throw err;
   }
 });

@@ -146,7 +146,7 @@ export const agentSpecSchema = z
     description: z.string().max(2000).default(''),
     instructions: z.string().max(100_000).default(''),
     nodes: z.array(nodeSchema).min(1),
-    policy: policySchema.default(policySchema.parse({})),
+    policy: policySchema.default(() => policySchema.parse({})),
     sources: z.array(z.string()).default([]),
   })
   .superRefine((spec, ctx) => {

@@ -98,7 +98,7 @@ function cast(value: unknown, to: 'number' | 'string' | 'boolean', field: string
 export function applyTransform(node: Extract<AgentNode, { kind: 'transform' }>, data: ItemData): ItemData {
   const out: ItemData = structuredClone(data);
   for (const [from, to] of Object.entries(node.rename)) {
-    if (from in out) {
+    if (from in out && from !== to) {
       out[to] = out[from];
       delete out[from];
     }

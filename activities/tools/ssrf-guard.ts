@@ -14,12 +14,15 @@ for (const [prefix, bits] of [
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
   ['224.0.0.0', 4],
+  ['240.0.0.0', 4], // reserved, and the broadcast address
 ] as const) {
   blocked.addSubnet(prefix, bits, 'ipv4');
 }
 for (const [prefix, bits] of [
   ['::', 128],
   ['::1', 128],
+  ['::', 96], // IPv4-compatible addresses such as ::127.0.0.1
+  ['64:ff9b::', 96], // NAT64: reaches IPv4 addresses through a gateway
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
@@ -41,7 +44,8 @@ export async function assertPublicUrl(url: URL, allowHosts: readonly string[]): 
   if (!['http:', 'https:'].includes(url.protocol))
     throw new BlockedAddressError(`only http and https URLs are allowed, not ${url.protocol}`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (allowHosts.includes(host) || allowHosts.includes(url.host)) return;
+  const allowed = allowHosts.map((h) => h.toLowerCase());
+  if (allowed.includes(host) || allowed.includes(url.host)) return;
   const addresses = net.isIP(host) ? [host] : (await dns.lookup(host, { all: true })).map((a) => a.address);
   const bad = addresses.find(isBlocked);
   if (bad) {

@@ -1,6 +1,14 @@
 // The run engine against a real Temporal dev server and the embedded Postgres.
 import assert from 'node:assert/strict';
-import { createHarness, createLiveAgent, createTestWorkspace, items, startTestRun, waitForRun, type Harness } from '../support/harness';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  items,
+  startTestRun,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
 import { startHttpSink, startSmtpSink, type HttpSink, type SmtpSink } from '../support/sinks';
 import { decideUpdate } from '../../workflows/run-page';
 
@@ -33,13 +41,29 @@ describe('run engine', () => {
       name: 'route',
       nodes: [
         { kind: 'input', id: 'rows', format: 'csv', next: 'clean' },
-        { kind: 'transform', id: 'clean', cast: { amount: 'number' }, set: { label: '{{vendor}} ({{invoice}})' }, next: 'route' },
-        { kind: 'branch', id: 'route', branches: [{ when: { field: 'amount', op: 'gt', value: 10000 }, next: 'review' }], otherwise: 'report' },
+        {
+          kind: 'transform',
+          id: 'clean',
+          cast: { amount: 'number' },
+          set: { label: '{{vendor}} ({{invoice}})' },
+          next: 'route',
+        },
+        {
+          kind: 'branch',
+          id: 'route',
+          branches: [{ when: { field: 'amount', op: 'gt', value: 10000 }, next: 'review' }],
+          otherwise: 'report',
+        },
         { kind: 'flag_for_review', id: 'review', reason: '{{invoice}} is large' },
         { kind: 'output', id: 'report', format: 'csv', fields: ['invoice', 'amount', 'label'] },
       ],
     });
-    const run = await startTestRun(h, ws, agent.id, 'invoice,vendor,amount\nINV-1,Acme,"1,200.50"\nINV-2,Globex,18250\nINV-3,Initech,990');
+    const run = await startTestRun(
+      h,
+      ws,
+      agent.id,
+      'invoice,vendor,amount\nINV-1,Acme,"1,200.50"\nINV-2,Globex,18250\nINV-3,Initech,990',
+    );
     const done = await waitForRun(h, run.id, (r) => r.ended_at !== null);
     assert.equal(done.status, 'needs_review'); // a flagged item waits on a person
     assert.deepEqual([done.total, done.done, done.needs_review, done.failed], [3, 2, 1, 0]);
@@ -48,7 +72,10 @@ describe('run engine', () => {
     assert.equal(rows[1].error, 'flagged for review: INV-2 is large');
     assert.deepEqual(rows[0].output, { invoice: 'INV-1', amount: 1200.5, label: 'Acme (INV-1)' });
     const [file] = await h.stack.knex('files').where({ run_id: run.id });
-    assert.equal(file.content.toString(), 'invoice,amount,label\nINV-1,1200.5,Acme (INV-1)\nINV-3,990,Initech (INV-3)\n');
+    assert.equal(
+      file.content.toString(),
+      'invoice,amount,label\nINV-1,1200.5,Acme (INV-1)\nINV-3,990,Initech (INV-3)\n',
+    );
   });
 
   it('fails one item whose data cannot be cleaned, and completes the run with the failure listed', async () => {
@@ -59,7 +86,12 @@ describe('run engine', () => {
         { kind: 'transform', id: 'cast', cast: { amount: 'number' } },
       ],
     });
-    const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ amount: '5' }, { amount: 'five' }, { amount: 7 }]));
+    const run = await startTestRun(
+      h,
+      ws,
+      agent.id,
+      JSON.stringify([{ amount: '5' }, { amount: 'five' }, { amount: 7 }]),
+    );
     const done = await waitForRun(h, run.id);
     assert.equal(done.status, 'completed');
     assert.deepEqual([done.done, done.failed], [2, 1]);
@@ -84,7 +116,10 @@ describe('run engine', () => {
     const state = await h.stack.knex('agent_state').where({ agent_id: agent.id, key: 'seen' }).first();
     assert.equal(state.value, 10_000);
     const seen = (await items(h, run.id)).map((i) => i.data.seen).sort((a, b) => a - b);
-    assert.deepEqual(seen, Array.from({ length: 10_000 }, (_, i) => i + 1)); // every increment distinct
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 10_000 }, (_, i) => i + 1),
+    ); // every increment distinct
   });
 
   describe('approvals', () => {
@@ -92,9 +127,17 @@ describe('run engine', () => {
       name: 'webhook',
       nodes: [
         { kind: 'input', id: 'in', format: 'json', next: 'post' },
-        { kind: 'tool', id: 'post', tool: 'http.request', arguments: { method: 'POST', url: `${httpSink.url}/hook`, body: { id: '{{id}}', amount: '{{amount}}' } }, save_as: 'response' },
+        {
+          kind: 'tool',
+          id: 'post',
+          tool: 'http.request',
+          arguments: { method: 'POST', url: `${httpSink.url}/hook`, body: { id: '{{id}}', amount: '{{amount}}' } },
+          save_as: 'response',
+        },
       ],
-      policy: { approvals: { 'http.request': { mode: 'when', when: { field: 'body.amount', op: 'gt', value: 1000 } } } },
+      policy: {
+        approvals: { 'http.request': { mode: 'when', when: { field: 'body.amount', op: 'gt', value: 1000 } } },
+      },
     });
 
     async function pendingApprovals(runId: string, count: number) {
@@ -108,23 +151,44 @@ describe('run engine', () => {
 
     it('runs small calls at once and waits for a reviewer before a large one; approve → it runs once', async () => {
       const agent = await createLiveAgent(h, ws, webhookAgent());
-      const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ id: 'a', amount: 10 }, { id: 'b', amount: 5000 }]));
+      const run = await startTestRun(
+        h,
+        ws,
+        agent.id,
+        JSON.stringify([
+          { id: 'a', amount: 10 },
+          { id: 'b', amount: 5000 },
+        ]),
+      );
       const [approval] = await pendingApprovals(run.id, 1);
       assert.equal(approval.item_seq, 1);
       assert.deepEqual(approval.arguments.body, { id: 'b', amount: 5000 });
       await waitForRun(h, run.id, (r) => r.done === 1); // the small call runs without waiting on anyone
-      assert.deepEqual(httpSink.requests.map((r) => r.body), [{ id: 'a', amount: 10 }]);
+      assert.deepEqual(
+        httpSink.requests.map((r) => r.body),
+        [{ id: 'a', amount: 10 }],
+      );
 
-      await h.client.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, { args: [{ approvalId: approval.id, approve: true, by: 'reviewer@test' }] });
+      await h.client.workflow
+        .getHandle(approval.workflow_id)
+        .executeUpdate(decideUpdate, { args: [{ approvalId: approval.id, approve: true, by: 'reviewer@test' }] });
       const done = await waitForRun(h, run.id);
       assert.equal(done.status, 'completed');
-      assert.deepEqual(httpSink.requests.map((r) => r.body), [{ id: 'a', amount: 10 }, { id: 'b', amount: 5000 }]);
+      assert.deepEqual(
+        httpSink.requests.map((r) => r.body),
+        [
+          { id: 'a', amount: 10 },
+          { id: 'b', amount: 5000 },
+        ],
+      );
       const decided = await h.stack.knex('approvals').where({ id: approval.id }).first();
       assert.equal(decided.status, 'approved');
       assert.equal(decided.decided_by, 'reviewer@test');
       // deciding twice is refused with a reason
       await assert.rejects(
-        h.client.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, { args: [{ approvalId: approval.id, approve: false, by: 'x' }] }),
+        h.client.workflow
+          .getHandle(approval.workflow_id)
+          .executeUpdate(decideUpdate, { args: [{ approvalId: approval.id, approve: false, by: 'x' }] }),
       );
     });
 
@@ -132,7 +196,11 @@ describe('run engine', () => {
       const agent = await createLiveAgent(h, ws, webhookAgent());
       const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ id: 'c', amount: 9000 }]));
       const [approval] = await pendingApprovals(run.id, 1);
-      await h.client.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, { args: [{ approvalId: approval.id, approve: false, by: 'boss@test', reason: 'duplicate' }] });
+      await h.client.workflow
+        .getHandle(approval.workflow_id)
+        .executeUpdate(decideUpdate, {
+          args: [{ approvalId: approval.id, approve: false, by: 'boss@test', reason: 'duplicate' }],
+        });
       const done = await waitForRun(h, run.id);
       assert.equal(done.status, 'completed');
       assert.equal(httpSink.requests.length, 0);
@@ -146,13 +214,23 @@ describe('run engine', () => {
       const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ id: 'd', amount: 7000 }]));
       const [approval] = await pendingApprovals(run.id, 1);
       const edited = { ...approval.arguments, body: { id: 'd', amount: 6500 } };
-      await h.client.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, { args: [{ approvalId: approval.id, approve: true, arguments: edited, by: 'r' }] });
+      await h.client.workflow
+        .getHandle(approval.workflow_id)
+        .executeUpdate(decideUpdate, {
+          args: [{ approvalId: approval.id, approve: true, arguments: edited, by: 'r' }],
+        });
       await waitForRun(h, run.id);
-      assert.deepEqual(httpSink.requests.map((r) => r.body), [{ id: 'd', amount: 6500 }]);
+      assert.deepEqual(
+        httpSink.requests.map((r) => r.body),
+        [{ id: 'd', amount: 6500 }],
+      );
     });
 
     it('timeout → the policy decides (here: reject)', async () => {
-      const agent = await createLiveAgent(h, ws, { ...webhookAgent(), policy: { ...webhookAgent().policy, approval_timeout_seconds: 1, on_approval_timeout: 'reject' } });
+      const agent = await createLiveAgent(h, ws, {
+        ...webhookAgent(),
+        policy: { ...webhookAgent().policy, approval_timeout_seconds: 1, on_approval_timeout: 'reject' },
+      });
       const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ id: 'e', amount: 2000 }]));
       const done = await waitForRun(h, run.id);
       assert.equal(done.status, 'completed');
@@ -168,10 +246,23 @@ describe('run engine', () => {
       name: 'mail',
       nodes: [
         { kind: 'input', id: 'in', format: 'json', next: 'mail' },
-        { kind: 'tool', id: 'mail', tool: 'email.send', arguments: { to: '{{email}}', subject: 'Hello {{name}}', text: 'Your total is {{total}}.' } },
+        {
+          kind: 'tool',
+          id: 'mail',
+          tool: 'email.send',
+          arguments: { to: '{{email}}', subject: 'Hello {{name}}', text: 'Your total is {{total}}.' },
+        },
       ],
     });
-    const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ email: 'ann@example.com', name: 'Ann', total: 3 }, { email: 'bob@example.com', name: 'Bob', total: 4 }]));
+    const run = await startTestRun(
+      h,
+      ws,
+      agent.id,
+      JSON.stringify([
+        { email: 'ann@example.com', name: 'Ann', total: 3 },
+        { email: 'bob@example.com', name: 'Bob', total: 4 },
+      ]),
+    );
     const done = await waitForRun(h, run.id);
     assert.equal(done.status, 'completed');
     assert.deepEqual(smtp.messages.map((m) => m.to).sort(), [['ann@example.com'], ['bob@example.com']]);
@@ -191,11 +282,19 @@ describe('run engine', () => {
           { kind: 'tool', id: 'get', tool: 'http.request', arguments: { method: 'GET', url: '{{url}}' } },
         ],
       });
-      const run = await startTestRun(strict, wsId, agent.id, JSON.stringify([{ url: `${httpSink.url}/x` }, { url: 'http://169.254.169.254/latest/meta-data' }]));
+      const run = await startTestRun(
+        strict,
+        wsId,
+        agent.id,
+        JSON.stringify([{ url: `${httpSink.url}/x` }, { url: 'http://169.254.169.254/latest/meta-data' }]),
+      );
       const done = await waitForRun(strict, run.id);
       assert.equal(done.failed, 2);
       const rows = await items(strict, run.id);
-      assert.match(rows[0].error, /127\.0\.0\.1 resolves to 127\.0\.0\.1, a private or internal address; add the host to CADRE_HTTP_ALLOW_HOSTS/);
+      assert.match(
+        rows[0].error,
+        /127\.0\.0\.1 resolves to 127\.0\.0\.1, a private or internal address; add the host to CADRE_HTTP_ALLOW_HOSTS/,
+      );
       assert.match(rows[1].error, /169\.254\.169\.254/);
       assert.equal(httpSink.requests.length, 0);
     } finally {
@@ -210,8 +309,19 @@ describe('run engine', () => {
       nodes: [
         { kind: 'input', id: 'in', format: 'lines', next: 'count' },
         { kind: 'tool', id: 'count', tool: 'state.increment', arguments: { key: 'n' }, next: 'gate' },
-        { kind: 'approval', id: 'gate', message: 'ok?', when: { field: 'text', op: 'equals', value: 'wait' }, next: 'post' },
-        { kind: 'tool', id: 'post', tool: 'http.request', arguments: { method: 'POST', url: `${slow.url}/after`, body: { t: '{{text}}' } } },
+        {
+          kind: 'approval',
+          id: 'gate',
+          message: 'ok?',
+          when: { field: 'text', op: 'equals', value: 'wait' },
+          next: 'post',
+        },
+        {
+          kind: 'tool',
+          id: 'post',
+          tool: 'http.request',
+          arguments: { method: 'POST', url: `${slow.url}/after`, body: { t: '{{text}}' } },
+        },
       ],
       policy: { approvals: { 'http.request': { mode: 'never' } } },
     });

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Knex } from 'knex';
 import { loadConfig, type CadreConfig } from '../../cadre.config';
 import { createKnex } from '../../db/knex';
@@ -42,6 +42,7 @@ function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, log
 }
 
 async function startStack(): Promise<TestStack> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-test-'));
   const [temporalPort, temporalUiPort, dbPort] = [await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
@@ -58,10 +59,26 @@ async function startStack(): Promise<TestStack> {
   const temporalConfig = loadTemporalConfig(env);
 
   const temporalBin = ensureTemporalCli();
-  const searchAttributes = Object.entries(temporalConfig.searchAttributes).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]);
+  const searchAttributes = Object.entries(temporalConfig.searchAttributes).flatMap(([k, t]) => [
+    '--search-attribute',
+    `${k}=${t}`,
+  ]);
   startChild(
     temporalBin,
-    ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(temporalPort), '--ui-port', String(temporalUiPort), '--log-level', 'error', ...searchAttributes],
+    [
+      'server',
+      'start-dev',
+      '--headless',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(temporalPort),
+      '--ui-port',
+      String(temporalUiPort),
+      '--log-level',
+      'error',
+      ...searchAttributes,
+    ],
     env,
     path.join(dataDir, 'temporal.log'),
   );

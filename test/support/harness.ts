@@ -56,14 +56,22 @@ export async function createHarness(overrides: { config?: Partial<CadreConfig> }
   };
 }
 
-export async function createTestWorkspace(h: Harness, opts: { plan?: Plan; apiEnabled?: boolean; scopes?: Scope[] } = {}) {
+export async function createTestWorkspace(
+  h: Harness,
+  opts: { plan?: Plan; apiEnabled?: boolean; scopes?: Scope[] } = {},
+) {
   const ws = await createWorkspace(h.stack.knex, `test ${randomUUID().slice(0, 8)}`, opts.plan ?? 'enterprise');
   if (opts.apiEnabled ?? true) await setApiEnabled(h.stack.knex, ws.id, true);
   const { key, record } = await createApiKey(h.stack.knex, ws.id, 'test key', opts.scopes ?? ['run', 'read', 'manage']);
   return { workspace: { ...ws, api_enabled: opts.apiEnabled ?? true }, key, keyRecord: record };
 }
 
-export async function createLiveAgent(h: Harness, workspaceId: string, spec: unknown, state: 'live' | 'draft' = 'live') {
+export async function createLiveAgent(
+  h: Harness,
+  workspaceId: string,
+  spec: unknown,
+  state: 'live' | 'draft' = 'live',
+) {
   const agent = await createAgent(h.stack.knex, workspaceId, agentSpecSchema.parse(spec));
   await h.stack.knex('agents').where({ id: agent.id }).update({ state });
   return (await getAgent(h.stack.knex, workspaceId, agent.id))!;
@@ -73,17 +81,29 @@ export async function createLiveAgent(h: Harness, workspaceId: string, spec: unk
 export async function startTestRun(h: Harness, workspaceId: string, agentId: string, input: string) {
   const ws = (await h.stack.knex('workspaces').where({ id: workspaceId }).first())!;
   const agent = (await getAgent(h.stack.knex, workspaceId, agentId))!;
-  const { run } = await startRun({ knex: h.stack.knex, temporal: h.client, temporalConfig: h.temporalConfig }, { workspace: ws, agent, input, trigger: 'manual' });
+  const { run } = await startRun(
+    { knex: h.stack.knex, temporal: h.client, temporalConfig: h.temporalConfig },
+    { workspace: ws, agent, input, trigger: 'manual' },
+  );
   return run;
 }
 
 /** Polls the run row until `predicate` holds (the tests' only notion of time is "eventually"). */
-export async function waitForRun(h: Harness, runId: string, predicate: (run: Record<string, unknown>) => boolean = (r) => ['completed', 'failed', 'cancelled'].includes(String(r.status)), timeoutMs = 60_000) {
+export async function waitForRun(
+  h: Harness,
+  runId: string,
+  predicate: (run: Record<string, unknown>) => boolean = (r) =>
+    ['completed', 'failed', 'cancelled'].includes(String(r.status)),
+  timeoutMs = 60_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const run = await h.stack.knex('runs').where({ id: runId }).first();
     if (predicate(run)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${runId} did not reach the expected state; it is ${JSON.stringify({ status: run.status, done: run.done, failed: run.failed, needs_review: run.needs_review, total: run.total, error: run.error })}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `run ${runId} did not reach the expected state; it is ${JSON.stringify({ status: run.status, done: run.done, failed: run.failed, needs_review: run.needs_review, total: run.total, error: run.error })}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }

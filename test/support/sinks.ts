@@ -14,7 +14,12 @@ export async function startHttpSink(respond: (n: number) => number = () => 200):
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
-      requests.push({ method: req.method!, path: req.url!, idempotencyKey: req.headers['idempotency-key'] as string | undefined, body: raw ? JSON.parse(raw) : undefined });
+      requests.push({
+        method: req.method!,
+        path: req.url!,
+        idempotencyKey: req.headers['idempotency-key'] as string | undefined,
+        body: raw ? JSON.parse(raw) : undefined,
+      });
       const status = respond(requests.length);
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ received: requests.length }));
     });

@@ -1,0 +1,138 @@
+// Serves one PGlite instance to many Postgres clients over TCP. PGlite is a single backend, so the clients'
+// protocol messages must take turns; @electric-sql/pglite-socket (0.2.x) takes turns per *message*, which lets
+// one connection's Parse/Bind/Execute interleave with another's, and can run one connection's statements
+// inside another's transaction. This queue takes turns per *exchange*: a connection keeps the backend from its
+// first message to its Sync (or simple Query), and for as long as its transaction is open. The connection
+// handler (wire framing, SSL and cancel requests) is the package's own.
+import net from 'node:net';
+import type { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
+
+interface Pending {
+  handlerId: number;
+  message: Uint8Array;
+  onData: (data: Uint8Array) => void;
+  resolve: (bytes: number) => void;
+  reject: (err: unknown) => void;
+}
+
+const SIMPLE_QUERY = 0x51; // 'Q'
+const SYNC = 0x53; // 'S'
+const syncMessage = new Uint8Array([SYNC, 0, 0, 0, 4]);
+
+/** Whether this message ends an exchange: a simple query, a Sync, or an untyped startup-phase message. */
+function endsExchange(message: Uint8Array): boolean {
+  const type = message[0];
+  return type === SIMPLE_QUERY || type === SYNC || type === 0;
+}
+
+export class ExchangeQueue {
+  private queue: Pending[] = [];
+  private processing = false;
+  private owner: number | null = null; // the connection whose exchange or transaction is in progress
+
+  constructor(private readonly db: PGlite) {}
+
+  enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ handlerId, message, onData, resolve, reject });
+      void this.process();
+    });
+  }
+
+  private async process(): Promise<void> {
+    if (this.processing) return;
+    this.processing = true;
+    try {
+      for (;;) {
+        const index = this.owner === null ? 0 : this.queue.findIndex((p) => p.handlerId === this.owner);
+        if (index < 0 || this.queue.length === 0) return; // the owner's next message has not arrived yet
+        const [next] = this.queue.splice(index, 1);
+        let bytes = 0;
+        try {
+          await this.db.runExclusive(() =>
+            this.db.execProtocolRawStream(next.message, {
+              onRawData: (data) => {
+                bytes += data.length;
+                next.onData(data);
+              },
+            }),
+          );
+        } catch (err) {
+          next.reject(err);
+          continue;
+        }
+        this.owner = endsExchange(next.message) && !this.db.isInTransaction() ? null : next.handlerId;
+        next.resolve(bytes);
+      }
+    } finally {
+      this.processing = false;
+    }
+  }
+
+  getQueueLength(): number {
+    return this.queue.length;
+  }
+
+  clearQueueForHandler(handlerId: number): void {
+    this.queue = this.queue.filter((p) => {
+      if (p.handlerId !== handlerId) return true;
+      p.reject(new Error('connection closed'));
+      return false;
+    });
+  }
+
+  /** A connection that went away mid-exchange or mid-transaction must not hold the backend. */
+  async clearTransactionIfNeeded(handlerId: number): Promise<void> {
+    if (this.owner !== handlerId) return;
+    await this.db.runExclusive(async () => {
+      await this.db.execProtocolRaw(syncMessage);
+      if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+    });
+    this.owner = null;
+    void this.process();
+  }
+}
+
+export interface PgliteServer {
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function servePglite(
+  db: PGlite,
+  opts: { host: string; port: number; maxConnections: number },
+): Promise<PgliteServer> {
+  const queue = new ExchangeQueue(db);
+  const handlers = new Set<PGLiteSocketHandler>();
+  const server = net.createServer((socket) => {
+    if (handlers.size >= opts.maxConnections) {
+      socket.end();
+      return;
+    }
+    const handler = new PGLiteSocketHandler({
+      queryQueue: queue as unknown as PGLiteSocketHandlerOptions['queryQueue'],
+      closeOnDetach: true,
+    });
+    handlers.add(handler);
+    const forget = () => handlers.delete(handler);
+    handler.addEventListener('close', forget);
+    handler.addEventListener('error', forget);
+    handler.attach(socket).catch(() => {
+      forget();
+      socket.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    async stop() {
+      for (const h of handlers) await h.detach(true);
+      handlers.clear();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,383 @@
+// The documented run endpoint and the API around it, over real HTTP against the real engine.
+import assert from 'node:assert/strict';
+import { revokeApiKey } from '../../db/api-keys';
+import { currentMonth } from '../../db/workspaces';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  startApi,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+type Json = any;
+const json = (res: Response): Promise<Json> => res.json();
+
+const csvAgent = {
+  name: 'csv',
+  nodes: [
+    { kind: 'input', id: 'rows', format: 'csv', next: 'out' },
+    { kind: 'output', id: 'out', format: 'csv', file_name: 'rows.csv' },
+  ],
+};
+
+describe('API v1', () => {
+  let h: Harness;
+  let api: { url: string; close(): Promise<void> };
+  let key: string;
+  let ws: string;
+  let agentId: string;
+
+  before(async () => {
+    h = await createHarness();
+    api = await startApi(h);
+    const t = await createTestWorkspace(h);
+    key = t.key;
+    ws = t.workspace.id;
+    agentId = (await createLiveAgent(h, ws, csvAgent)).id;
+  });
+  after(async () => {
+    await api?.close();
+    await h?.close();
+  });
+
+  const call = (path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}) => {
+    const headers = new Headers(init.headers);
+    const k = init.key === undefined ? key : init.key;
+    if (k) headers.set('authorization', `Bearer ${k}`);
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json');
+      body = JSON.stringify(init.json);
+    }
+    return fetch(`${api.url}${path}`, { ...init, headers, body });
+  };
+  const run = (agent: string, json: unknown, init: Parameters<typeof call>[1] = {}) =>
+    call(`/v1/agents/${agent}/run`, { method: 'POST', json, ...init });
+
+  async function problem(res: Response, status: number, code: string) {
+    assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${await res.clone().text()}`);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    const body = await json(res);
+    assert.equal(body.status, status);
+    assert.equal(body.code, code);
+    assert.equal(typeof body.title, 'string');
+    assert.ok(body.detail.length > 10, 'the detail says what to do');
+    return body;
+  }
+
+  describe('POST /v1/agents/{agent_id}/run', () => {
+    it('starts one run: 202, Location, the run with its links', async () => {
+      const res = await run(agentId, { input: 'a,b\n1,2\n3,4' });
+      assert.equal(res.status, 202);
+      const body = await json(res);
+      assert.equal(res.headers.get('location'), `/v1/runs/${body.id}`);
+      assert.ok(res.headers.get('x-request-id'));
+      assert.equal(body.agent_id, agentId);
+      assert.equal(body.agent_version, 1);
+      assert.equal(body.trigger, 'api');
+      assert.equal(body.status, 'running');
+      assert.equal(body.links.self, `http://cadre.test/v1/runs/${body.id}`);
+      assert.equal(body.links.console, `http://cadre.test/runs/${body.id}`);
+      assert.match(body.links.temporal, new RegExp(`/namespaces/default/workflows/run-${body.id}$`));
+      const done = await waitForRun(h, body.id);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.total, 2);
+
+      const details = await json(await call(`/v1/runs/${body.id}`));
+      assert.equal(details.status, 'completed');
+      assert.deepEqual(details.counts, { total: 2, pending: 0, done: 2, failed: 0, needs_review: 0, skipped: 0 });
+      assert.deepEqual(details.outputs[0].data, [
+        { a: '1', b: '2' },
+        { a: '3', b: '4' },
+      ]);
+      const file = await call(`/v1/runs/${body.id}/files/${details.files[0].id}`);
+      assert.equal(file.status, 200);
+      assert.match(file.headers.get('content-disposition') ?? '', /attachment; filename="?rows\.csv"?/);
+      assert.equal(await file.text(), 'a,b\n1,2\n3,4\n');
+    });
+
+    it('401 without a key, with a malformed header, an unknown key or a revoked key, with WWW-Authenticate', async () => {
+      for (const [init, code] of [
+        [{ key: null }, 'missing_api_key'],
+        [{ key: null, headers: { authorization: 'Basic abc' } }, 'malformed_authorization'],
+        [{ key: 'not-a-key' }, 'malformed_api_key'],
+        [{ key: 'cadre_aaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' }, 'unknown_api_key'],
+      ] as const) {
+        const res = await run(agentId, { input: 'a\n1' }, init);
+        await problem(res, 401, code);
+        assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/);
+      }
+      const other = await createTestWorkspace(h);
+      await revokeApiKey(h.stack.knex, other.workspace.id, other.keyRecord.id);
+      await problem(await run(agentId, { input: 'a\n1' }, { key: other.key }), 401, 'revoked_api_key');
+    });
+
+    it('403 when the workspace has no API access, or the key lacks the run scope', async () => {
+      const closed = await createTestWorkspace(h, { apiEnabled: false });
+      await problem(await run(agentId, { input: 'a\n1' }, { key: closed.key }), 403, 'api_access_disabled');
+      const readOnly = await createTestWorkspace(h, { scopes: ['read'] });
+      const agent = await createLiveAgent(h, readOnly.workspace.id, csvAgent);
+      await problem(await run(agent.id, { input: 'a\n1' }, { key: readOnly.key }), 403, 'missing_scope');
+    });
+
+    it('404 for an agent of another workspace, never revealing it; likewise its runs and approvals', async () => {
+      const b = await createTestWorkspace(h);
+      const agentB = await createLiveAgent(h, b.workspace.id, csvAgent);
+      await problem(await run(agentB.id, { input: 'a\n1' }), 404, 'agent_not_found');
+      await problem(await run('no-such-agent', { input: 'a\n1' }), 404, 'agent_not_found');
+      const runB = await json(await run(agentB.id, { input: 'a\n1' }, { key: b.key }));
+      await problem(await call(`/v1/runs/${runB.id}`), 404, 'run_not_found');
+      await problem(await call(`/v1/runs/${runB.id}/items`), 404, 'run_not_found');
+      await problem(await call(`/v1/runs/${runB.id}/cancel`, { method: 'POST' }), 404, 'run_not_found');
+      const listed = await json(await call('/v1/runs'));
+      assert.ok(!listed.data.some((r: { id: string }) => r.id === runB.id));
+    });
+
+    it('409 when the agent is not live, naming its state', async () => {
+      const draft = await createLiveAgent(h, ws, csvAgent, 'draft');
+      const body = await problem(await run(draft.id, { input: 'a\n1' }), 409, 'agent_not_live');
+      assert.equal(body.state, 'draft');
+      assert.match(body.detail, /draft/);
+    });
+
+    it('400 malformed JSON, 415 not JSON, 413 too large, 422 bad input', async () => {
+      await problem(
+        await call(`/v1/agents/${agentId}/run`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"input": ',
+        }),
+        400,
+        'malformed_json',
+      );
+      await problem(
+        await call(`/v1/agents/${agentId}/run`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: 'input=1',
+        }),
+        415,
+        'unsupported_media_type',
+      );
+      await problem(await run(agentId, { input: 'x'.repeat(70 * 1024) }), 413, 'body_too_large');
+      await problem(await run(agentId, {}), 422, 'invalid_body');
+      await problem(await run(agentId, { input: 42 }), 422, 'invalid_body');
+      await problem(await run(agentId, ['input']), 422, 'invalid_body');
+      const jsonAgent = await createLiveAgent(h, ws, {
+        name: 'json',
+        nodes: [{ kind: 'input', id: 'in', format: 'json' }],
+      });
+      const body = await problem(await run(jsonAgent.id, { input: 'not json' }), 422, 'input_unparseable');
+      assert.match(body.detail, /not valid JSON/);
+      // nothing was started by any of these
+      const runs = await h.stack.knex('runs').where({ agent_id: jsonAgent.id });
+      assert.equal(runs.length, 0);
+    });
+
+    it('the same Idempotency-Key returns the same run; another body with it is 422; 50 concurrent starts make one run', async () => {
+      const k = `idem-${Date.now()}`;
+      const first = await json(await run(agentId, { input: 'a\n1' }, { headers: { 'idempotency-key': k } }));
+      const again = await run(agentId, { input: 'a\n1' }, { headers: { 'idempotency-key': k } });
+      assert.equal(again.status, 202);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal((await json(again)).id, first.id);
+      await problem(
+        await run(agentId, { input: 'a\n2' }, { headers: { 'idempotency-key': k } }),
+        422,
+        'idempotency_key_reused',
+      );
+
+      const k2 = `idem-burst-${Date.now()}`;
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, () => run(agentId, { input: 'a\n1' }, { headers: { 'idempotency-key': k2 } })),
+      );
+      const ids = new Set(
+        await Promise.all(responses.map(async (r) => (assert.equal(r.status, 202), (await json(r)).id))),
+      );
+      assert.equal(ids.size, 1);
+      assert.equal((await h.stack.knex('runs').where({ idempotency_key: k2 })).length, 1);
+    });
+
+    it('429 with Retry-After once the plan allowance is used up; 200 concurrent starts with 100 left → exactly 100', async () => {
+      const free = await createTestWorkspace(h, { plan: 'free' });
+      const agent = await createLiveAgent(h, free.workspace.id, {
+        ...csvAgent,
+        nodes: [{ kind: 'input', id: 'in', format: 'lines' }],
+      });
+      const responses = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => run(agent.id, { input: `line ${i}` }, { key: free.key })),
+      );
+      const statuses = responses.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 202).length, 100);
+      assert.equal(statuses.filter((s) => s === 429).length, 100);
+      const refused = responses.find((r) => r.status === 429)!;
+      await problem(refused, 429, 'plan_allowance_exhausted');
+      assert.ok(Number(refused.headers.get('retry-after')) > 0);
+      const usage = await h.stack
+        .knex('workspace_usage')
+        .where({ workspace_id: free.workspace.id, month: currentMonth() })
+        .first();
+      assert.equal(usage.runs, 100);
+      assert.equal((await h.stack.knex('runs').where({ workspace_id: free.workspace.id })).length, 100);
+    });
+  });
+
+  describe('agents', () => {
+    it('creates, versions and moves an agent through its lifecycle; Draft → Ready needs a successful test run', async () => {
+      const created = await call('/v1/agents', { method: 'POST', json: csvAgent });
+      assert.equal(created.status, 201);
+      const agent = await json(created);
+      assert.equal(agent.state, 'draft');
+      const refused = await problem(
+        await call(`/v1/agents/${agent.id}/state`, { method: 'POST', json: { state: 'live' } }),
+        409,
+        'invalid_transition',
+      );
+      assert.match(refused.detail, /can move to ready/);
+      await problem(
+        await call(`/v1/agents/${agent.id}/state`, { method: 'POST', json: { state: 'ready' } }),
+        409,
+        'invalid_transition',
+      );
+
+      const test = await json(
+        await call(`/v1/agents/${agent.id}/test-run`, { method: 'POST', json: { input: 'a\n1' } }),
+      );
+      assert.equal(test.trigger, 'test');
+      await waitForRun(h, test.id);
+      for (const state of ['ready', 'live', 'paused', 'live']) {
+        const res = await call(`/v1/agents/${agent.id}/state`, { method: 'POST', json: { state } });
+        assert.equal(res.status, 200, await res.clone().text());
+        assert.equal((await json(res)).state, state);
+      }
+      const updated = await json(
+        await call(`/v1/agents/${agent.id}`, { method: 'PUT', json: { ...csvAgent, description: 'v2' } }),
+      );
+      assert.equal(updated.current_version, 2);
+      const versions = await json(await call(`/v1/agents/${agent.id}/versions`));
+      assert.deepEqual(
+        versions.data.map((v: { version: number }) => v.version),
+        [2, 1],
+      );
+      assert.equal((await json(await call(`/v1/agents/${agent.id}/versions/1`))).spec.description, '');
+    });
+
+    it('refuses an invalid graph with 422 and a message per problem', async () => {
+      const body = await problem(
+        await call('/v1/agents', {
+          method: 'POST',
+          json: { name: 'x', nodes: [{ kind: 'input', id: 'in', next: 'missing' }] },
+        }),
+        422,
+        'invalid_body',
+      );
+      assert.match(body.detail, /node "in" points to "missing", which does not exist/);
+      const retrieve = await problem(
+        await call('/v1/agents', {
+          method: 'POST',
+          json: {
+            name: 'x',
+            nodes: [
+              { kind: 'input', id: 'in', next: 'r' },
+              { kind: 'retrieve', id: 'r', query: '{{q}}' },
+            ],
+          },
+        }),
+        422,
+        'retrieve_unavailable',
+      );
+      assert.match(retrieve.detail, /sources are not available/);
+    });
+
+    it('keeps a per-agent state store with optimistic concurrency', async () => {
+      const put = await call(`/v1/agents/${agentId}/state-store/limit`, { method: 'PUT', json: { value: 5 } });
+      const entry = await json(put);
+      assert.equal(entry.value, 5);
+      await problem(
+        await call(`/v1/agents/${agentId}/state-store/limit`, {
+          method: 'PUT',
+          json: { value: 6, expected_version: entry.version + 1 },
+        }),
+        409,
+        'state_conflict',
+      );
+      assert.equal(
+        (
+          await json(
+            await call(`/v1/agents/${agentId}/state-store/limit`, {
+              method: 'PUT',
+              json: { value: 7, expected_version: entry.version },
+            }),
+          )
+        ).value,
+        7,
+      );
+      assert.equal((await call(`/v1/agents/${agentId}/state-store/limit`, { method: 'DELETE' })).status, 204);
+      await problem(await call(`/v1/agents/${agentId}/state-store/limit`), 404, 'state_key_not_found');
+    });
+  });
+
+  describe('approvals and cancel', () => {
+    it('decides a pending approval through the API, recording who decided; a second decision is 409', async () => {
+      const agent = await createLiveAgent(h, ws, {
+        name: 'gate',
+        nodes: [
+          { kind: 'input', id: 'in', format: 'json', next: 'gate' },
+          { kind: 'approval', id: 'gate', message: 'Pay {{amount}}?', next: 'sum' },
+          { kind: 'tool', id: 'sum', tool: 'state.increment', arguments: { key: 'paid', by: '{{amount}}' } },
+        ],
+      });
+      const started = await json(await run(agent.id, { input: '[{"amount": 40}]' }));
+      await waitForRun(h, started.id, (r) => r.status === 'needs_review');
+      const pending = await json(await call(`/v1/approvals?status=pending`));
+      const approval = pending.data.find((a: { run_id: string }) => a.run_id === started.id);
+      assert.equal(approval.message, 'Pay 40?');
+      const res = await call(`/v1/approvals/${approval.id}/decision`, {
+        method: 'POST',
+        json: { decision: 'approve', comment: 'ok' },
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const decided = await json(res);
+      assert.equal(decided.status, 'approved');
+      assert.equal(decided.decided_by, 'api key "test key"');
+      await problem(
+        await call(`/v1/approvals/${approval.id}/decision`, { method: 'POST', json: { decision: 'reject' } }),
+        409,
+        'approval_decided',
+      );
+      assert.equal((await waitForRun(h, started.id)).status, 'completed');
+      assert.equal((await h.stack.knex('agent_state').where({ agent_id: agent.id, key: 'paid' }).first()).value, 40);
+    });
+
+    it('cancels a running run; cancelling a finished one is 409', async () => {
+      const agent = await createLiveAgent(h, ws, {
+        name: 'wait',
+        nodes: [
+          { kind: 'input', id: 'in', format: 'lines', next: 'gate' },
+          { kind: 'approval', id: 'gate' },
+        ],
+      });
+      const started = await json(await run(agent.id, { input: 'x\ny' }));
+      await waitForRun(h, started.id, (r) => r.status === 'needs_review');
+      assert.equal((await call(`/v1/runs/${started.id}/cancel`, { method: 'POST' })).status, 202);
+      const done = await waitForRun(h, started.id);
+      assert.equal(done.status, 'cancelled');
+      await problem(await call(`/v1/runs/${started.id}/cancel`, { method: 'POST' }), 409, 'run_finished');
+    });
+
+    it('lists runs newest first with filters and cursor pagination', async () => {
+      const page1 = await json(await call(`/v1/runs?agent_id=${agentId}&limit=2`));
+      assert.equal(page1.data.length, 2);
+      assert.ok(page1.next_cursor);
+      const page2 = await json(await call(`/v1/runs?agent_id=${agentId}&limit=2&cursor=${page1.next_cursor}`));
+      assert.ok(page2.data.length >= 1);
+      assert.ok(new Date(page1.data[1].created_at) >= new Date(page2.data[0].created_at));
+      assert.ok(!page2.data.some((r: { id: string }) => page1.data.some((p: { id: string }) => p.id === r.id)));
+      await problem(await call('/v1/runs?status=bogus'), 400, 'invalid_status');
+      await problem(await call('/v1/runs?cursor=zzz'), 400, 'invalid_cursor');
+    });
+  });
+});

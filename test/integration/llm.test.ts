@@ -1,0 +1,466 @@
+// Model steps end to end: the real @anthropic-ai/sdk talking over HTTP to the local Anthropic-compatible server
+// (test/fakes/anthropic.ts), inside runs on the real Temporal dev server and the embedded Postgres.
+import assert from 'node:assert/strict';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  items,
+  startTestRun,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
+import { startHttpSink, type HttpSink } from '../support/sinks';
+import {
+  apiErrors,
+  itemOf,
+  reply,
+  startFakeAnthropic,
+  text,
+  toolResultsOf,
+  toolUse,
+  turnOf,
+  type FakeAnthropic,
+  type MessagesRequest,
+  type RecordedRequest,
+} from '../fakes/anthropic';
+
+const modelName = 'claude-sonnet-4-5';
+const colors = ['teal', 'ochre', 'crimson', 'ivory', 'slate'];
+
+/** What the item says, and therefore what a correct extraction answers. */
+const orderMessage = (order: number) => ({
+  id: `m-${order}`,
+  text: `Hi! Order #${order}: ${(order % 7) + 1} tins of ${colors[order % 5]} paint, please.`,
+});
+const expectedOrder = (order: number) => ({ order, quantity: (order % 7) + 1, color: colors[order % 5] });
+
+/** The fake model's reading of an item, derived only from what the SDK sent. */
+function extract(body: MessagesRequest) {
+  const m = /Order #(\d+): (\d+) tins of (\w+) paint/.exec(String(itemOf(body).text));
+  if (!m) throw new Error('the request does not carry the item');
+  return { order: Number(m[1]), quantity: Number(m[2]), color: m[3] };
+}
+
+const orderSchema = {
+  type: 'object',
+  properties: {
+    order: { type: 'integer' },
+    quantity: { type: 'integer', minimum: 1 },
+    color: { type: 'string', enum: colors },
+  },
+  required: ['order', 'quantity', 'color'],
+  additionalProperties: false,
+};
+
+const extractAgent = (name: string, policy: Record<string, unknown> = {}) => ({
+  name,
+  instructions: 'You read customer messages for a paint shop.',
+  nodes: [
+    { kind: 'input', id: 'in', format: 'json', next: 'extract' },
+    {
+      kind: 'llm',
+      id: 'extract',
+      instructions: 'Extract the order number, the quantity and the colour.',
+      output_schema: orderSchema,
+    },
+  ],
+  policy,
+});
+
+/** The API key the SDK sent (SDK 1.x sends it as a bearer token; older ones as x-api-key). */
+const apiKeyOf = (r: RecordedRequest) =>
+  (r.headers['x-api-key'] as string | undefined) ?? String(r.headers.authorization).replace(/^Bearer /, '');
+
+const submitted = (body: MessagesRequest) =>
+  reply([toolUse('submit_output', extract(body))], { usage: { input_tokens: 100, output_tokens: 20 } });
+
+describe('llm steps', () => {
+  let fake: FakeAnthropic;
+  let sink: HttpSink;
+  let h: Harness;
+  let ws: string;
+
+  before(async () => {
+    fake = await startFakeAnthropic();
+    sink = await startHttpSink();
+    h = await createHarness({
+      config: {
+        model: { apiKey: 'test-key', baseUrl: fake.url, name: modelName },
+        http: { allowHosts: ['127.0.0.1'] },
+      } as never,
+    });
+    ws = (await createTestWorkspace(h)).workspace.id;
+  });
+  after(async () => {
+    await h?.close();
+    await fake?.close();
+    await sink?.close();
+  });
+  beforeEach(() => {
+    fake.reset();
+    fake.setHandler(() => apiErrors.internal('no handler set for this test'));
+    sink.requests.length = 0;
+  });
+
+  async function run(spec: unknown, input: unknown[], harness = h, workspace = ws) {
+    const agent = await createLiveAgent(harness, workspace, spec);
+    const started = await startTestRun(harness, workspace, agent.id, JSON.stringify(input));
+    const done = await waitForRun(harness, started.id);
+    return { agent, run: done, rows: await items(harness, started.id) };
+  }
+
+  it('extracts 50 items with an output schema, stores reasoning and usage per item, and sums usage on the run', async () => {
+    fake.setHandler((body, index) => {
+      const answer = extract(body);
+      return reply(
+        [text(`Order ${answer.order}: ${answer.quantity} × ${answer.color}.`), toolUse('submit_output', answer)],
+        {
+          delayMs: 25, // lets the steps overlap, so the concurrency cap shows
+          // the first request writes the prompt cache, the rest read it
+          usage: {
+            input_tokens: 100,
+            output_tokens: 20,
+            ...(index === 0 ? { cache_creation_input_tokens: 400 } : { cache_read_input_tokens: 400 }),
+          },
+        },
+      );
+    });
+    const spec = extractAgent('extract orders', { concurrency: 5 });
+    spec.nodes[1] = { ...spec.nodes[1], next: 'record' } as never;
+    spec.nodes.push({
+      kind: 'tool',
+      id: 'record',
+      tool: 'state.append',
+      arguments: { key: 'orders', value: { order: '{{order}}', quantity: '{{quantity}}', color: '{{color}}' } },
+    } as never);
+    const orders = Array.from({ length: 50 }, (_, i) => i + 1);
+    const { agent, run: done, rows } = await run(spec, orders.map(orderMessage));
+
+    assert.equal(done.status, 'completed');
+    assert.deepEqual([done.total, done.done, done.failed], [50, 50, 0]);
+    for (const [i, row] of rows.entries()) {
+      const want = expectedOrder(orders[i]);
+      assert.equal(row.status, 'done');
+      assert.deepEqual(row.data, { ...orderMessage(orders[i]), ...want });
+      assert.deepEqual(row.reasoning, [
+        { node: 'extract', type: 'text', text: `Order ${want.order}: ${want.quantity} × ${want.color}.` },
+        { node: 'extract', type: 'tool_call', tool: 'submit_output', input: want },
+      ]);
+      // each item paid for its own turn; exactly one wrote the cache
+      assert.equal(row.usage.output_tokens, 20);
+      assert.equal(row.usage.input_tokens + row.usage.cache_read_tokens, 500);
+      assert.ok(row.usage.cost_usd > 0);
+    }
+    assert.equal(rows.filter((r) => r.usage.cache_read_tokens === 0).length, 1);
+
+    // the run's usage is the sum of its items' (Sonnet: $3 / $15 per million, cache reads a tenth of input)
+    assert.deepEqual(
+      {
+        input: Number(done.usage.input_tokens),
+        output: Number(done.usage.output_tokens),
+        cacheRead: Number(done.usage.cache_read_tokens),
+      },
+      { input: 50 * 100 + 400, output: 50 * 20, cacheRead: 49 * 400 },
+    );
+    const itemCost = rows.reduce((sum, r) => sum + r.usage.cost_usd, 0);
+    assert.ok(Math.abs(Number(done.usage.cost_usd) - itemCost) < 1e-9, `${done.usage.cost_usd} ≠ ${itemCost}`);
+    assert.ok(Math.abs(Number(done.usage.cost_usd) - (5400 * 3 + 19600 * 0.3 + 1000 * 15) / 1e6) < 1e-9);
+
+    // the tool after the model step saw every extracted answer
+    const state = await h.stack.knex('agent_state').where({ agent_id: agent.id, key: 'orders' }).first();
+    assert.deepEqual(
+      [...state.value].sort((a, b) => a.order - b.order),
+      orders.map(expectedOrder),
+    );
+
+    // what the SDK actually sent: one request per item, one cacheable system prompt shared by all of them
+    assert.equal(fake.requests.length, 50);
+    assert.ok(fake.maxInFlight > 1 && fake.maxInFlight <= 5, `at most 5 model calls at once (saw ${fake.maxInFlight})`);
+    const [first] = fake.requests;
+    assert.equal(first.path, '/v1/messages');
+    assert.equal(apiKeyOf(first), 'test-key');
+    assert.ok(first.headers['anthropic-version']);
+    assert.equal(first.body.model, modelName);
+    const system = first.body.system as { type: string; text: string; cache_control?: unknown }[];
+    assert.equal(system.length, 1);
+    assert.deepEqual(system[0].cache_control, { type: 'ephemeral' });
+    assert.match(system[0].text, /You read customer messages for a paint shop\./);
+    assert.match(system[0].text, /Extract the order number, the quantity and the colour\./);
+    assert.equal(new Set(fake.requests.map((r) => JSON.stringify([r.body.system, r.body.tools]))).size, 1);
+    assert.deepEqual(
+      first.body.tools!.map((t) => [t.name, t.input_schema]),
+      [['submit_output', orderSchema]],
+    );
+    assert.deepEqual(
+      fake.requests.map((r) => extract(r.body).order).sort((a, b) => a - b),
+      orders,
+    );
+    assert.ok(fake.requests.every((r) => r.body.messages.length === 1 && r.body.messages[0].role === 'user'));
+  });
+
+  describe('agent tools', () => {
+    const notifyAgent = (policy: Record<string, unknown> = {}) => ({
+      name: 'notify',
+      instructions: 'You keep the warehouse informed.',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'notify' },
+        {
+          kind: 'llm',
+          id: 'notify',
+          instructions: 'Tell the warehouse about the order, then report the status code it answered.',
+          tools: ['http.request'],
+          output_schema: { type: 'object', properties: { status: { type: 'integer' } }, required: ['status'] },
+        },
+      ],
+      policy,
+    });
+    const callWarehouse = (body: MessagesRequest, id?: string) =>
+      reply([
+        text('Posting the order to the warehouse.'),
+        toolUse(
+          'http_request',
+          { method: 'POST', url: `${sink.url}/warehouse`, body: { order: extract(body).order } },
+          id,
+        ),
+      ]);
+    const reportStatus = (body: MessagesRequest) => {
+      const [result] = toolResultsOf(body);
+      const status = result && !result.is_error ? JSON.parse(String(result.content)).status : -1;
+      return reply([toolUse('submit_output', { status })]);
+    };
+
+    it('calls an agent tool before submitting: the tool result goes back to the model and the call happens once', async () => {
+      fake.setHandler((body) => (turnOf(body) === 0 ? callWarehouse(body, 'toolu_warehouse_1') : reportStatus(body)));
+      const { run: done, rows } = await run(notifyAgent(), [orderMessage(7)]);
+
+      assert.equal(done.status, 'completed');
+      assert.equal(rows[0].status, 'done');
+      assert.equal(rows[0].data.status, 200);
+      assert.equal(sink.requests.length, 1);
+      assert.deepEqual(sink.requests[0].body, { order: 7 });
+      assert.ok(
+        sink.requests[0].idempotencyKey?.startsWith(`${done.id}:0:notify:http.request:`),
+        sink.requests[0].idempotencyKey,
+      );
+
+      assert.equal(fake.requests.length, 2);
+      assert.deepEqual(
+        fake.requests[0].body.tools!.map((t) => t.name),
+        ['http_request', 'submit_output'],
+      );
+      const httpSchema = fake.requests[0].body.tools![0].input_schema as {
+        type: string;
+        properties: Record<string, unknown>;
+      };
+      assert.equal(httpSchema.type, 'object');
+      assert.ok('url' in httpSchema.properties && 'method' in httpSchema.properties);
+      const second = fake.requests[1].body.messages;
+      assert.deepEqual(
+        second.map((m) => m.role),
+        ['user', 'assistant', 'user'],
+      );
+      const [result] = toolResultsOf(fake.requests[1].body);
+      assert.equal(result.tool_use_id, 'toolu_warehouse_1');
+      assert.equal(result.is_error, false);
+      assert.deepEqual(JSON.parse(String(result.content)), { status: 200, body: { received: 1 } });
+
+      assert.deepEqual(
+        rows[0].reasoning.map((r: { type: string; tool?: string }) => [r.type, r.tool]),
+        [
+          ['text', undefined],
+          ['tool_call', 'http_request'],
+          ['tool_result', 'http_request'],
+          ['tool_call', 'submit_output'],
+        ],
+      );
+    });
+
+    it('does not repeat a tool call when the activity is retried after the model became unavailable', async () => {
+      let followUps = 0;
+      fake.setHandler((body) => {
+        if (turnOf(body) === 0) return callWarehouse(body); // a fresh tool_use id on every attempt, like the API
+        return ++followUps <= 3 ? apiErrors.overloaded() : reportStatus(body); // the SDK gives up after 3 tries
+      });
+      const { run: done, rows } = await run(notifyAgent({ error_policy: { retries: 1 } }), [orderMessage(8)]);
+
+      assert.equal(done.status, 'completed');
+      assert.equal(rows[0].status, 'done');
+      assert.equal(rows[0].data.status, 200); // the recorded result of the first call
+      assert.equal(fake.requests.length, 6); // attempt 1: call + 3 × 529; attempt 2: call + answer
+      assert.equal(sink.requests.length, 1);
+    });
+
+    it('tells the model when a tool call fails, so it can answer anyway', async () => {
+      fake.setHandler((body) =>
+        turnOf(body) === 0
+          ? reply([toolUse('http_request', { method: 'GET', url: 'http://169.254.169.254/latest/meta-data' })])
+          : reportStatus(body),
+      );
+      const { rows } = await run(notifyAgent(), [orderMessage(9)]);
+      assert.equal(rows[0].status, 'done');
+      assert.equal(rows[0].data.status, -1);
+      const [result] = toolResultsOf(fake.requests[1].body);
+      assert.equal(result.is_error, true);
+      assert.match(String(result.content), /169\.254\.169\.254/);
+      assert.equal(sink.requests.length, 0);
+    });
+  });
+
+  describe('transient API errors', () => {
+    it('absorbs 429 (with retry-after) and 529 through the SDK retries under the default policy', async () => {
+      fake.setHandler((body, index) => [apiErrors.rateLimited('1'), apiErrors.overloaded()][index] ?? submitted(body));
+      const { run: done, rows } = await run(extractAgent('transient'), [orderMessage(3)]);
+      assert.equal(done.status, 'completed');
+      assert.equal(rows[0].status, 'done');
+      assert.deepEqual(rows[0].data, { ...orderMessage(3), ...expectedOrder(3) });
+      assert.equal(fake.requests.length, 3);
+      assert.deepEqual(
+        fake.requests.map((r) => r.headers['x-stainless-retry-count']),
+        ['0', '1', '2'],
+      );
+      assert.equal(new Set(fake.requests.map((r) => JSON.stringify(r.body))).size, 1); // the same request, retried
+    });
+
+    it('429, 500 and 529 in a row: the SDK gives up and the activity retry (retries: 1) completes the item', async () => {
+      fake.setHandler(
+        (body, index) =>
+          [apiErrors.rateLimited('0'), apiErrors.internal(), apiErrors.overloaded()][index] ?? submitted(body),
+      );
+      const { run: done, rows } = await run(extractAgent('transient retried', { error_policy: { retries: 1 } }), [
+        orderMessage(4),
+      ]);
+      assert.equal(done.status, 'completed');
+      assert.equal(rows[0].status, 'done');
+      assert.deepEqual(rows[0].data, { ...orderMessage(4), ...expectedOrder(4) });
+      assert.equal(fake.requests.length, 4);
+      assert.deepEqual(
+        fake.requests.map((r) => r.headers['x-stainless-retry-count']),
+        ['0', '1', '2', '0'], // three SDK tries, then a new activity attempt
+      );
+      assert.deepEqual(rows[0].usage, {
+        input_tokens: 100,
+        output_tokens: 20,
+        cache_read_tokens: 0,
+        cost_usd: (100 * 3 + 20 * 15) / 1e6,
+      });
+    });
+
+    it('with no activity retries left, the item fails with the API message after the SDK retries', async () => {
+      fake.setHandler(
+        (body, index) =>
+          [apiErrors.rateLimited('0'), apiErrors.internal(), apiErrors.overloaded()][index] ?? submitted(body),
+      );
+      const { run: done, rows } = await run(extractAgent('transient default'), [orderMessage(5)]);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual([done.done, done.failed], [0, 1]);
+      assert.equal(rows[0].error, 'extract: the model API is unavailable (529): Overloaded');
+      assert.equal(fake.requests.length, 3);
+    });
+  });
+
+  describe('output schema', () => {
+    const wrongly = (body: MessagesRequest) =>
+      reply([toolUse('submit_output', { ...extract(body), order: `#${extract(body).order}` })]);
+
+    it('fails the item naming the schema problem when the answer violates the schema twice', async () => {
+      fake.setHandler((body) => wrongly(body));
+      const { run: done, rows } = await run(extractAgent('schema twice'), [orderMessage(11)]);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual([done.done, done.failed], [0, 1]);
+      assert.equal(rows[0].status, 'failed');
+      assert.equal(
+        rows[0].error,
+        "extract: the model's answer does not match the output schema: data/order must be integer",
+      );
+      assert.equal(fake.requests.length, 2); // one retry with the validation error, no more
+    });
+
+    it('retries once with the validation error as an is_error tool_result, and accepts the corrected answer', async () => {
+      fake.setHandler((body) =>
+        turnOf(body) === 0
+          ? reply([toolUse('submit_output', { ...extract(body), order: 'eleven' }, 'toolu_first_try')])
+          : submitted(body),
+      );
+      const { rows } = await run(extractAgent('schema once'), [orderMessage(12)]);
+      assert.equal(rows[0].status, 'done');
+      assert.deepEqual(rows[0].data, { ...orderMessage(12), ...expectedOrder(12) });
+      assert.equal(fake.requests.length, 2);
+      const [result] = toolResultsOf(fake.requests[1].body);
+      assert.equal(result.tool_use_id, 'toolu_first_try');
+      assert.equal(result.is_error, true);
+      assert.match(String(result.content), /data\/order must be integer/);
+      assert.deepEqual(
+        rows[0].reasoning.map((r: { type: string; input?: { order: unknown } }) => [r.type, r.input?.order]),
+        [
+          ['tool_call', 'eleven'],
+          ['tool_call', 12],
+        ],
+      );
+    });
+
+    it('asks for submit_output when the model answers in prose', async () => {
+      fake.setHandler((body) =>
+        turnOf(body) === 0 ? reply([text('That is order 13, one tin of slate.')]) : submitted(body),
+      );
+      const { rows } = await run(extractAgent('prose'), [orderMessage(13)]);
+      assert.equal(rows[0].status, 'done');
+      assert.deepEqual(rows[0].data, { ...orderMessage(13), ...expectedOrder(13) });
+      const last = fake.requests[1].body.messages.at(-1)!;
+      assert.equal(last.role, 'user');
+      assert.match(JSON.stringify(last.content), /Call submit_output/);
+    });
+
+    it('fails the item, not the run, on a malformed response body', async () => {
+      fake.setHandler(() => ({ status: 200, raw: '{"id":"msg_x","type":"message","content":[' }));
+      const { run: done, rows } = await run(extractAgent('malformed'), [orderMessage(14)]);
+      assert.equal(done.status, 'completed');
+      assert.equal(rows[0].status, 'failed');
+      assert.match(rows[0].error, /^extract: .*JSON/);
+      assert.doesNotMatch(rows[0].error, /\n\s+at /);
+    });
+  });
+
+  it('fails one item the API refuses permanently, alone, with the API message; the run completes', async () => {
+    const refusal = 'messages.0.content: prompt is too long: 212345 tokens > 200000 maximum';
+    fake.setHandler((body) => (extract(body).order === 22 ? apiErrors.invalidRequest(refusal) : submitted(body)));
+    const { run: done, rows } = await run(extractAgent('one refused'), [21, 22, 23].map(orderMessage));
+    assert.equal(done.status, 'completed');
+    assert.deepEqual([done.total, done.done, done.failed], [3, 2, 1]);
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ['done', 'failed', 'done'],
+    );
+    assert.equal(rows[1].error, `extract: the model API refused the request (400): ${refusal}`);
+    assert.equal(fake.requests.filter((r) => extract(r.body).order === 22).length, 1); // a 400 is not retried
+    const log = await h.stack.knex('run_logs').where({ run_id: done.id, item_seq: 1 }).first();
+    assert.match(log.message, /prompt is too long/);
+  });
+
+  it('with no model configured, fails each llm item with a clear message and no stack trace', async () => {
+    const bare = await createHarness({
+      config: {
+        model: { apiKey: undefined, baseUrl: fake.url, name: modelName },
+        http: { allowHosts: ['127.0.0.1'] },
+      } as never,
+    });
+    try {
+      const bareWs = (await createTestWorkspace(bare)).workspace.id;
+      const { run: done, rows } = await run(
+        extractAgent('no model'),
+        [orderMessage(31), orderMessage(32)],
+        bare,
+        bareWs,
+      );
+      assert.equal(done.status, 'completed');
+      assert.deepEqual([done.done, done.failed], [0, 2]);
+      for (const row of rows) {
+        assert.equal(row.status, 'failed');
+        assert.equal(row.error, 'extract: no model configured: set ANTHROPIC_API_KEY');
+      }
+      assert.equal(fake.requests.length, 0);
+    } finally {
+      await bare.close();
+    }
+  });
+});

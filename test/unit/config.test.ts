@@ -1,0 +1,194 @@
+// cadre.config.ts and temporal.config.ts: defaults with no environment, overrides, one-line errors.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, databaseUrl, loadConfig } from '../../cadre.config';
+import { loadTemporalConfig, searchAttributes } from '../../temporal.config';
+
+function assertConfigError(fn: () => unknown, variable: string, detail?: RegExp): void {
+  assert.throws(fn, (err: unknown) => {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+    assert.equal(err.name, 'ConfigError');
+    assert.equal(err.variable, variable);
+    assert.ok(err.message.startsWith(`${variable}: `), err.message);
+    assert.ok(!err.message.includes('\n'), `message should be one line: ${JSON.stringify(err.message)}`);
+    if (detail) assert.match(err.message, detail);
+    return true;
+  });
+}
+
+describe('loadConfig', () => {
+  it('has working defaults with an empty environment', () => {
+    const c = loadConfig({});
+    const dataDir = path.resolve('./data');
+    assert.deepEqual(c, {
+      dataDir,
+      web: { host: '127.0.0.1', port: 3000, publicUrl: 'http://localhost:3000', bodyLimit: '1mb' },
+      db: { url: undefined, embedded: true, embeddedPort: 5433, embeddedDir: path.join(dataDir, 'pglite') },
+      model: { apiKey: undefined, baseUrl: undefined, name: 'claude-sonnet-4-5' },
+      smtp: { url: undefined, from: 'Cadre <cadre@localhost>' },
+      http: { allowHosts: [] },
+      logLevel: 'info',
+    });
+    assert.ok(path.isAbsolute(c.dataDir));
+  });
+
+  it('treats an empty or blank DATABASE_URL as unset (embedded database)', () => {
+    for (const value of ['', '   ']) {
+      const c = loadConfig({ DATABASE_URL: value });
+      assert.equal(c.db.url, undefined);
+      assert.equal(c.db.embedded, true);
+    }
+  });
+
+  it('applies overrides', () => {
+    const c = loadConfig({
+      CADRE_DATA_DIR: '/srv/cadre',
+      CADRE_WEB_HOST: '0.0.0.0',
+      CADRE_WEB_PORT: '8080',
+      CADRE_PUBLIC_URL: ' https://cadre.example.com/ ',
+      CADRE_DB_PORT: '6543',
+      CADRE_LOG_LEVEL: 'debug',
+      CADRE_API_BODY_LIMIT: '5mb',
+      CADRE_HTTP_ALLOW_HOSTS: ' intranet.local, 10.0.0.5:8080 ,,',
+      DATABASE_URL: 'postgres://u:p@db:5432/cadre',
+      ANTHROPIC_API_KEY: 'sk-test',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999',
+      ANTHROPIC_MODEL: 'claude-x',
+      SMTP_URL: 'smtp://mail:25',
+      SMTP_FROM: 'Bot <bot@example.com>',
+    });
+    assert.equal(c.dataDir, path.resolve('/srv/cadre'));
+    assert.deepEqual(c.web, { host: '0.0.0.0', port: 8080, publicUrl: 'https://cadre.example.com', bodyLimit: '5mb' });
+    assert.deepEqual(c.db, {
+      url: 'postgres://u:p@db:5432/cadre',
+      embedded: false,
+      embeddedPort: 6543,
+      embeddedDir: path.join(path.resolve('/srv/cadre'), 'pglite'),
+    });
+    assert.deepEqual(c.model, { apiKey: 'sk-test', baseUrl: 'http://127.0.0.1:9999', name: 'claude-x' });
+    assert.deepEqual(c.smtp, { url: 'smtp://mail:25', from: 'Bot <bot@example.com>' });
+    assert.deepEqual(c.http.allowHosts, ['intranet.local', '10.0.0.5:8080']);
+    assert.equal(c.logLevel, 'debug');
+  });
+
+  it('derives publicUrl from the web port when CADRE_PUBLIC_URL is unset', () => {
+    assert.equal(loadConfig({ CADRE_WEB_PORT: '4000' }).web.publicUrl, 'http://localhost:4000');
+  });
+
+  it('rejects a non-numeric port with a one-line ConfigError naming the variable', () => {
+    assertConfigError(() => loadConfig({ CADRE_WEB_PORT: 'abc' }), 'CADRE_WEB_PORT', /\(got "abc"\)$/);
+  });
+
+  it('rejects an out-of-range or fractional port', () => {
+    assertConfigError(() => loadConfig({ CADRE_WEB_PORT: '70000' }), 'CADRE_WEB_PORT', /\(got "70000"\)$/);
+    assertConfigError(() => loadConfig({ CADRE_DB_PORT: '0' }), 'CADRE_DB_PORT', /\(got "0"\)$/);
+    assertConfigError(() => loadConfig({ CADRE_DB_PORT: '54.5' }), 'CADRE_DB_PORT');
+  });
+
+  it('rejects an unknown log level', () => {
+    assertConfigError(() => loadConfig({ CADRE_LOG_LEVEL: 'loud' }), 'CADRE_LOG_LEVEL', /\(got "loud"\)$/);
+  });
+
+  it('keeps the error on one line even when the bad value has a newline', () => {
+    assertConfigError(() => loadConfig({ CADRE_WEB_PORT: '80\n80' }), 'CADRE_WEB_PORT', /\(got "80\\n80"\)$/);
+  });
+
+  describe('databaseUrl', () => {
+    it('points at the embedded server on the configured port when DATABASE_URL is unset', () => {
+      assert.equal(databaseUrl(loadConfig({})), 'postgres://postgres:postgres@127.0.0.1:5433/postgres');
+      assert.equal(
+        databaseUrl(loadConfig({ CADRE_DB_PORT: '6000', DATABASE_URL: '' })),
+        'postgres://postgres:postgres@127.0.0.1:6000/postgres',
+      );
+    });
+
+    it('returns DATABASE_URL (trimmed) when set', () => {
+      assert.equal(
+        databaseUrl(loadConfig({ DATABASE_URL: ' postgres://u:p@db.example.com:5432/cadre ' })),
+        'postgres://u:p@db.example.com:5432/cadre',
+      );
+    });
+  });
+});
+
+describe('loadTemporalConfig', () => {
+  it('has working defaults with an empty environment (embedded dev server)', () => {
+    const t = loadTemporalConfig({});
+    assert.deepEqual(t, {
+      embedded: true,
+      address: '127.0.0.1:7233',
+      namespace: 'default',
+      apiKey: undefined,
+      tls: undefined,
+      uiUrl: 'http://localhost:8233',
+      embeddedPort: 7233,
+      embeddedUiPort: 8233,
+      taskQueue: 'cadre-runs',
+      worker: { maxConcurrentActivityTaskExecutions: 100, maxConcurrentWorkflowTaskExecutions: 40 },
+      timeouts: { db: '1 minute', tool: '2 minutes', llm: '10 minutes' },
+      searchAttributes,
+    });
+  });
+
+  it('treats an empty TEMPORAL_ADDRESS as unset', () => {
+    const t = loadTemporalConfig({ TEMPORAL_ADDRESS: '', CADRE_TEMPORAL_PORT: '7300' });
+    assert.equal(t.embedded, true);
+    assert.equal(t.address, '127.0.0.1:7300');
+  });
+
+  it('uses TEMPORAL_ADDRESS and other overrides', () => {
+    const t = loadTemporalConfig({
+      TEMPORAL_ADDRESS: 'temporal.internal:7233',
+      TEMPORAL_NAMESPACE: 'prod',
+      TEMPORAL_TASK_QUEUE: 'q',
+      TEMPORAL_UI_URL: 'https://ui.example.com/',
+      CADRE_TEMPORAL_UI_PORT: '9000',
+      CADRE_WORKER_MAX_ACTIVITIES: '7',
+      CADRE_WORKER_MAX_WORKFLOW_TASKS: '3',
+    });
+    assert.equal(t.embedded, false);
+    assert.equal(t.address, 'temporal.internal:7233');
+    assert.equal(t.namespace, 'prod');
+    assert.equal(t.taskQueue, 'q');
+    assert.equal(t.uiUrl, 'https://ui.example.com');
+    assert.equal(t.embeddedUiPort, 9000);
+    assert.deepEqual(t.worker, { maxConcurrentActivityTaskExecutions: 7, maxConcurrentWorkflowTaskExecutions: 3 });
+    assert.equal(t.tls, undefined);
+  });
+
+  it('turns TLS on for an API key', () => {
+    const t = loadTemporalConfig({ TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233', TEMPORAL_API_KEY: 'key' });
+    assert.equal(t.apiKey, 'key');
+    assert.equal(t.tls, true);
+  });
+
+  it('reads a client certificate pair from files', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-tls-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'c.pem'), 'CERT');
+      fs.writeFileSync(path.join(dir, 'k.pem'), 'KEY');
+      const t = loadTemporalConfig({
+        TEMPORAL_ADDRESS: 'x:7233',
+        TEMPORAL_TLS_CERT: path.join(dir, 'c.pem'),
+        TEMPORAL_TLS_KEY: path.join(dir, 'k.pem'),
+      });
+      assert.ok(t.tls && typeof t.tls === 'object');
+      assert.equal(t.tls.clientCertPair.crt.toString(), 'CERT');
+      assert.equal(t.tls.clientCertPair.key.toString(), 'KEY');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rejects bad ports and worker sizes with a one-line ConfigError', () => {
+    assertConfigError(
+      () => loadTemporalConfig({ CADRE_TEMPORAL_PORT: 'abc' }),
+      'CADRE_TEMPORAL_PORT',
+      /\(got "abc"\)$/,
+    );
+    assertConfigError(() => loadTemporalConfig({ CADRE_TEMPORAL_UI_PORT: '70000' }), 'CADRE_TEMPORAL_UI_PORT');
+    assertConfigError(() => loadTemporalConfig({ CADRE_WORKER_MAX_ACTIVITIES: '0' }), 'CADRE_WORKER_MAX_ACTIVITIES');
+  });
+});
