@@ -5,6 +5,7 @@ export default tseslint.config(
   {
     ignores: [
       'eslint.config.mjs',
+      '.mocharc.cjs',
       'node_modules/**',
       '.tools/**',
       'data/**',
