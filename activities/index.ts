@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps';
+import { withHeartbeats } from './heartbeat';
 import { createApprovalActivities } from './approvals';
 import { createItemStepActivities } from './item-steps';
 import { createPageAdvanceActivities } from './page-advance';
@@ -7,12 +8,12 @@ import { createRunLifecycleActivities } from './run-lifecycle';
 export type { ActivityDeps } from './deps';
 
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return withHeartbeats({
     ...createRunLifecycleActivities(deps),
     ...createPageAdvanceActivities(deps),
     ...createItemStepActivities(deps),
     ...createApprovalActivities(deps),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

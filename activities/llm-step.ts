@@ -111,7 +111,11 @@ export async function runModelStep({
         tools: tools.length ? tools : undefined,
       });
     } catch (err) {
-      if (!(err instanceof Anthropic.APIError) || err.status === undefined) throw err; // network: retried
+      if (!(err instanceof Anthropic.APIError) || err.status === undefined) {
+        // unreachable ("Connection error."), timed out, or an unreadable answer: retried, and named as the model's
+        const reason = err instanceof Error ? err.message : String(err);
+        throw ApplicationFailure.retryable(`the model API call failed: ${reason}`, 'ModelUnavailable');
+      }
       // The SDK's own message embeds the raw JSON body; the item's error should read like the API's answer.
       const said = `(${err.status}): ${err.apiMessage ?? err.message}`;
       if (err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408) {

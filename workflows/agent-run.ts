@@ -30,7 +30,11 @@ export interface RunProgress {
 
 export const progressQuery = defineQuery<RunProgress>('progress');
 
-const db = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 10 } });
+const db = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { maximumAttempts: 10 },
+});
 
 export function pageWorkflowId(runWorkflowId: string, page: number): string {
   return `${runWorkflowId}/page-${page}`;

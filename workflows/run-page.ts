@@ -40,12 +40,20 @@ export const decideUpdate = defineUpdate<void, [ApprovalDecision]>('decide');
 export const decideSignal = defineSignal<[ApprovalDecision]>('decide');
 export const pendingApprovalsQuery = defineQuery<string[]>('pendingApprovals');
 
-const db = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 10 } });
+// Activities heartbeat every 2 s (activities/heartbeat.ts): a lost worker is noticed after 10 s.
+const db = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { maximumAttempts: 10 },
+});
 
 export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Promise<RunPageResult> {
   const steps = proxyActivities<Activities>({
     startToCloseTimeout: '10 minutes',
-    retry: { maximumAttempts: plan.itemAttempts, initialInterval: '1 second', backoffCoefficient: 2 },
+    heartbeatTimeout: '10 seconds',
+    // executeStep fails the item itself once the step's own errors use up `itemAttempts`; the extra
+    // attempts here are for the infrastructure (a lost worker, a database restart), not for the item.
+    retry: { maximumAttempts: plan.itemAttempts + 5, initialInterval: '1 second', backoffCoefficient: 2 },
   });
 
   const waiting = new Set<string>(); // approval ids this page waits on
@@ -104,8 +112,9 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
   async function run(action: StepAction): Promise<void> {
     const decision = action.approvalId ? await awaitDecision(action.approvalId) : undefined;
     busy++;
-    await condition(() => slots > 0);
-    slots--;
+    // Claim the slot inside the condition: Temporal evaluates every waiting condition in one pass, so a check
+    // followed by a decrement would let all waiters through when a single slot frees up.
+    await condition(() => slots > 0 && slots-- > 0);
     try {
       const outcome = await steps.executeStep({
         runId,

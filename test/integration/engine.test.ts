@@ -196,11 +196,9 @@ describe('run engine', () => {
       const agent = await createLiveAgent(h, ws, webhookAgent());
       const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ id: 'c', amount: 9000 }]));
       const [approval] = await pendingApprovals(run.id, 1);
-      await h.client.workflow
-        .getHandle(approval.workflow_id)
-        .executeUpdate(decideUpdate, {
-          args: [{ approvalId: approval.id, approve: false, by: 'boss@test', reason: 'duplicate' }],
-        });
+      await h.client.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, {
+        args: [{ approvalId: approval.id, approve: false, by: 'boss@test', reason: 'duplicate' }],
+      });
       const done = await waitForRun(h, run.id);
       assert.equal(done.status, 'completed');
       assert.equal(httpSink.requests.length, 0);
@@ -214,11 +212,9 @@ describe('run engine', () => {
       const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ id: 'd', amount: 7000 }]));
       const [approval] = await pendingApprovals(run.id, 1);
       const edited = { ...approval.arguments, body: { id: 'd', amount: 6500 } };
-      await h.client.workflow
-        .getHandle(approval.workflow_id)
-        .executeUpdate(decideUpdate, {
-          args: [{ approvalId: approval.id, approve: true, arguments: edited, by: 'r' }],
-        });
+      await h.client.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, {
+        args: [{ approvalId: approval.id, approve: true, arguments: edited, by: 'r' }],
+      });
       await waitForRun(h, run.id);
       assert.deepEqual(
         httpSink.requests.map((r) => r.body),

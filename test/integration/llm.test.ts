@@ -10,6 +10,7 @@ import {
   waitForRun,
   type Harness,
 } from '../support/harness';
+import { freePort } from '../support/ports';
 import { startHttpSink, type HttpSink } from '../support/sinks';
 import {
   apiErrors,
@@ -25,7 +26,8 @@ import {
   type RecordedRequest,
 } from '../fakes/anthropic';
 
-const modelName = 'claude-sonnet-4-5';
+// Not claude-sonnet-4-5: SDK 1.12 prints a deprecation warning (end of life November 30th, 2026) on every request.
+const modelName = 'claude-sonnet-4-6';
 const colors = ['teal', 'ochre', 'crimson', 'ivory', 'slate'];
 
 /** What the item says, and therefore what a correct extraction answers. */
@@ -116,7 +118,6 @@ describe('llm steps', () => {
       return reply(
         [text(`Order ${answer.order}: ${answer.quantity} × ${answer.color}.`), toolUse('submit_output', answer)],
         {
-          delayMs: 25, // lets the steps overlap, so the concurrency cap shows
           // the first request writes the prompt cache, the rest read it
           usage: {
             input_tokens: 100,
@@ -126,13 +127,14 @@ describe('llm steps', () => {
         },
       );
     });
-    const spec = extractAgent('extract orders', { concurrency: 5 });
+    const spec = extractAgent('extract orders');
     spec.nodes[1] = { ...spec.nodes[1], next: 'record' } as never;
     spec.nodes.push({
       kind: 'tool',
       id: 'record',
       tool: 'state.append',
       arguments: { key: 'orders', value: { order: '{{order}}', quantity: '{{quantity}}', color: '{{color}}' } },
+      save_as: 'orders_so_far',
     } as never);
     const orders = Array.from({ length: 50 }, (_, i) => i + 1);
     const { agent, run: done, rows } = await run(spec, orders.map(orderMessage));
@@ -142,7 +144,9 @@ describe('llm steps', () => {
     for (const [i, row] of rows.entries()) {
       const want = expectedOrder(orders[i]);
       assert.equal(row.status, 'done');
-      assert.deepEqual(row.data, { ...orderMessage(orders[i]), ...want });
+      const { orders_so_far: recorded, ...data } = row.data;
+      assert.deepEqual(data, { ...orderMessage(orders[i]), ...want });
+      assert.deepEqual(recorded.at(-1), want); // what the state.append after the model step saw
       assert.deepEqual(row.reasoning, [
         { node: 'extract', type: 'text', text: `Order ${want.order}: ${want.quantity} × ${want.color}.` },
         { node: 'extract', type: 'tool_call', tool: 'submit_output', input: want },
@@ -176,7 +180,6 @@ describe('llm steps', () => {
 
     // what the SDK actually sent: one request per item, one cacheable system prompt shared by all of them
     assert.equal(fake.requests.length, 50);
-    assert.ok(fake.maxInFlight > 1 && fake.maxInFlight <= 5, `at most 5 model calls at once (saw ${fake.maxInFlight})`);
     const [first] = fake.requests;
     assert.equal(first.path, '/v1/messages');
     assert.equal(apiKeyOf(first), 'test-key');
@@ -197,6 +200,17 @@ describe('llm steps', () => {
       orders,
     );
     assert.ok(fake.requests.every((r) => r.body.messages.length === 1 && r.body.messages[0].role === 'user'));
+  });
+
+  it("never has more model calls in flight than the agent's concurrency", async () => {
+    fake.setHandler((body) => ({ ...submitted(body), delayMs: 50 })); // lets the steps overlap
+    const { run: done } = await run(
+      extractAgent('capped', { concurrency: 3 }),
+      Array.from({ length: 20 }, (_, i) => orderMessage(i + 1)),
+    );
+    assert.equal(done.status, 'completed');
+    assert.equal(fake.requests.length, 20);
+    assert.ok(fake.maxInFlight <= 3, `at most 3 model calls at once (saw ${fake.maxInFlight})`);
   });
 
   describe('agent tools', () => {
@@ -352,7 +366,8 @@ describe('llm steps', () => {
           [apiErrors.rateLimited('0'), apiErrors.internal(), apiErrors.overloaded()][index] ?? submitted(body),
       );
       const { run: done, rows } = await run(extractAgent('transient default'), [orderMessage(5)]);
-      assert.equal(done.status, 'completed');
+      assert.equal(done.status, 'failed'); // its only item failed
+      assert.equal(done.error, 'all 1 items failed');
       assert.deepEqual([done.done, done.failed], [0, 1]);
       assert.equal(rows[0].error, 'extract: the model API is unavailable (529): Overloaded');
       assert.equal(fake.requests.length, 3);
@@ -366,7 +381,7 @@ describe('llm steps', () => {
     it('fails the item naming the schema problem when the answer violates the schema twice', async () => {
       fake.setHandler((body) => wrongly(body));
       const { run: done, rows } = await run(extractAgent('schema twice'), [orderMessage(11)]);
-      assert.equal(done.status, 'completed');
+      assert.equal(done.status, 'failed'); // its only item failed
       assert.deepEqual([done.done, done.failed], [0, 1]);
       assert.equal(rows[0].status, 'failed');
       assert.equal(
@@ -414,9 +429,9 @@ describe('llm steps', () => {
     it('fails the item, not the run, on a malformed response body', async () => {
       fake.setHandler(() => ({ status: 200, raw: '{"id":"msg_x","type":"message","content":[' }));
       const { run: done, rows } = await run(extractAgent('malformed'), [orderMessage(14)]);
-      assert.equal(done.status, 'completed');
+      assert.deepEqual([done.status, done.failed], ['failed', 1]);
       assert.equal(rows[0].status, 'failed');
-      assert.match(rows[0].error, /^extract: .*JSON/);
+      assert.match(rows[0].error, /^extract: the model API call failed: .*JSON/);
       assert.doesNotMatch(rows[0].error, /\n\s+at /);
     });
   });
@@ -437,6 +452,21 @@ describe('llm steps', () => {
     assert.match(log.message, /prompt is too long/);
   });
 
+  it('names the model API when it cannot be reached (a wrong ANTHROPIC_BASE_URL)', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`; // nothing listens there
+    const lost = await createHarness({
+      config: { model: { apiKey: 'test-key', baseUrl: closed, name: modelName } } as never,
+    });
+    try {
+      const lostWs = (await createTestWorkspace(lost)).workspace.id;
+      const { rows } = await run(extractAgent('unreachable'), [orderMessage(41)], lost, lostWs);
+      assert.equal(rows[0].status, 'failed');
+      assert.equal(rows[0].error, 'extract: the model API call failed: Connection error.');
+    } finally {
+      await lost.close();
+    }
+  });
+
   it('with no model configured, fails each llm item with a clear message and no stack trace', async () => {
     const bare = await createHarness({
       config: {
@@ -452,12 +482,17 @@ describe('llm steps', () => {
         bare,
         bareWs,
       );
-      assert.equal(done.status, 'completed');
-      assert.deepEqual([done.done, done.failed], [0, 2]);
+      // the run ends rather than waiting on a model that will never come; every item failed, so it failed
+      assert.deepEqual([done.status, done.error, done.done, done.failed], ['failed', 'all 2 items failed', 0, 2]);
       for (const row of rows) {
         assert.equal(row.status, 'failed');
         assert.equal(row.error, 'extract: no model configured: set ANTHROPIC_API_KEY');
       }
+      const logs = await bare.stack.knex('run_logs').where({ run_id: done.id, level: 'warn' });
+      assert.deepEqual(
+        logs.map((l) => l.message),
+        Array(2).fill('extract failed after 1 attempt(s): no model configured: set ANTHROPIC_API_KEY'),
+      );
       assert.equal(fake.requests.length, 0);
     } finally {
       await bare.close();

@@ -21,16 +21,22 @@ export interface Harness {
   config: CadreConfig;
   temporalConfig: TemporalConfig;
   client: Client;
-  worker: Worker;
+  /** Absent when the test runs its workers elsewhere (for example as child processes). */
+  worker?: Worker;
   close(): Promise<void>;
 }
 
-export async function createHarness(overrides: { config?: Partial<CadreConfig> } = {}): Promise<Harness> {
+export async function createHarness(
+  overrides: { config?: Partial<CadreConfig>; worker?: boolean } = {},
+): Promise<Harness> {
   const stack = await testStack();
   const config = { ...stack.config, ...overrides.config };
   const temporalConfig = { ...stack.temporalConfig, taskQueue: `test-${randomUUID()}` };
   const connection = await Connection.connect({ address: temporalConfig.address });
   const client = new Client({ connection, namespace: temporalConfig.namespace });
+  if (overrides.worker === false) {
+    return { stack, config, temporalConfig, client, close: () => connection.close() };
+  }
   const nativeConnection = await NativeConnection.connect({ address: temporalConfig.address });
   const worker = await Worker.create({
     connection: nativeConnection,

@@ -1,0 +1,23 @@
+// Every activity heartbeats while it works, so Temporal notices a lost worker within the heartbeat timeout
+// (seconds) instead of the start-to-close timeout (minutes), and so a cancelled run reaches running activities.
+import { Context } from '@temporalio/activity';
+
+export const heartbeatEveryMs = 2_000;
+
+export function withHeartbeats<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T): T {
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      async (...args: never[]) => {
+        const ctx = Context.current();
+        ctx.heartbeat();
+        const timer = setInterval(() => ctx.heartbeat(), heartbeatEveryMs);
+        try {
+          return await fn(...args);
+        } finally {
+          clearInterval(timer);
+        }
+      },
+    ]),
+  ) as T;
+}
