@@ -31,7 +31,7 @@ export const cadreEnvSchema = z.object({
   DATABASE_URL: envOptionalString,
   ANTHROPIC_API_KEY: envOptionalString,
   ANTHROPIC_BASE_URL: envOptionalString,
-  ANTHROPIC_MODEL: z.string().default('claude-sonnet-4-5'),
+  ANTHROPIC_MODEL: z.string().default('claude-sonnet-4-6'),
   SMTP_URL: envOptionalString,
   SMTP_FROM: z.string().default('Cadre <cadre@localhost>'),
 });

@@ -3,7 +3,7 @@
 // recorded result instead of acting twice.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { appendRunLog, recordNodeActivity, refreshRunCounts } from '../db/run-progress';
+import { appendRunLog, recordNodeActivity } from '../db/run-progress';
 import { applyStateOps } from '../db/state-store';
 import type { AgentNode } from '../workflows/agent-model';
 import { nextNodeId, render, saveResult, type ItemData } from '../workflows/interpreter';
@@ -83,9 +83,12 @@ export function createItemStepActivities(deps: ActivityDeps) {
 
       const settle = async (patch: Record<string, unknown>, outcome: 'done' | 'failed', log?: string) => {
         await knex.transaction(async (trx) => {
-          await trx('run_items')
-            .where({ run_id: runId, seq })
+          // Guarded by the node the item stands at, so a retried attempt cannot count the item twice.
+          const moved = await trx('run_items')
+            .where({ run_id: runId, seq, node_id: nodeId })
+            .whereNotIn('status', ['done', 'failed', 'skipped'])
             .update({ ...patch, updated_at: trx.fn.now() });
+          if (moved === 0) return;
           await recordNodeActivity(
             trx,
             runId,
@@ -107,7 +110,11 @@ export function createItemStepActivities(deps: ActivityDeps) {
               },
             ]);
           }
-          await refreshRunCounts(trx, runId);
+          // Counted incrementally: recounting the run's items after every step costs O(items) per step.
+          const finalStatus = patch.status as string;
+          if (['done', 'failed', 'skipped'].includes(finalStatus)) {
+            await trx('runs').where({ id: runId }).increment(finalStatus, 1);
+          }
         });
       };
 

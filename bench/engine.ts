@@ -5,6 +5,7 @@ import { Worker, NativeConnection } from '@temporalio/worker';
 import { createHarness, createLiveAgent, createTestWorkspace, startTestRun, waitForRun } from '../test/support/harness';
 import { mochaGlobalTeardown } from '../test/support/global';
 import { pageWorkflowId } from '../workflows/agent-run';
+import { reply, startFakeAnthropic, text } from '../test/fakes/anthropic';
 
 const items = Number(process.env.BENCH_ITEMS ?? 10_000);
 const llmItems = Number(process.env.BENCH_LLM_ITEMS ?? 1_000);
@@ -26,13 +27,10 @@ async function historyStats(client: import('@temporalio/client').Client, workflo
 }
 
 async function main() {
-  const { startFakeAnthropic } = await import('../test/fakes/anthropic').catch(() => ({
-    startFakeAnthropic: undefined,
-  }));
-  const fake = startFakeAnthropic ? await startFakeAnthropic() : undefined;
-  const h = await createHarness(
-    fake ? { config: { model: { apiKey: 'bench', baseUrl: fake.url, name: 'claude-sonnet-4-5' } } as never } : {},
-  );
+  const fake = await startFakeAnthropic();
+  const h = await createHarness({
+    config: { model: { apiKey: 'bench', baseUrl: fake.url, name: 'claude-sonnet-4-6' } } as never,
+  });
   const ws = (await createTestWorkspace(h)).workspace.id;
 
   // Cadre: input → transform → state increment, every item durably recorded.
@@ -86,42 +84,31 @@ async function main() {
   );
 
   // Model steps: a fake Anthropic server answering after 1 s, 50 at a time.
-  let llmWall: number | null = null;
-  if (fake) {
-    fake.setHandler(async (body: { messages: { content: unknown }[] }) => {
-      await new Promise((r) => setTimeout(r, llmDelayMs));
-      return {
-        content: [{ type: 'text', text: `ok ${JSON.stringify(body.messages[0].content).length}` }],
-        usage: { input_tokens: 100, output_tokens: 5 },
-      };
-    });
-    const llmAgent = await createLiveAgent(h, ws, {
-      name: 'bench-llm',
-      nodes: [
-        { kind: 'input', id: 'in', format: 'lines', next: 'ask' },
-        { kind: 'llm', id: 'ask', instructions: 'Acknowledge the item.' },
-      ],
-      policy: { concurrency: llmConcurrency },
-    });
-    const start = performance.now();
-    const llmRun = await startTestRun(
-      h,
-      ws,
-      llmAgent.id,
-      Array.from({ length: llmItems }, (_, i) => `line ${i}`).join('\n'),
-    );
-    const finished = await waitForRun(h, llmRun.id, undefined, 600_000);
-    llmWall = (performance.now() - start) / 1000;
-    console.log(
-      `llm: ${llmItems} items, ${finished.done} done, ${finished.failed} failed, in ${llmWall.toFixed(1)} s (ideal ${(llmItems / llmConcurrency) * (llmDelayMs / 1000)} s)`,
-    );
-  } else {
-    console.log('llm: skipped (test/fakes/anthropic.ts not present)');
-  }
+  fake.setHandler(() => ({ ...reply([text('ok')]), delayMs: llmDelayMs }));
+  const llmAgent = await createLiveAgent(h, ws, {
+    name: 'bench-llm',
+    nodes: [
+      { kind: 'input', id: 'in', format: 'lines', next: 'ask' },
+      { kind: 'llm', id: 'ask', instructions: 'Acknowledge the item.' },
+    ],
+    policy: { concurrency: llmConcurrency },
+  });
+  const start = performance.now();
+  const llmRun = await startTestRun(
+    h,
+    ws,
+    llmAgent.id,
+    Array.from({ length: llmItems }, (_, i) => `line ${i}`).join('\n'),
+  );
+  const finished = await waitForRun(h, llmRun.id, undefined, 600_000);
+  const llmWall = (performance.now() - start) / 1000;
+  console.log(
+    `llm: ${llmItems} items, ${finished.done} done, ${finished.failed} failed, in ${llmWall.toFixed(1)} s (ideal ${(llmItems / llmConcurrency) * (llmDelayMs / 1000)} s)`,
+  );
 
   clearInterval(sampler);
   await h.close();
-  await fake?.close();
+  await fake.close();
   await mochaGlobalTeardown();
   const result = {
     items,
@@ -131,8 +118,8 @@ async function main() {
     baseline_s: Number(baselineSeconds.toFixed(2)),
     ratio: Number((baselineSeconds / cadreSeconds).toFixed(2)),
     counter,
-    llm_items: fake ? llmItems : 0,
-    llm_wall_s: llmWall === null ? null : Number(llmWall.toFixed(1)),
+    llm_items: llmItems,
+    llm_wall_s: Number(llmWall.toFixed(1)),
     llm_ideal_s: (llmItems / llmConcurrency) * (llmDelayMs / 1000),
     max_history_events: history.maxEvents,
     max_history_bytes: history.maxBytes,

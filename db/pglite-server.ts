@@ -30,6 +30,7 @@ export class ExchangeQueue {
   private queue: Pending[] = [];
   private processing = false;
   private owner: number | null = null; // the connection whose exchange or transaction is in progress
+  private readonly closed = new Set<number>(); // connections gone; they must never keep the backend
 
   constructor(private readonly db: PGlite) {}
 
@@ -63,6 +64,9 @@ export class ExchangeQueue {
           continue;
         }
         this.owner = endsExchange(next.message) && !this.db.isInTransaction() ? null : next.handlerId;
+        // The connection may have closed while its message ran, after its cleanup found nothing to release.
+        if (this.owner !== null && this.closed.has(this.owner)) await this.release();
+        else if (this.owner !== next.handlerId) this.closed.delete(next.handlerId);
         next.resolve(bytes);
       }
     } finally {
@@ -75,6 +79,7 @@ export class ExchangeQueue {
   }
 
   clearQueueForHandler(handlerId: number): void {
+    this.closed.add(handlerId);
     this.queue = this.queue.filter((p) => {
       if (p.handlerId !== handlerId) return true;
       p.reject(new Error('connection closed'));
@@ -84,13 +89,21 @@ export class ExchangeQueue {
 
   /** A connection that went away mid-exchange or mid-transaction must not hold the backend. */
   async clearTransactionIfNeeded(handlerId: number): Promise<void> {
-    if (this.owner !== handlerId) return;
-    await this.db.runExclusive(async () => {
-      await this.db.execProtocolRaw(syncMessage);
-      if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
-    });
-    this.owner = null;
+    if (this.processing) return; // the loop releases it after the message in flight
+    if (this.owner !== handlerId) {
+      this.closed.delete(handlerId);
+      return;
+    }
+    await this.release();
     void this.process();
+  }
+
+  private async release(): Promise<void> {
+    await this.db.runExclusive(() => this.db.execProtocolRaw(syncMessage));
+    // exec takes PGlite's lock itself: calling it inside runExclusive would wait on itself forever.
+    if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+    if (this.owner !== null) this.closed.delete(this.owner);
+    this.owner = null;
   }
 }
 

@@ -1,0 +1,64 @@
+// The embedded database's connection multiplexer: many pg clients, one PGlite backend, no interference.
+import assert from 'node:assert/strict';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { servePglite, type PgliteServer } from '../../db/pglite-server';
+
+describe('embedded Postgres server (db/pglite-server.ts)', () => {
+  let db: PGlite;
+  let server: PgliteServer;
+  const clients: pg.Client[] = [];
+  const connect = async () => {
+    const c = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres' });
+    c.on('error', () => undefined); // a test destroys sockets on purpose
+    await c.connect();
+    clients.push(c);
+    return c;
+  };
+
+  before(async () => {
+    db = await PGlite.create();
+    server = await servePglite(db, { host: '127.0.0.1', port: 0, maxConnections: 50 });
+    await db.exec('create table t (id int primary key, who text)');
+  });
+  after(async () => {
+    await Promise.allSettled(clients.map((c) => c.end()));
+    await server.stop();
+    await db.close();
+  });
+  beforeEach(() => db.exec('delete from t'));
+
+  it('keeps each connection out of the others’ transactions', async () => {
+    const [a, b] = [await connect(), await connect()];
+    await a.query('begin');
+    await a.query('insert into t values ($1, $2)', [1, 'a']);
+    const bInsert = b.query('insert into t values ($1, $2)', [2, 'b']); // waits for a's transaction, not inside it
+    await a.query('rollback');
+    await bInsert;
+    const rows = (await b.query('select id, who from t order by id')).rows;
+    assert.deepEqual(rows, [{ id: 2, who: 'b' }]);
+  });
+
+  it('answers many concurrent parameterised queries each with its own parameters', async () => {
+    const conns = await Promise.all(Array.from({ length: 10 }, connect));
+    // Ten connections at once, each sending its queries one after another (pg's extended protocol).
+    await Promise.all(
+      conns.map(async (c, k) => {
+        for (let i = k * 20; i < (k + 1) * 20; i++) {
+          const r = await c.query('select $1::int * 2 as v, $2::text as s', [i, `q${i}`]);
+          assert.deepEqual(r.rows[0], { v: i * 2, s: `q${i}` });
+        }
+      }),
+    );
+  });
+
+  it('rolls back and releases the backend when a connection dies inside a transaction', async () => {
+    const [dying, other] = [await connect(), await connect()];
+    await dying.query('begin');
+    await dying.query('insert into t values (3, $1)', ['dying']);
+    (dying as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    await other.query('insert into t values (4, $1)', ['other']);
+    const rows = (await other.query('select id from t order by id')).rows;
+    assert.deepEqual(rows, [{ id: 4 }]);
+  });
+});
