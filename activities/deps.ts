@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import type { CadreConfig } from '../cadre.config';
-import { agentSpecSchema, type AgentSpec } from '../workflows/agent-model';
+import { getVersion } from '../db/agents';
+import type { AgentSpec } from '../workflows/agent-model';
 
 export interface ActivityDeps {
   knex: Knex;
@@ -10,18 +11,9 @@ export interface ActivityDeps {
   temporal?: Client;
 }
 
-// Agent versions are immutable, so a worker can keep every spec it has parsed.
-const specCache = new Map<string, AgentSpec>();
-
 export async function loadSpec(knex: Knex, agentId: string, version: number): Promise<AgentSpec> {
-  const key = `${agentId}@${version}`;
-  let spec = specCache.get(key);
-  if (!spec) {
-    const row = await knex('agent_versions').where({ agent_id: agentId, version }).first('spec');
-    if (!row) throw new Error(`agent ${agentId} has no version ${version}`);
-    spec = agentSpecSchema.parse(row.spec);
-    specCache.set(key, spec);
-  }
+  const spec = await getVersion(knex, agentId, version); // cached: versions are immutable
+  if (!spec) throw new Error(`agent ${agentId} has no version ${version}`);
   return spec;
 }
 

@@ -3,7 +3,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { touchApiKey, verifyApiKey, type ApiKeyRecord, type Scope } from '../db/api-keys';
-import { getWorkspace, type Workspace } from '../db/workspaces';
+import type { Workspace } from '../db/workspaces';
 import { ApiError } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -42,7 +42,7 @@ export function authenticate(knex: Knex): RequestHandler {
       }[check.reason];
       throw new ApiError(401, `${check.reason}_api_key`, detail, challenge('invalid_token', `${check.reason} API key`));
     }
-    const workspace = (await getWorkspace(knex, check.key.workspace_id))!;
+    const workspace = check.workspace;
     if (!workspace.api_enabled) {
       throw new ApiError(
         403,

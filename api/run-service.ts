@@ -67,7 +67,7 @@ export async function startRun(
       })
       .onConflict(['workspace_id', 'idempotency_key'])
       .ignore()
-      .returning('id');
+      .returning('*');
     if (inserted.length === 0) {
       const existing = await trx('runs')
         .where({ workspace_id: req.workspace.id, idempotency_key: req.idempotencyKey })
@@ -86,7 +86,7 @@ export async function startRun(
           'this Idempotency-Key was already used with a different request; use a new key for a new run',
         );
       }
-      return { id: existing.id as string, created: false };
+      return { id: existing.id as string, created: false, row: undefined };
     }
     if (!(await takeRunAllowance(trx, req.workspace))) {
       throw new ApiError(
@@ -98,7 +98,7 @@ export async function startRun(
         },
       );
     }
-    return { id: runId, created: true };
+    return { id: runId, created: true, row: inserted[0] as Omit<RunRecord, 'agent_name'> };
   });
 
   if (outcome.created) {
@@ -128,7 +128,11 @@ export async function startRun(
       );
     }
   }
-  return { run: (await getRun(knex, req.workspace.id, outcome.id))!, created: outcome.created };
+  // A new run is answered from the row just written; a replayed one is read back.
+  const run = outcome.row
+    ? { ...outcome.row, agent_name: req.agent.name }
+    : (await getRun(knex, req.workspace.id, outcome.id))!;
+  return { run, created: outcome.created };
 }
 
 function secondsUntilNextMonth(now = new Date()): number {

@@ -64,8 +64,17 @@ export async function countAgents(knex: Knex, workspaceId: string): Promise<numb
   return Number(row?.count ?? 0);
 }
 
+// Versions never change once written, so a process can keep the ones it has read.
+const versionCache = new Map<string, AgentSpec>();
+
 export async function getVersion(knex: Knex, agentId: string, version: number): Promise<AgentSpec | undefined> {
-  return (await knex('agent_versions').where({ agent_id: agentId, version }).first('spec'))?.spec;
+  const key = `${agentId}@${version}`;
+  const cached = versionCache.get(key);
+  if (cached) return cached;
+  const spec: AgentSpec | undefined = (await knex('agent_versions').where({ agent_id: agentId, version }).first('spec'))
+    ?.spec;
+  if (spec) versionCache.set(key, spec);
+  return spec;
 }
 
 export function listVersions(knex: Knex, agentId: string): Promise<{ version: number; created_at: Date }[]> {

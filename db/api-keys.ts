@@ -2,6 +2,7 @@
 // bits of randomness, so a fast hash is safe here (a slow password hash is for guessable secrets).
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Workspace } from './workspaces';
 
 export const scopes = ['run', 'read', 'manage'] as const;
 export type Scope = (typeof scopes)[number];
@@ -38,23 +39,38 @@ export async function createApiKey(
   return { key: `cadre_${prefix}_${secret}`, record };
 }
 
-export type KeyCheck = { ok: true; key: ApiKeyRecord } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' };
+export type KeyCheck =
+  { ok: true; key: ApiKeyRecord; workspace: Workspace } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' };
 
 export async function verifyApiKey(knex: Knex, presented: string): Promise<KeyCheck> {
   const m = keyPattern.exec(presented);
   if (!m) return { ok: false, reason: 'malformed' };
-  const row = await knex('api_keys').where({ prefix: m[1] }).first();
+  // The key and its workspace in one round trip: this runs on every request.
+  const row = await knex('api_keys')
+    .join('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .where({ prefix: m[1] })
+    .first(
+      'api_keys.*',
+      knex.raw(
+        "json_build_object('id', workspaces.id, 'name', workspaces.name, 'plan', workspaces.plan, 'api_enabled', workspaces.api_enabled, 'created_at', workspaces.created_at) as workspace",
+      ),
+    );
   if (!row) return { ok: false, reason: 'unknown' };
   const a = Buffer.from(row.hash, 'hex');
   const b = Buffer.from(hashOf(m[2]), 'hex');
   if (a.length !== b.length || !timingSafeEqual(a, b)) return { ok: false, reason: 'unknown' };
   if (row.revoked_at) return { ok: false, reason: 'revoked' };
-  const { hash: _hash, ...key } = row;
-  return { ok: true, key };
+  const { hash: _hash, workspace, ...key } = row;
+  return { ok: true, key, workspace: { ...workspace, created_at: new Date(workspace.created_at) } };
 }
+
+const lastTouched = new Map<string, number>();
 
 /** Records use at most once a minute per key, so busy keys do not turn every request into a write. */
 export async function touchApiKey(knex: Knex, id: string): Promise<void> {
+  const now = Date.now();
+  if (now - (lastTouched.get(id) ?? 0) < 60_000) return;
+  lastTouched.set(id, now);
   await knex('api_keys')
     .where({ id })
     .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', knex.raw(`now() - interval '1 minute'`)))
