@@ -1,0 +1,73 @@
+// The operator CLI (`npx cadre …`) against the test stack's database, as an operator would run it.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { verifyApiKey } from '../../db/api-keys';
+import { testStack, type TestStack } from '../support/global';
+
+const root = path.resolve(__dirname, '../..');
+
+describe('operator CLI', () => {
+  let stack: TestStack;
+  before(async () => {
+    stack = await testStack();
+  });
+
+  const cadre = (...args: string[]) => {
+    const r = spawnSync(process.execPath, ['scripts/cadre.cjs', ...args], {
+      cwd: root,
+      env: stack.env,
+      encoding: 'utf8',
+    });
+    return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim() };
+  };
+
+  it('creates a workspace, enables its API, makes a key and imports an agent, printing only what was asked for', async () => {
+    const ws = cadre('workspace', 'create', '--name', 'Acme', '--plan', 'professional');
+    assert.equal(ws.code, 0, ws.err);
+    assert.match(ws.out, /^[0-9a-f-]{36}$/);
+    const row = await stack.knex('workspaces').where({ id: ws.out }).first();
+    assert.deepEqual([row.name, row.plan, row.api_enabled], ['Acme', 'professional', false]);
+
+    assert.equal(cadre('workspace', 'enable-api', ws.out).code, 0);
+    assert.equal((await stack.knex('workspaces').where({ id: ws.out }).first()).api_enabled, true);
+
+    const key = cadre('apikey', 'create', '--workspace', ws.out, '--scopes', 'run,read');
+    assert.equal(key.code, 0, key.err);
+    assert.match(key.out, /^cadre_[a-z0-9]{12}_[\w-]{32}$/);
+    const check = await verifyApiKey(stack.knex, key.out);
+    assert.ok(check.ok);
+    assert.deepEqual(check.ok && check.key.scopes, ['run', 'read']);
+
+    const agent = cadre('agent', 'import', 'examples/route-csv-rows.json', '--workspace', ws.out);
+    assert.equal(agent.code, 0, agent.err);
+    assert.match(agent.out, /^[0-9a-f-]{36}$/);
+    assert.equal(cadre('agent', 'set-state', agent.out, 'live').code, 0);
+    const imported = await stack.knex('agents').where({ id: agent.out }).first();
+    assert.deepEqual([imported.name, imported.state, imported.workspace_id], ['Route invoice rows', 'live', ws.out]);
+
+    assert.equal(cadre('migrate').out, 'the schema is up to date');
+  });
+
+  it('fails with exit code 1 and one line that says what is wrong', () => {
+    for (const [args, message] of [
+      [['apikey', 'create', '--workspace', '00000000-0000-0000-0000-000000000000', '--scopes', 'run'], /no workspace/],
+      [['apikey', 'create', '--scopes', 'fly'], /--scopes takes a comma-separated list of run, read, manage/],
+      [['agent', 'import', 'no-such-file.json', '--workspace', 'x'], /cannot read no-such-file\.json/],
+      [['agent', 'set-state', 'x', 'sleeping'], /live\|paused/],
+      [['frobnicate'], /unknown command "frobnicate"/],
+    ] as const) {
+      const r = cadre(...args);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.out}`);
+      assert.match(r.err.split('\n')[0], message);
+      assert.ok(!/^\s+at /m.test(r.err), 'no stack trace');
+    }
+  });
+
+  it('refuses an invalid agent file with the reason', () => {
+    const ws = cadre('workspace', 'create').out;
+    const r = cadre('agent', 'import', 'package.json', '--workspace', ws);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /^cadre: package\.json is not a valid agent: /);
+  });
+});
