@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import {
   countAgents,
@@ -128,26 +128,33 @@ export function agentRoutes(deps: RouteDeps): Router {
     { error: 'the body must be a JSON object {"input": "..."}' },
   );
 
-  // The one documented endpoint (spec §4): starts a run of a Live agent.
-  r.post('/agents/:id/run', requireScope('run'), ...body, async (req, res) => {
-    const ws = req.auth!.workspace;
-    const agent = await getAgent(knex, ws.id, param(req, 'id'));
-    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
-    const { input } = parseBody(runBody, req.body);
-    if (agent.state !== 'live') {
-      throw new ApiError(
-        409,
-        'agent_not_live',
-        `the agent is ${agent.state}; only a live agent can be run through the API (make it live first)`,
-        {},
-        { state: agent.state },
-      );
-    }
-    const idempotencyKey = req.get('idempotency-key') || undefined;
-    const { run, created } = await startRun(deps, { workspace: ws, agent, input, trigger: 'api', idempotencyKey });
-    if (!created) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
-  });
+  /** Starts a run of a Live agent: the API's run call, or a person pressing Run in the console. */
+  const startLiveRun =
+    (trigger: 'api' | 'manual'): RequestHandler =>
+    async (req, res) => {
+      const ws = req.auth!.workspace;
+      const agent = await getAgent(knex, ws.id, param(req, 'id'));
+      if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
+      const { input } = parseBody(runBody, req.body);
+      if (agent.state !== 'live') {
+        throw new ApiError(
+          409,
+          'agent_not_live',
+          `the agent is ${agent.state}; only a live agent can be run${trigger === 'api' ? ' through the API' : ''} (make it live first, or start a test run)`,
+          {},
+          { state: agent.state },
+        );
+      }
+      const idempotencyKey = req.get('idempotency-key') || undefined;
+      const { run, created } = await startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey });
+      if (!created) res.setHeader('Idempotent-Replayed', 'true');
+      res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
+    };
+
+  // The one documented endpoint (spec §4).
+  r.post('/agents/:id/run', requireScope('run'), ...body, startLiveRun('api'));
+  // The same start, recorded as a manual one (the console's Run button).
+  r.post('/agents/:id/manual-run', requireScope('run'), ...body, startLiveRun('manual'));
 
   // A run for testing, allowed in any state; a successful one lets the version be marked ready.
   r.post('/agents/:id/test-run', requireScope('manage'), ...body, async (req, res) => {

@@ -131,9 +131,14 @@ function fakeApi() {
     agent.state = req.body.state;
     res.json(agent);
   });
-  for (const mode of ['run', 'test-run']) {
+  for (const mode of ['manual-run', 'test-run']) {
     app.post(`/v1/agents/:id/${mode}`, (req, res) => {
-      const started = { ...run, id: `new-${mode}`, status: 'running', trigger: mode === 'run' ? 'api' : 'test' };
+      const started = {
+        ...run,
+        id: `new-${mode}`,
+        status: 'running',
+        trigger: mode === 'manual-run' ? 'manual' : 'test',
+      };
       runs.unshift(started);
       res.status(202).json(started);
     });
@@ -319,8 +324,8 @@ describe('console (ui/) against a contract-shaped fake API', function () {
   it('runs a live agent for real and a draft as a test, then opens the new run', async () => {
     const live = await post('/agents/agent-live?/run', { input: 'amount\n7\n' });
     assert.equal(live.status, 303);
-    assert.equal(live.headers.get('location'), '/runs/new-run');
-    assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/run').at(-1)?.body, { input: 'amount\n7\n' });
+    assert.equal(live.headers.get('location'), '/runs/new-manual-run');
+    assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/manual-run').at(-1)?.body, { input: 'amount\n7\n' });
 
     const draft = await post('/agents/agent-draft?/run', { input: 'x' });
     assert.equal(draft.headers.get('location'), '/runs/new-test-run');

@@ -136,6 +136,18 @@ describe('API v1', () => {
       assert.ok(!listed.data.some((r: { id: string }) => r.id === runB.id));
     });
 
+    it('records a start from the console as manual, under the same rules', async () => {
+      const res = await call(`/v1/agents/${agentId}/manual-run`, { method: 'POST', json: { input: 'a\n1' } });
+      assert.equal(res.status, 202);
+      assert.equal((await json(res)).trigger, 'manual');
+      const draft = await createLiveAgent(h, ws, csvAgent, 'draft');
+      await problem(
+        await call(`/v1/agents/${draft.id}/manual-run`, { method: 'POST', json: { input: 'a\n1' } }),
+        409,
+        'agent_not_live',
+      );
+    });
+
     it('409 when the agent is not live, naming its state', async () => {
       const draft = await createLiveAgent(h, ws, csvAgent, 'draft');
       const body = await problem(await run(draft.id, { input: 'a\n1' }), 409, 'agent_not_live');

@@ -135,6 +135,8 @@ export interface Approval {
   item_seq: number | null;
   node_id: string;
   tool: string | null;
+  /** The gate's question, for approval nodes ("Pay 4200 to Globex?"). */
+  message?: string | null;
   arguments: unknown;
   status: ApprovalStatus;
   requested_at: string;

@@ -86,7 +86,7 @@ export const api = {
   getAgent: (id: string) => getJson<Agent>(`/v1/agents/${seg(id)}`),
   setAgentState: (id: string, state: AgentState) => postJson<Agent>(`/v1/agents/${seg(id)}/state`, { state }),
   /** A live agent runs for real; any other state can only be test-run. */
-  startRun: (id: string, input: string, mode: 'run' | 'test-run') =>
+  startRun: (id: string, input: string, mode: 'manual-run' | 'test-run') =>
     postJson<Run>(`/v1/agents/${seg(id)}/${mode}`, { input }),
 
   listRuns: (filter: Page & { agent_id?: string; status?: RunStatus; trigger?: RunTrigger } = {}) =>

@@ -37,7 +37,7 @@ export const actions: Actions = {
     let runId = '';
     const outcome = await attempt(async () => {
       const agent = await api.getAgent(params.id);
-      const run = await api.startRun(params.id, input, agent.state === 'live' ? 'run' : 'test-run');
+      const run = await api.startRun(params.id, input, agent.state === 'live' ? 'manual-run' : 'test-run');
       runId = run.id;
       return 'Run started.';
     });
