@@ -2,6 +2,7 @@
 // records each side effect under (run, item, node), so a retried activity or a restarted worker returns the
 // recorded result instead of acting twice.
 import { Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/common';
 import { appendRunLog, recordNodeActivity } from '../db/run-progress';
 import { applyStateOps } from '../db/state-store';
@@ -10,7 +11,7 @@ import { nextNodeId, render, saveResult, type ItemData } from '../workflows/inte
 import { isToolName, toolDefinitions } from './tools/definitions';
 import { externalToolHandlers } from './tools/handlers';
 import { stateOpFor } from './page-advance';
-import { ActivityDeps, loadRun, loadSpec, nodeById } from './deps';
+import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
 
 export interface Decision {
@@ -61,19 +62,22 @@ export function createItemStepActivities(deps: ActivityDeps) {
   return {
     async executeStep({
       runId,
+      agentId,
+      agentVersion,
       seq,
       nodeId,
       decision,
       maxAttempts,
     }: {
       runId: string;
+      agentId: string;
+      agentVersion: number;
       seq: number;
       nodeId: string;
       decision?: Decision;
       maxAttempts: number;
     }): Promise<StepOutcome> {
-      const run = await loadRun(knex, runId);
-      const spec = await loadSpec(knex, run.agent_id, run.agent_version);
+      const spec = await loadSpec(knex, agentId, agentVersion);
       const node = nodeById(spec, nodeId);
       const item = await knex('run_items')
         .where({ run_id: runId, seq })
@@ -81,14 +85,20 @@ export function createItemStepActivities(deps: ActivityDeps) {
       if (!item || item.node_id !== nodeId || ['done', 'failed', 'skipped'].includes(item.status))
         return 'already_done';
 
-      const settle = async (patch: Record<string, unknown>, outcome: 'done' | 'failed', log?: string) => {
+      const settle = async (
+        patch: Record<string, unknown>,
+        outcome: 'done' | 'failed',
+        log?: string,
+        usage?: ModelStepResult['usage'],
+      ) => {
         await knex.transaction(async (trx) => {
           // Guarded by the node the item stands at, so a retried attempt cannot count the item twice.
           const moved = await trx('run_items')
             .where({ run_id: runId, seq, node_id: nodeId })
             .whereNotIn('status', ['done', 'failed', 'skipped'])
-            .update({ ...patch, updated_at: trx.fn.now() });
+            .update({ ...patch, ...(usage ? { usage: JSON.stringify(usage) } : {}), updated_at: trx.fn.now() });
           if (moved === 0) return;
+          if (usage) await addRunUsage(trx, runId, usage);
           await recordNodeActivity(
             trx,
             runId,
@@ -132,7 +142,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
         let usage: ModelStepResult['usage'] | undefined;
         if (node.kind === 'tool') {
           const args = decision?.arguments ?? (render(node.arguments, data) as Record<string, unknown>);
-          next = saveResult(data, node.save_as, await callTool(node, args, runId, run.agent_id, key));
+          next = saveResult(data, node.save_as, await callTool(node, args, runId, agentId, key));
         } else if (node.kind === 'llm') {
           const step = await runModelStep({ deps, spec, node, data, runId, seq });
           next = saveResult(data, node.save_as, step.output);
@@ -153,8 +163,9 @@ export function createItemStepActivities(deps: ActivityDeps) {
             reasoning: reasoning === undefined || reasoning === null ? null : JSON.stringify(reasoning),
           },
           'done',
+          undefined,
+          usage,
         );
-        if (usage) await addUsage(runId, seq, usage);
         return 'advanced';
       } catch (err) {
         const attempt = Context.current().info.attempt;
@@ -169,25 +180,22 @@ export function createItemStepActivities(deps: ActivityDeps) {
       }
     },
   };
+}
 
-  async function addUsage(runId: string, seq: number, usage: ModelStepResult['usage']) {
-    await knex.raw(
-      `update runs set usage = jsonb_build_object(
-         'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :input,
-         'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :output,
-         'cache_read_tokens', coalesce((usage->>'cache_read_tokens')::bigint, 0) + :cacheRead,
-         'cost_usd', coalesce((usage->>'cost_usd')::numeric, 0) + :cost)
-       where id = :runId`,
-      {
-        runId,
-        input: usage.input_tokens,
-        output: usage.output_tokens,
-        cacheRead: usage.cache_read_tokens,
-        cost: usage.cost_usd,
-      },
-    );
-    await knex('run_items')
-      .where({ run_id: runId, seq })
-      .update({ usage: JSON.stringify(usage) });
-  }
+async function addRunUsage(trx: Knex.Transaction, runId: string, usage: ModelStepResult['usage']): Promise<void> {
+  await trx.raw(
+    `update runs set usage = jsonb_build_object(
+       'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :input,
+       'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :output,
+       'cache_read_tokens', coalesce((usage->>'cache_read_tokens')::bigint, 0) + :cacheRead,
+       'cost_usd', coalesce((usage->>'cost_usd')::numeric, 0) + :cost)
+     where id = :runId`,
+    {
+      runId,
+      input: usage.input_tokens,
+      output: usage.output_tokens,
+      cacheRead: usage.cache_read_tokens,
+      cost: usage.cost_usd,
+    },
+  );
 }

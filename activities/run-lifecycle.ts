@@ -8,6 +8,9 @@ import { renderOutputFile } from './output-files';
 import { ActivityDeps, loadRun, loadSpec } from './deps';
 
 export interface RunPlan {
+  /** The agent version the run pinned, so per-item steps need not read the run again. */
+  agentId: string;
+  agentVersion: number;
   total: number;
   pageSize: number;
   /** Child page workflows running at once. */
@@ -29,6 +32,8 @@ export function createRunLifecycleActivities({ knex }: ActivityDeps) {
       const spec = await loadSpec(knex, run.agent_id, run.agent_version);
       const policy = spec.policy;
       const plan = (total: number): RunPlan => ({
+        agentId: run.agent_id,
+        agentVersion: run.agent_version,
         total,
         pageSize,
         pageWindow: 4,

@@ -117,6 +117,8 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
     await condition(() => slots > 0 && slots-- > 0);
     try {
       const outcome = await steps.executeStep({
+        agentId: plan.agentId,
+        agentVersion: plan.agentVersion,
         runId,
         seq: action.seq,
         nodeId: action.nodeId,
