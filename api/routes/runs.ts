@@ -25,6 +25,7 @@ import { jsonBody, limitParam, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
 
 const finished = new Set(['completed', 'failed', 'cancelled']);
+const progressPollMs = 500;
 
 function cursorParam(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
@@ -114,6 +115,37 @@ export function runRoutes(deps: RouteDeps): Router {
         }),
       ),
     );
+  });
+
+  // Live progress as server-sent events: a `progress` event (the run, as GET /v1/runs/:id answers its summary)
+  // whenever it changes, then `end` once it has ended. Polls the run row, which the engine keeps current.
+  r.get('/runs/:id/events', requireScope('read'), async (req, res) => {
+    const workspaceId = req.auth!.workspace.id;
+    let run = await loadRun(workspaceId, param(req, 'id'));
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    let closed = false;
+    req.on('close', () => (closed = true));
+    let last = '';
+    let sinceWrite = 0;
+    while (!closed) {
+      const body = runJson(run, deps.links);
+      const state = JSON.stringify({ status: body.status, counts: body.counts, error: body.error });
+      if (state !== last) {
+        res.write(`event: progress\ndata: ${JSON.stringify(body)}\n\n`);
+        last = state;
+        sinceWrite = 0;
+      } else if (++sinceWrite >= 30) {
+        res.write(': keep-alive\n\n'); // proxies close idle streams
+        sinceWrite = 0;
+      }
+      if (finished.has(run.status)) {
+        res.write(`event: end\ndata: ${JSON.stringify({ status: run.status })}\n\n`);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, progressPollMs));
+      run = (await getRun(knex, workspaceId, run.id)) ?? run;
+    }
+    res.end();
   });
 
   r.get('/runs/:id/logs', requireScope('read'), async (req, res) => {

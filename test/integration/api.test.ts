@@ -380,6 +380,44 @@ describe('API v1', () => {
       await problem(await call(`/v1/runs/${started.id}/cancel`, { method: 'POST' }), 409, 'run_finished');
     });
 
+    it('streams live progress as server-sent events until the run ends', async () => {
+      const agent = await createLiveAgent(h, ws, {
+        name: 'stream',
+        nodes: [
+          { kind: 'input', id: 'in', format: 'lines', next: 'gate' },
+          { kind: 'approval', id: 'gate' },
+        ],
+      });
+      const started = await json(await run(agent.id, { input: 'x' }));
+      const res = await call(`/v1/runs/${started.id}/events`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      const events: { event: string; data: Json }[] = [];
+      let buffer = '';
+      let decided = false;
+      while (!events.some((e) => e.event === 'end')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        for (let i; (i = buffer.indexOf('\n\n')) >= 0; buffer = buffer.slice(i + 2)) {
+          const block = buffer.slice(0, i);
+          const event = /^event: (.+)$/m.exec(block)?.[1];
+          const data = /^data: (.+)$/m.exec(block)?.[1];
+          if (event && data) events.push({ event, data: JSON.parse(data) });
+        }
+        if (!decided && events.some((e) => e.data.status === 'needs_review')) {
+          decided = true; // a reviewer approves while the stream is open
+          const pending = await json(await call(`/v1/runs/${started.id}/approvals`));
+          await call(`/v1/approvals/${pending.data[0].id}/decision`, { method: 'POST', json: { decision: 'approve' } });
+        }
+      }
+      const statuses = events.filter((e) => e.event === 'progress').map((e) => e.data.status);
+      assert.ok(statuses.includes('needs_review'), statuses.join());
+      assert.equal(statuses.at(-1), 'completed');
+      assert.deepEqual(events.at(-1), { event: 'end', data: { status: 'completed' } });
+    });
+
     it('lists runs newest first with filters and cursor pagination', async () => {
       const page1 = await json(await call(`/v1/runs?agent_id=${agentId}&limit=2`));
       assert.equal(page1.data.length, 2);
