@@ -7,6 +7,7 @@ import type { Logger } from './logger';
 import { ApiError, problemHandler } from './problem';
 import { agentRoutes, type RouteDeps } from './routes/agents';
 import { runRoutes } from './routes/runs';
+import { apiKeyRoutes } from './routes/api-keys';
 
 export interface AppDeps extends RouteDeps {
   logger: Logger;
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps) {
   v1.use(authenticate(deps.knex));
   v1.use(agentRoutes(deps));
   v1.use(runRoutes(deps));
+  v1.use(apiKeyRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

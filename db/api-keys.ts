@@ -78,6 +78,7 @@ export async function touchApiKey(knex: Knex, id: string): Promise<void> {
 }
 
 export async function revokeApiKey(knex: Knex, workspaceId: string, id: string): Promise<boolean> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
   return (
     (await knex('api_keys')
       .where({ id, workspace_id: workspaceId })

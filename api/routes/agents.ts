@@ -15,7 +15,9 @@ import {
 } from '../../db/agents';
 import { listRuns } from '../../db/runs';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
-import { planLimits, runsThisMonth } from '../../db/workspaces';
+import { planLimits, runsThisMonth, type Workspace } from '../../db/workspaces';
+import type { AgentSpec } from '../../workflows/agent-model';
+import { jsonDiff } from '../json-diff';
 import { validateAgentSpec } from '../agent-validation';
 import { requireScope } from '../auth';
 import { ApiError } from '../problem';
@@ -58,9 +60,8 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.json({ data, next_cursor: null });
   });
 
-  r.post('/agents', requireScope('manage'), ...body, async (req, res) => {
-    const ws = req.auth!.workspace;
-    const spec = await validateAgentSpec(knex, ws.id, req.body);
+  /** Creates an agent from a spec, within the plan's agent allowance. */
+  const createWithinPlan = async (ws: Workspace, spec: AgentSpec) => {
     const limit = planLimits[ws.plan].agents;
     if (limit !== null && (await countAgents(knex, ws.id)) >= limit) {
       throw new ApiError(
@@ -69,8 +70,46 @@ export function agentRoutes(deps: RouteDeps): Router {
         `the ${ws.plan} plan allows ${limit} agents; delete one or upgrade the plan`,
       );
     }
-    const agent = await createAgent(knex, ws.id, spec);
+    return createAgent(knex, ws.id, spec);
+  };
+  const createFromBody: RequestHandler = async (req, res) => {
+    const ws = req.auth!.workspace;
+    const spec = await validateAgentSpec(knex, ws.id, req.body);
+    const agent = await createWithinPlan(ws, spec);
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
+  };
+  r.post('/agents', requireScope('manage'), ...body, createFromBody);
+  // Takes what GET /v1/agents/:id/export gives (the spec as JSON), so agents move between workspaces.
+  r.post('/agents/import', requireScope('manage'), ...body, createFromBody);
+
+  // The suggested rollback copy before major changes (spec §9.3): a new Draft agent with the current spec.
+  r.post('/agents/:id/duplicate', requireScope('manage'), async (req, res) => {
+    const ws = req.auth!.workspace;
+    const source = await loadAgent(ws.id, param(req, 'id'));
+    const original = (await getVersion(knex, source.id, source.current_version))!;
+    const spec = { ...original, name: `${original.name} (copy)` };
+    const agent = await createWithinPlan(ws, spec);
+    res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
+  });
+
+  r.get('/agents/:id/diff', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const version = async (name: 'from' | 'to') => {
+      const n = Number(req.query[name]);
+      const spec = Number.isInteger(n) ? await getVersion(knex, agent.id, n) : undefined;
+      if (!spec)
+        throw new ApiError(
+          400,
+          'invalid_version',
+          `${name} must be a version of this agent (1 to ${agent.current_version})`,
+        );
+      return spec;
+    };
+    res.json({
+      from: Number(req.query.from),
+      to: Number(req.query.to),
+      changes: jsonDiff(await version('from'), await version('to')),
+    });
   });
 
   r.get('/agents/:id', requireScope('read'), async (req, res) => {

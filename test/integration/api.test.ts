@@ -332,6 +332,83 @@ describe('API v1', () => {
     });
   });
 
+  describe('API keys', () => {
+    it('lists keys without secrets, creates one shown once, rotates and revokes at once', async () => {
+      const created = await call('/v1/api-keys', { method: 'POST', json: { name: 'ci', scopes: ['run', 'read'] } });
+      assert.equal(created.status, 201);
+      const made = await json(created);
+      assert.match(made.key, /^cadre_/);
+      assert.deepEqual(made.scopes, ['run', 'read']);
+      const listed = await json(await call('/v1/api-keys'));
+      const entry = listed.data.find((k: Json) => k.id === made.id);
+      assert.equal(entry.name, 'ci');
+      assert.ok(!JSON.stringify(listed).includes(made.key.split('_')[2]), 'no secret in the list');
+      assert.ok(!('hash' in entry));
+      assert.equal((await call('/v1/runs', { key: made.key })).status, 200);
+
+      const rotated = await json(await call(`/v1/api-keys/${made.id}/rotate`, { method: 'POST' }));
+      assert.equal(rotated.replaces, made.id);
+      await problem(await call('/v1/runs', { key: made.key }), 401, 'revoked_api_key');
+      assert.equal((await call('/v1/runs', { key: rotated.key })).status, 200);
+
+      assert.equal((await call(`/v1/api-keys/${rotated.id}`, { method: 'DELETE' })).status, 204);
+      await problem(await call('/v1/runs', { key: rotated.key }), 401, 'revoked_api_key');
+      await problem(await call(`/v1/api-keys/${rotated.id}`, { method: 'DELETE' }), 404, 'api_key_not_found');
+      await problem(
+        await call('/v1/api-keys', { method: 'POST', json: { name: 'x', scopes: ['root'] } }),
+        422,
+        'invalid_body',
+      );
+    });
+
+    it("never touches another workspace's keys, and needs the manage scope", async () => {
+      const other = await createTestWorkspace(h);
+      await problem(await call(`/v1/api-keys/${other.keyRecord.id}`, { method: 'DELETE' }), 404, 'api_key_not_found');
+      await problem(
+        await call(`/v1/api-keys/${other.keyRecord.id}/rotate`, { method: 'POST' }),
+        404,
+        'api_key_not_found',
+      );
+      assert.equal((await call('/v1/runs', { key: other.key })).status, 200);
+      const runOnly = await createTestWorkspace(h, { scopes: ['run'] });
+      await problem(await call('/v1/api-keys', { key: runOnly.key }), 403, 'missing_scope');
+    });
+  });
+
+  describe('agent copies', () => {
+    it('exports, imports, duplicates and diffs versions of an agent', async () => {
+      const agent = await json(await call('/v1/agents', { method: 'POST', json: csvAgent }));
+      await call(`/v1/agents/${agent.id}`, {
+        method: 'PUT',
+        json: {
+          ...csvAgent,
+          description: 'second',
+          nodes: [csvAgent.nodes[0], { ...csvAgent.nodes[1], format: 'json' }],
+        },
+      });
+      const diff = await json(await call(`/v1/agents/${agent.id}/diff?from=1&to=2`));
+      const byPath = (a: Json, b: Json) => a.path.localeCompare(b.path);
+      assert.deepEqual(diff.changes.sort(byPath), [
+        { path: 'description', from: '', to: 'second' },
+        { path: 'nodes[1].format', from: 'csv', to: 'json' },
+      ]);
+      await problem(await call(`/v1/agents/${agent.id}/diff?from=1&to=9`), 400, 'invalid_version');
+
+      const exported = await json(await call(`/v1/agents/${agent.id}/export`));
+      const imported = await json(await call('/v1/agents/import', { method: 'POST', json: exported }));
+      assert.notEqual(imported.id, agent.id);
+      assert.equal(imported.state, 'draft');
+      assert.equal(imported.spec.description, 'second');
+
+      const copy = await call(`/v1/agents/${agent.id}/duplicate`, { method: 'POST' });
+      assert.equal(copy.status, 201);
+      const duplicated = await json(copy);
+      assert.equal(duplicated.name, 'csv (copy)');
+      assert.equal(duplicated.current_version, 1);
+      assert.deepEqual(duplicated.spec.nodes, exported.nodes);
+    });
+  });
+
   describe('approvals and cancel', () => {
     it('decides a pending approval through the API, recording who decided; a second decision is 409', async () => {
       const agent = await createLiveAgent(h, ws, {

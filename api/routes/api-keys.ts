@@ -1,0 +1,48 @@
+// API keys of the caller's workspace: listed without secrets, created and rotated with the key shown once,
+// revoked at once.
+import { Router } from 'express';
+import { z } from 'zod';
+import { createApiKey, listApiKeys, revokeApiKey, scopes, type ApiKeyRecord } from '../../db/api-keys';
+import { requireScope } from '../auth';
+import { ApiError } from '../problem';
+import { jsonBody, param, parseBody } from '../validation';
+import type { RouteDeps } from './agents';
+
+const keyJson = ({ workspace_id: _ws, ...key }: ApiKeyRecord) => key;
+
+export function apiKeyRoutes(deps: RouteDeps): Router {
+  const { knex } = deps;
+  const r = Router();
+  const newKey = z.object({ name: z.string().min(1).max(100), scopes: z.array(z.enum(scopes)).min(1) });
+
+  r.get('/api-keys', requireScope('manage'), async (req, res) => {
+    res.json({ data: (await listApiKeys(knex, req.auth!.workspace.id)).map(keyJson), next_cursor: null });
+  });
+
+  r.post('/api-keys', requireScope('manage'), ...jsonBody(deps.bodyLimit), async (req, res) => {
+    const { name, scopes: keyScopes } = parseBody(newKey, req.body);
+    const { key, record } = await createApiKey(knex, req.auth!.workspace.id, name, keyScopes);
+    res.status(201).json({ ...keyJson(record), key });
+  });
+
+  // A new secret with the same name and scopes; the old one stops working at once.
+  r.post('/api-keys/:id/rotate', requireScope('manage'), async (req, res) => {
+    const ws = req.auth!.workspace.id;
+    const old = (await listApiKeys(knex, ws)).find((k) => k.id === param(req, 'id') && !k.revoked_at);
+    if (!old) throw new ApiError(404, 'api_key_not_found', `no active API key ${param(req, 'id')} in this workspace`);
+    const { key, record } = await knex.transaction(async (trx) => {
+      await revokeApiKey(trx, ws, old.id);
+      return createApiKey(trx, ws, old.name, old.scopes);
+    });
+    res.status(201).json({ ...keyJson(record), key, replaces: old.id });
+  });
+
+  r.delete('/api-keys/:id', requireScope('manage'), async (req, res) => {
+    if (!(await revokeApiKey(knex, req.auth!.workspace.id, param(req, 'id')))) {
+      throw new ApiError(404, 'api_key_not_found', `no active API key ${param(req, 'id')} in this workspace`);
+    }
+    res.status(204).end();
+  });
+
+  return r;
+}
