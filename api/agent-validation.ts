@@ -1,11 +1,10 @@
-import type { Knex } from 'knex';
 import { isToolName } from '../activities/tools/definitions';
 import { agentSpecSchema, type AgentSpec } from '../workflows/agent-model';
 import { ApiError } from './problem';
 import { parseBody } from './validation';
 
 /** Checks what the schema cannot: tools that exist, agents that exist, capabilities not yet available. */
-export async function validateAgentSpec(_knex: Knex, _workspaceId: string, body: unknown): Promise<AgentSpec> {
+export function validateAgentSpec(body: unknown): AgentSpec {
   const spec = parseBody(agentSpecSchema, body);
   for (const node of spec.nodes) {
     if (node.kind === 'retrieve') {

@@ -36,6 +36,27 @@ function runsWithAgent(knex: Knex) {
   return knex('runs').join('agents', 'agents.id', 'runs.agent_id').select('runs.*', 'agents.name as agent_name');
 }
 
+/** The newest run of every agent of a workspace, in one query. */
+export async function lastRunPerAgent(knex: Knex, workspaceId: string): Promise<Map<string, RunRecord>> {
+  const rows: RunRecord[] = await runsWithAgent(knex)
+    .distinctOn('runs.agent_id')
+    .where('runs.workspace_id', workspaceId)
+    .orderBy([{ column: 'runs.agent_id' }, { column: 'runs.created_at', order: 'desc' }]);
+  return new Map(rows.map((r) => [r.agent_id, r]));
+}
+
+/** Runs started this calendar month (UTC) per agent of a workspace, in one query. */
+export async function runsThisMonthPerAgent(knex: Knex, workspaceId: string): Promise<Map<string, number>> {
+  const now = new Date();
+  const rows: { agent_id: string; count: number }[] = await knex('runs')
+    .where({ workspace_id: workspaceId })
+    .andWhere('created_at', '>=', new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)))
+    .groupBy('agent_id')
+    .select('agent_id')
+    .count('* as count');
+  return new Map(rows.map((r) => [r.agent_id, Number(r.count)]));
+}
+
 export async function getRun(knex: Knex, workspaceId: string, id: string): Promise<RunRecord | undefined> {
   if (!isUuid(id)) return undefined;
   return runsWithAgent(knex).where({ 'runs.id': id, 'runs.workspace_id': workspaceId }).first();

@@ -25,11 +25,7 @@ export async function seedDemoWorkspace(knex: Knex): Promise<DemoSeed | undefine
     .readdirSync(examplesDir)
     .filter((f) => f.endsWith('.json'))
     .sort()) {
-    const spec = await validateAgentSpec(
-      knex,
-      ws.id,
-      JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')),
-    );
+    const spec = validateAgentSpec(JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')));
     const agent = await createAgent(knex, ws.id, spec);
     // The shipped examples are tested with the product, so they start live.
     await knex('agents').where({ id: agent.id }).update({ state: 'live', tested_version: 1 });

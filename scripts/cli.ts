@@ -110,7 +110,7 @@ async function run(argv: string[]): Promise<string> {
       return withDb(async (knex) => {
         const ws = await requireWorkspace(knex, values.workspace);
         try {
-          return (await createAgent(knex, ws.id, await validateAgentSpec(knex, ws.id, json))).id;
+          return (await createAgent(knex, ws.id, validateAgentSpec(json))).id;
         } catch (err) {
           if (err instanceof ApiError) throw new StartupError(`${arg} is not a valid agent: ${err.message}`);
           throw err;

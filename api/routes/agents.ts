@@ -13,7 +13,7 @@ import {
   updateAgent,
   type AgentRow,
 } from '../../db/agents';
-import { listRuns } from '../../db/runs';
+import { lastRunPerAgent, runsThisMonthPerAgent } from '../../db/runs';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
 import { planLimits, runsThisMonth, type Workspace } from '../../db/workspaces';
 import type { AgentSpec } from '../../workflows/agent-model';
@@ -43,20 +43,18 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   r.get('/agents', requireScope('read'), async (req, res) => {
     const ws = req.auth!.workspace;
-    const agents = await listAgents(knex, ws.id);
-    const data = await Promise.all(
-      agents.map(async (a) => {
-        const last = (await listRuns(knex, ws.id, { agentId: a.id }, { limit: 1 })).data[0];
-        const month = await knex('runs')
-          .where({ agent_id: a.id })
-          .andWhere('created_at', '>=', new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)))
-          .count<{ count: number }[]>('* as count');
-        return agentJson(a, {
-          last_run: last ? runJson(last, deps.links) : null,
-          runs_this_month: Number(month[0].count),
-        });
-      }),
-    );
+    const [agents, lastRuns, monthCounts] = await Promise.all([
+      listAgents(knex, ws.id),
+      lastRunPerAgent(knex, ws.id),
+      runsThisMonthPerAgent(knex, ws.id),
+    ]);
+    const data = agents.map((a) => {
+      const last = lastRuns.get(a.id);
+      return agentJson(a, {
+        last_run: last ? runJson(last, deps.links) : null,
+        runs_this_month: monthCounts.get(a.id) ?? 0,
+      });
+    });
     res.json({ data, next_cursor: null });
   });
 
@@ -74,7 +72,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   };
   const createFromBody: RequestHandler = async (req, res) => {
     const ws = req.auth!.workspace;
-    const spec = await validateAgentSpec(knex, ws.id, req.body);
+    const spec = validateAgentSpec(req.body);
     const agent = await createWithinPlan(ws, spec);
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
   };
@@ -120,7 +118,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   r.put('/agents/:id', requireScope('manage'), ...body, async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
-    const spec = await validateAgentSpec(knex, ws.id, req.body);
+    const spec = validateAgentSpec(req.body);
     const updated = await updateAgent(knex, agent, spec);
     res.json(agentJson(updated, { spec }));
   });
