@@ -28,6 +28,8 @@ export const cadreEnvSchema = z.object({
   CADRE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   CADRE_API_BODY_LIMIT: z.string().default('1mb'),
   CADRE_HTTP_ALLOW_HOSTS: list,
+  /** Encrypts stored secrets (webhook signing secrets). Unset → a key generated once in the data directory. */
+  CADRE_SECRET_KEY: envOptionalString,
   DATABASE_URL: envOptionalString,
   ANTHROPIC_API_KEY: envOptionalString,
   ANTHROPIC_BASE_URL: envOptionalString,
@@ -85,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
+    secretKey: e.CADRE_SECRET_KEY,
     logLevel: e.CADRE_LOG_LEVEL,
   };
 }

@@ -1,4 +1,5 @@
 import { appendRunLog, refreshRunCounts } from '../db/run-progress';
+import { recordEvent } from '../db/timeline';
 import type { ActivityDeps } from './deps';
 import type { Decision } from './item-steps';
 
@@ -25,7 +26,7 @@ export function createApprovalActivities({ knex }: ActivityDeps) {
             decided_arguments: decision.arguments ? JSON.stringify(decision.arguments) : null,
             decided_at: status === 'escalated' ? null : trx.fn.now(),
           })
-          .returning(['run_id', 'item_seq', 'node_id']);
+          .returning(['run_id', 'item_seq', 'node_id', 'workspace_id', 'tool']);
         if (!row) return;
         if (status !== 'escalated') {
           await trx('run_items')
@@ -42,6 +43,15 @@ export function createApprovalActivities({ knex }: ActivityDeps) {
           },
         ]);
         await refreshRunCounts(trx, row.run_id);
+        const run = await trx('runs').where({ id: row.run_id }).first('agent_id');
+        await recordEvent(trx, {
+          workspace_id: row.workspace_id,
+          agent_id: run.agent_id,
+          kind: 'approval_decided',
+          run_id: row.run_id,
+          message: `${row.tool} on item ${row.item_seq + 1}: ${status.replace('_', ' ')} by ${decision.by}`,
+          details: { approval_id: approvalId, status, by: decision.by, reason: decision.reason ?? null },
+        });
       });
     },
   };

@@ -24,7 +24,9 @@ export interface RunRow {
   agent_version: number;
   status: string;
   trigger: string;
+  trigger_id: string | null;
   input: string;
+  error: string | null;
   total: number;
 }
 

@@ -4,6 +4,7 @@ import { createApprovalActivities } from './approvals';
 import { createItemStepActivities } from './item-steps';
 import { createPageAdvanceActivities } from './page-advance';
 import { createRunLifecycleActivities } from './run-lifecycle';
+import { createTriggerActivities } from './triggers';
 
 export type { ActivityDeps } from './deps';
 
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPageAdvanceActivities(deps),
     ...createItemStepActivities(deps),
     ...createApprovalActivities(deps),
+    ...createTriggerActivities(deps),
   });
 }
 

@@ -2,10 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { appendRunLog, refreshRunCounts } from '../db/run-progress';
+import { recordEvent } from '../db/timeline';
 import type { AgentSpec } from '../workflows/agent-model';
 import { InputError, parseInput } from './input-parsing';
 import { renderOutputFile } from './output-files';
-import { ActivityDeps, loadRun, loadSpec } from './deps';
+import type { Knex } from 'knex';
+import { currentMonth } from '../db/workspaces';
+import { ActivityDeps, loadRun, loadSpec, type RunRow } from './deps';
 
 export interface RunPlan {
   /** The agent version the run pinned, so per-item steps need not read the run again. */
@@ -20,6 +23,8 @@ export interface RunPlan {
   stopOnFailure: boolean;
   approvalTimeoutSeconds: number;
   onApprovalTimeout: AgentSpec['policy']['on_approval_timeout'];
+  /** Set when the run did nothing because its agent was not live when it began (a paused agent). */
+  skipped?: string;
 }
 
 export const pageSize = 1_000;
@@ -43,7 +48,14 @@ export function createRunLifecycleActivities({ knex }: ActivityDeps) {
         approvalTimeoutSeconds: policy.approval_timeout_seconds,
         onApprovalTimeout: policy.on_approval_timeout,
       });
+      if (run.status === 'skipped') return { ...plan(0), skipped: run.error ?? 'skipped' };
       if (run.total > 0) return plan(run.total);
+      // No scheduled or triggered run executes while the agent is paused, even one already on its way when
+      // the agent was paused. Test runs are how a person tries an agent in any state.
+      if (run.trigger !== 'test') {
+        const agent = await knex('agents').where({ id: run.agent_id }).first('state');
+        if (agent.state !== 'live') return { ...plan(0), skipped: await skipRun(knex, run, agent.state) };
+      }
 
       const inputNode = spec.nodes[0];
       if (inputNode.kind !== 'input') throw ApplicationFailure.nonRetryable('the agent has no input node');
@@ -145,6 +157,15 @@ export function createRunLifecycleActivities({ knex }: ActivityDeps) {
               : 'completed';
         const failure = error ?? stoppedBy ?? (status === 'failed' ? `all ${counts.total} items failed` : null);
         await trx('runs').where({ id: runId }).update({ status, error: failure, ended_at: trx.fn.now() });
+        await recordEvent(trx, {
+          workspace_id: run.workspace_id,
+          agent_id: run.agent_id,
+          kind: run.trigger === 'test' ? 'test_run' : 'run_finished',
+          run_id: runId,
+          trigger_id: run.trigger_id,
+          message: `${run.trigger === 'test' ? 'test run' : `${run.trigger} run`} of version ${run.agent_version} ${status}: ${counts.done} done, ${counts.failed} failed, ${counts.needs_review} need review of ${counts.total}`,
+          details: { status, trigger: run.trigger, counts },
+        });
         if (run.trigger === 'test' && status === 'completed') {
           // A successful test run of this version is what lets the agent move from Draft to Ready.
           await trx('agents')
@@ -162,4 +183,31 @@ export function createRunLifecycleActivities({ knex }: ActivityDeps) {
       });
     },
   };
+}
+
+/** Ends a run that found its agent not live: nothing ran, so it does not count against the plan either. */
+async function skipRun(knex: Knex, run: RunRow, agentState: string): Promise<string> {
+  const why = `the agent was ${agentState} when the run began, so it did nothing`;
+  await knex.transaction(async (trx) => {
+    const [skipped] = await trx('runs')
+      .where({ id: run.id, status: 'running' })
+      .update({ status: 'skipped', error: why, ended_at: trx.fn.now() })
+      .returning('created_at');
+    if (!skipped) return;
+    await trx('workspace_usage')
+      .where({ workspace_id: run.workspace_id, month: currentMonth(skipped.created_at) })
+      .andWhere('runs', '>', 0)
+      .decrement('runs', 1);
+    await appendRunLog(trx, [{ run_id: run.id, level: 'warn', message: `run skipped: ${why}` }]);
+    await recordEvent(trx, {
+      workspace_id: run.workspace_id,
+      agent_id: run.agent_id,
+      kind: 'trigger_skipped',
+      run_id: run.id,
+      trigger_id: run.trigger_id,
+      message: `${run.trigger} run skipped: the agent was ${agentState} when it began`,
+      details: { reason: 'paused', trigger: run.trigger },
+    });
+  });
+  return why;
 }

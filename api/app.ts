@@ -8,8 +8,12 @@ import { ApiError, problemHandler } from './problem';
 import { agentRoutes, type RouteDeps } from './routes/agents';
 import { runRoutes } from './routes/runs';
 import { apiKeyRoutes } from './routes/api-keys';
+import { hookRoutes } from './routes/hooks';
+import { triggerRoutes } from './routes/triggers';
+import type { SecretBox } from '../db/secret-box';
 
 export interface AppDeps extends RouteDeps {
+  secrets: SecretBox;
   logger: Logger;
   /** Versions reached at start, named by /healthz. */
   versions: { temporal: string; postgres: string };
@@ -50,11 +54,15 @@ export function createApp(deps: AppDeps) {
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', checks });
   });
 
+  // Webhooks and forms come from outside the workspace: a signature or a public form stands in for a key.
+  app.use('/v1', hookRoutes(deps));
+
   const v1 = express.Router();
   v1.use(authenticate(deps.knex));
   v1.use(agentRoutes(deps));
   v1.use(runRoutes(deps));
   v1.use(apiKeyRoutes(deps));
+  v1.use(triggerRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

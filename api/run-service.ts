@@ -1,22 +1,18 @@
-// Starting a run: the one path shared by the API, test runs and (later) triggers. The run row, its
-// idempotency key and the plan allowance are written in one transaction; the workflow starts after commit.
-import { createHash, randomUUID } from 'node:crypto';
+// Starting a run: the one path shared by the API, test runs, webhooks and forms. The run row, its idempotency
+// key and the plan allowance are written in one transaction (db/open-run.ts); the workflow starts after commit.
 import type { Client } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { InputError, parseInput } from '../activities/input-parsing';
 import { getVersion, type AgentRow } from '../db/agents';
+import { failUnstartedRun, openRun } from '../db/open-run';
 import { getRun, type RunRecord, type Trigger } from '../db/runs';
-import { takeRunAllowance, type Workspace } from '../db/workspaces';
+import type { Workspace } from '../db/workspaces';
 import type { TemporalConfig } from '../temporal.config';
 import type { agentRun } from '../workflows/agent-run';
+import { runSearchAttributes, runWorkflowId } from '../workflows/run-identity';
 import { ApiError } from './problem';
 
-const workspaceKey = defineSearchAttributeKey('CadreWorkspaceId', SearchAttributeType.KEYWORD);
-const agentKey = defineSearchAttributeKey('CadreAgentId', SearchAttributeType.KEYWORD);
-const triggerKey = defineSearchAttributeKey('CadreTrigger', SearchAttributeType.KEYWORD);
-
-export const runWorkflowId = (runId: string) => `run-${runId}`;
+export { runWorkflowId } from '../workflows/run-identity';
 
 export interface RunServiceDeps {
   knex: Knex;
@@ -29,6 +25,7 @@ export interface StartRunRequest {
   agent: AgentRow;
   input: string;
   trigger: Trigger;
+  triggerId?: string;
   idempotencyKey?: string;
 }
 
@@ -36,7 +33,7 @@ export async function startRun(
   deps: RunServiceDeps,
   req: StartRunRequest,
 ): Promise<{ run: RunRecord; created: boolean }> {
-  const { knex, temporal, temporalConfig } = deps;
+  const { knex } = deps;
   const spec = (await getVersion(knex, req.agent.id, req.agent.current_version))!;
   const inputNode = spec.nodes[0];
   if (inputNode.kind === 'input') {
@@ -48,91 +45,56 @@ export async function startRun(
       throw err;
     }
   }
-  const requestHash = createHash('sha256')
-    .update(JSON.stringify([req.agent.id, req.input]))
-    .digest('hex');
-  const runId = randomUUID();
 
-  const outcome = await knex.transaction(async (trx) => {
-    const inserted = await trx('runs')
-      .insert({
-        id: runId,
-        workspace_id: req.workspace.id,
-        agent_id: req.agent.id,
-        agent_version: req.agent.current_version,
-        trigger: req.trigger,
-        input: req.input,
-        idempotency_key: req.idempotencyKey ?? null,
-        request_hash: requestHash,
-      })
-      .onConflict(['workspace_id', 'idempotency_key'])
-      .ignore()
-      .returning('*');
-    if (inserted.length === 0) {
-      const existing = await trx('runs')
-        .where({ workspace_id: req.workspace.id, idempotency_key: req.idempotencyKey })
-        .first('id', 'request_hash');
-      if (!existing) {
-        throw new ApiError(
-          409,
-          'idempotency_key_in_flight',
-          'another request with this Idempotency-Key did not complete; retry it',
-        );
-      }
-      if (existing.request_hash !== requestHash) {
-        throw new ApiError(
-          422,
-          'idempotency_key_reused',
-          'this Idempotency-Key was already used with a different request; use a new key for a new run',
-        );
-      }
-      return { id: existing.id as string, created: false, row: undefined };
-    }
-    if (!(await takeRunAllowance(trx, req.workspace))) {
+  const opened = await openRun(knex, req);
+  switch (opened.outcome) {
+    case 'key_in_flight':
+      throw new ApiError(
+        409,
+        'idempotency_key_in_flight',
+        'another request with this Idempotency-Key did not complete; retry it',
+      );
+    case 'key_reused':
+      throw new ApiError(
+        422,
+        'idempotency_key_reused',
+        'this Idempotency-Key was already used with a different request; use a new key for a new run',
+      );
+    case 'allowance_exhausted':
       throw new ApiError(
         429,
         'plan_allowance_exhausted',
         `the ${req.workspace.plan} plan's runs for this month are used up; upgrade the plan or wait for next month`,
-        {
-          'Retry-After': String(secondsUntilNextMonth()),
-        },
+        { 'Retry-After': String(secondsUntilNextMonth()) },
       );
-    }
-    return { id: runId, created: true, row: inserted[0] as Omit<RunRecord, 'agent_name'> };
-  });
-
-  if (outcome.created) {
-    try {
-      await temporal.workflow.start<typeof agentRun>('agentRun', {
-        workflowId: runWorkflowId(outcome.id),
-        taskQueue: temporalConfig.taskQueue,
-        args: [{ runId: outcome.id }],
-        typedSearchAttributes: [
-          { key: workspaceKey, value: req.workspace.id },
-          { key: agentKey, value: req.agent.id },
-          { key: triggerKey, value: req.trigger },
-        ],
-      });
-    } catch (err) {
-      await knex('runs')
-        .where({ id: outcome.id })
-        .update({
-          status: 'failed',
-          error: `the run could not be started: ${(err as Error).message}`,
-          ended_at: knex.fn.now(),
-        });
-      throw new ApiError(
-        503,
-        'engine_unavailable',
-        'the run engine (Temporal) is not reachable right now; the run was not started, try again shortly',
-      );
-    }
+    case 'replayed':
+      return { run: (await getRun(knex, req.workspace.id, opened.runId))!, created: false };
   }
-  // A new run is answered from the row just written; a replayed one is read back.
-  const run = outcome.row
-    ? { ...outcome.row, agent_name: req.agent.name }
-    : (await getRun(knex, req.workspace.id, outcome.id))!;
-  return { run, created: outcome.created };
+
+  try {
+    await startRunWorkflow(deps, opened.run);
+  } catch (err) {
+    await failUnstartedRun(knex, opened.run.id, (err as Error).message);
+    throw new ApiError(
+      503,
+      'engine_unavailable',
+      'the run engine (Temporal) is not reachable right now; the run was not started, try again shortly',
+    );
+  }
+  return { run: opened.run, created: true };
+}
+
+/** Starts the workflow of an opened run, findable in Temporal by workspace, agent and trigger. */
+export async function startRunWorkflow(
+  deps: Pick<RunServiceDeps, 'temporal' | 'temporalConfig'>,
+  run: Pick<RunRecord, 'id' | 'workspace_id' | 'agent_id' | 'trigger'>,
+): Promise<void> {
+  await deps.temporal.workflow.start<typeof agentRun>('agentRun', {
+    workflowId: runWorkflowId(run.id),
+    taskQueue: deps.temporalConfig.taskQueue,
+    args: [{ runId: run.id }],
+    typedSearchAttributes: runSearchAttributes(run),
+  });
 }
 
 function secondsUntilNextMonth(now = new Date()): number {

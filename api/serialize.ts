@@ -2,7 +2,7 @@
 import type { AgentRow } from '../db/agents';
 import type { RunRecord } from '../db/runs';
 import type { TemporalConfig } from '../temporal.config';
-import { runWorkflowId } from './run-service';
+import { runWorkflowId } from '../workflows/run-identity';
 
 export interface Links {
   publicUrl: string;

@@ -2,7 +2,8 @@
 // workspace is simply not found.
 import type { Knex } from 'knex';
 
-export const runStatuses = ['running', 'completed', 'failed', 'needs_review', 'cancelled'] as const;
+// `skipped`: a scheduled or triggered run that found its agent paused when it began, and did nothing.
+export const runStatuses = ['running', 'completed', 'failed', 'needs_review', 'cancelled', 'skipped'] as const;
 export type RunStatus = (typeof runStatuses)[number];
 export const triggers = ['manual', 'api', 'test', 'schedule', 'webhook', 'form', 'chain'] as const;
 export type Trigger = (typeof triggers)[number];

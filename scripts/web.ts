@@ -7,6 +7,8 @@ import { loadTemporalConfig } from '../temporal.config';
 import { createApp } from '../api/app';
 import { createLogger } from '../api/logger';
 import { createApiKey } from '../db/api-keys';
+import { loadSecretBox } from '../db/secret-box';
+import { reconcileSchedules } from '../api/schedule-sync';
 import { connectDatabase, connectTemporal } from './connections';
 import { main } from './fail-fast';
 
@@ -18,6 +20,9 @@ main('web', async () => {
   const logger = createLogger(config.logLevel, 'web');
   const db = await connectDatabase(config, { migrate: true });
   const temporal = await connectTemporal(tc);
+  // Schedules live in Temporal, triggers in the database: make the first match the second before serving.
+  const reconciled = await reconcileSchedules({ knex: db.knex, temporal: temporal.client, temporalConfig: tc });
+  logger.info(reconciled, 'schedules reconciled with the database');
 
   let consoleHandler: RequestHandler | undefined;
   if (fs.existsSync(consoleBuild)) {
@@ -32,6 +37,7 @@ main('web', async () => {
     temporalConfig: tc,
     links: { publicUrl: config.web.publicUrl, temporal: tc },
     bodyLimit: config.web.bodyLimit,
+    secrets: loadSecretBox(config),
     logger,
     versions: { temporal: temporal.version, postgres: db.version },
     console: consoleHandler,

@@ -7,13 +7,16 @@ import {
   defineQuery,
   executeChild,
   isCancellation,
+  ParentClosePolicy,
   proxyActivities,
   setHandler,
+  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunPlan } from '../activities/run-lifecycle';
 import { runPage } from './run-page';
+import { runSearchAttributes, runWorkflowId } from './run-identity';
 
 export interface AgentRunInput {
   runId: string;
@@ -54,6 +57,7 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
       }),
     );
   }
+  if (plan.skipped) return 'skipped';
   const pages = Math.ceil(plan.total / plan.pageSize);
   let nextPage = input.nextPage ?? 0;
   let pagesDone = nextPage;
@@ -99,7 +103,23 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
   if (!cancelled && !stoppedBy && !error && nextPage < pages) {
     return continueAsNew<typeof agentRun>({ runId, nextPage, failedSoFar: failed });
   }
-  return CancellationScope.nonCancellable(() => db.finishRun({ runId, cancelled, stoppedBy, error }));
+  const status = await CancellationScope.nonCancellable(() => db.finishRun({ runId, cancelled, stoppedBy, error }));
+  // Cancellation of this run must not stop the chains its end fires (a chain may be on "cancelled").
+  await CancellationScope.nonCancellable(() => startChainedRuns(runId));
+  return status;
+}
+
+/** Agents chained to this one ("when A completes, run B") start now, as abandoned children of this run. */
+async function startChainedRuns(runId: string): Promise<void> {
+  const chained = await db.openChainedRuns({ runId });
+  for (const run of chained) {
+    await startChild(agentRun, {
+      workflowId: runWorkflowId(run.id),
+      args: [{ runId: run.id }],
+      typedSearchAttributes: runSearchAttributes(run),
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
+  }
 }
 
 function failureMessage(err: unknown): string {

@@ -1,2 +1,3 @@
 export * from './agent-run';
 export * from './run-page';
+export * from './scheduled-run';

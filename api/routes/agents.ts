@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
 import {
   countAgents,
@@ -14,6 +14,9 @@ import {
   type AgentRow,
 } from '../../db/agents';
 import { lastRunPerAgent, runsThisMonthPerAgent } from '../../db/runs';
+import { recordEvent } from '../../db/timeline';
+import { listTriggers } from '../../db/triggers';
+import { deleteSchedule, setSchedulesPaused } from '../schedule-sync';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
 import { planLimits, runsThisMonth, type Workspace } from '../../db/workspaces';
 import type { AgentSpec } from '../../workflows/agent-model';
@@ -29,6 +32,9 @@ export interface RouteDeps extends RunServiceDeps {
   links: Links;
   bodyLimit: string;
 }
+
+/** Who made a change, for the timeline: until accounts exist, the API key that made it. */
+const byKey = (req: Request) => `via API key "${req.auth!.key.name}"`;
 
 export function agentRoutes(deps: RouteDeps): Router {
   const { knex } = deps;
@@ -59,7 +65,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   });
 
   /** Creates an agent from a spec, within the plan's agent allowance. */
-  const createWithinPlan = async (ws: Workspace, spec: AgentSpec) => {
+  const createWithinPlan = async (ws: Workspace, spec: AgentSpec, by: string) => {
     const limit = planLimits[ws.plan].agents;
     if (limit !== null && (await countAgents(knex, ws.id)) >= limit) {
       throw new ApiError(
@@ -68,12 +74,19 @@ export function agentRoutes(deps: RouteDeps): Router {
         `the ${ws.plan} plan allows ${limit} agents; delete one or upgrade the plan`,
       );
     }
-    return createAgent(knex, ws.id, spec);
+    const agent = await createAgent(knex, ws.id, spec);
+    await recordEvent(knex, {
+      workspace_id: ws.id,
+      agent_id: agent.id,
+      kind: 'agent_created',
+      message: `agent created (version 1) ${by}`,
+    });
+    return agent;
   };
   const createFromBody: RequestHandler = async (req, res) => {
     const ws = req.auth!.workspace;
     const spec = validateAgentSpec(req.body);
-    const agent = await createWithinPlan(ws, spec);
+    const agent = await createWithinPlan(ws, spec, byKey(req));
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
   };
   r.post('/agents', requireScope('manage'), ...body, createFromBody);
@@ -86,7 +99,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     const source = await loadAgent(ws.id, param(req, 'id'));
     const original = (await getVersion(knex, source.id, source.current_version))!;
     const spec = { ...original, name: `${original.name} (copy)` };
-    const agent = await createWithinPlan(ws, spec);
+    const agent = await createWithinPlan(ws, spec, `${byKey(req)}, duplicated from ${source.name}`);
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
   });
 
@@ -120,11 +133,19 @@ export function agentRoutes(deps: RouteDeps): Router {
     const agent = await loadAgent(ws.id, param(req, 'id'));
     const spec = validateAgentSpec(req.body);
     const updated = await updateAgent(knex, agent, spec);
+    await recordEvent(knex, {
+      workspace_id: ws.id,
+      agent_id: agent.id,
+      kind: 'agent_updated',
+      message: `configuration changed: version ${updated.current_version} saved ${byKey(req)}`,
+      details: { version: updated.current_version, previous_version: agent.current_version },
+    });
     res.json(agentJson(updated, { spec }));
   });
 
   r.delete('/agents/:id', requireScope('manage'), async (req, res) => {
-    await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    for (const t of await listTriggers(knex, agent.id)) if (t.kind === 'schedule') await deleteSchedule(deps, t);
     await deleteAgent(knex, req.auth!.workspace.id, param(req, 'id'));
     res.status(204).end();
   });
@@ -151,13 +172,25 @@ export function agentRoutes(deps: RouteDeps): Router {
   r.post('/agents/:id/state', requireScope('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const { state } = parseBody(z.object({ state: z.enum(['draft', 'ready', 'live', 'paused']) }), req.body);
+    let moved: AgentRow;
     try {
-      res.json(agentJson(await setAgentState(knex, agent, state)));
+      moved = await setAgentState(knex, agent, state);
     } catch (err) {
       if (err instanceof TransitionError)
         throw new ApiError(409, 'invalid_transition', err.message, {}, { state: err.from });
       throw err;
     }
+    // Pausing pauses every schedule of the agent in Temporal; going live again resumes them. A run already on
+    // its way when the agent was paused checks the state when it begins and is skipped.
+    await setSchedulesPaused(deps, await listTriggers(knex, agent.id), moved.state);
+    await recordEvent(knex, {
+      workspace_id: agent.workspace_id,
+      agent_id: agent.id,
+      kind: 'state_changed',
+      message: `${agent.state} → ${moved.state} ${byKey(req)}`,
+      details: { from: agent.state, to: moved.state },
+    });
+    res.json(agentJson(moved));
   });
 
   const runBody = z.object(

@@ -19,30 +19,19 @@ import {
 import { decideUpdate } from '../../workflows/run-page';
 import { requireScope } from '../auth';
 import { ApiError } from '../problem';
-import { runWorkflowId } from '../run-service';
+import { runWorkflowId } from '../../workflows/run-identity';
 import { runJson } from '../serialize';
-import { jsonBody, limitParam, param, parseBody } from '../validation';
+import { cursorParam, enumParam, jsonBody, limitParam, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
 
-const finished = new Set(['completed', 'failed', 'cancelled']);
+const finished = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 const progressPollMs = 500;
-
-function cursorParam(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
 
 function dateParam(value: unknown, name: string): Date | undefined {
   if (value === undefined) return undefined;
   const d = new Date(String(value));
   if (Number.isNaN(d.getTime())) throw new ApiError(400, 'invalid_date', `${name} must be an ISO 8601 date-time`);
   return d;
-}
-
-function enumParam<T extends string>(value: unknown, allowed: readonly T[], name: string): T | undefined {
-  if (value === undefined) return undefined;
-  if (!allowed.includes(value as T))
-    throw new ApiError(400, `invalid_${name}`, `${name} must be one of ${allowed.join(', ')}`);
-  return value as T;
 }
 
 function approvalJson(a: Record<string, unknown>) {

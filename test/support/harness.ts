@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
+import { secretBox } from '../../db/secret-box';
 import { createLogger } from '../../api/logger';
 import { startRun } from '../../api/run-service';
 import type { CadreConfig } from '../../cadre.config';
@@ -126,6 +127,7 @@ export async function startApi(h: Harness): Promise<{ url: string; close(): Prom
     temporalConfig: h.temporalConfig,
     links: { publicUrl: 'http://cadre.test', temporal: h.temporalConfig },
     bodyLimit: '64kb',
+    secrets: secretBox('cadre test secret key'),
     logger: createLogger('silent', 'web'),
     versions: { temporal: 'test', postgres: 'test' },
     ready: async () => ({ temporal: true, postgres: true }),

@@ -2,7 +2,7 @@ import { api } from '$lib/server/api';
 import type { RunStatus } from '$lib/types';
 import type { PageServerLoad } from './$types';
 
-const STATUSES: RunStatus[] = ['running', 'needs_review', 'completed', 'failed', 'cancelled'];
+const STATUSES: RunStatus[] = ['running', 'needs_review', 'completed', 'failed', 'cancelled', 'skipped'];
 
 export const load: PageServerLoad = async ({ url }) => {
   const requested = url.searchParams.get('status');

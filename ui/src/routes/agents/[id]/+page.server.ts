@@ -1,13 +1,52 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { attempt, formText } from '$lib/server/actions';
 import { api } from '$lib/server/api';
+import { triggersApi } from '$lib/server/triggers-api';
 import type { ActionOutcome, AgentState } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, runs] = await Promise.all([api.getAgent(params.id), api.listRuns({ agent_id: params.id, limit: 10 })]);
-  return { agent, runs: runs.data, moreRuns: runs.next_cursor != null };
+  const [agent, runs, triggers, timeline, agents] = await Promise.all([
+    api.getAgent(params.id),
+    api.listRuns({ agent_id: params.id, limit: 10 }),
+    triggersApi.list(params.id),
+    triggersApi.timeline(params.id),
+    api.listAgents(),
+  ]);
+  return {
+    agent,
+    runs: runs.data,
+    moreRuns: runs.next_cursor != null,
+    triggers: triggers.data,
+    timeline: timeline.data,
+    // Agents this one can be chained after.
+    otherAgents: agents.data.filter((a) => a.id !== params.id).map((a) => ({ id: a.id, name: a.name })),
+  };
 };
+
+const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+/** The schedule builder's fields as the API's schedule trigger body. */
+function scheduleFromForm(form: FormData) {
+  const type = formText(form, 'type');
+  const at = formText(form, 'at');
+  const schedule =
+    type === 'interval'
+      ? { type, every: Number(formText(form, 'every')), unit: formText(form, 'unit') }
+      : type === 'weekly'
+        ? { type, at, days: WEEKDAYS.filter((d) => form.get(`day_${d}`) === 'on') }
+        : type === 'monthly'
+          ? { type, at, day: Number(formText(form, 'day')) }
+          : type === 'cron'
+            ? { type, expression: formText(form, 'expression') }
+            : { type: 'daily', at };
+  return {
+    schedule,
+    timezone: formText(form, 'timezone') || 'UTC',
+    overlap: formText(form, 'overlap') || 'skip',
+    catchup_window_seconds: Number(formText(form, 'catchup')) || 300,
+  };
+}
 
 const TARGETS: Record<string, AgentState> = { draft: 'draft', ready: 'ready', live: 'live', paused: 'paused' };
 const DONE: Record<AgentState, string> = {
@@ -18,6 +57,71 @@ const DONE: Record<AgentState, string> = {
 };
 
 export const actions: Actions = {
+  previewSchedule: async ({ request }) => {
+    const form = await request.formData();
+    let preview: Awaited<ReturnType<typeof triggersApi.preview>> | undefined;
+    const outcome = await attempt(async () => {
+      preview = await triggersApi.preview(scheduleFromForm(form));
+      return `Fires ${preview.description}.`;
+    });
+    return preview ? { ...outcome, preview } : outcome;
+  },
+
+  addSchedule: async ({ params, request }) => {
+    const body = { kind: 'schedule', ...scheduleFromForm(await request.formData()) };
+    return attempt(async () => {
+      const t = await triggersApi.create(params.id, body);
+      return `Schedule added: ${t.schedule?.description}.`;
+    });
+  },
+
+  addWebhook: async ({ params }) => {
+    let secret = '';
+    const outcome = await attempt(async () => {
+      const t = await triggersApi.create(params.id, { kind: 'webhook' });
+      secret = t.secret ?? '';
+      return `Webhook added. Its signing secret is shown this once: ${secret}`;
+    });
+    return outcome;
+  },
+
+  addChain: async ({ params, request }) => {
+    const form = await request.formData();
+    const statuses = ['completed', 'failed', 'needs_review', 'cancelled'].filter((s) => form.get(`on_${s}`) === 'on');
+    return attempt(async () => {
+      const t = await triggersApi.create(params.id, {
+        kind: 'chain',
+        source_agent_id: formText(form, 'source_agent_id'),
+        on_statuses: statuses.length ? statuses : ['completed'],
+      });
+      return `Chain added: ${t.name}.`;
+    });
+  },
+
+  removeTrigger: async ({ request }) => {
+    const id = formText(await request.formData(), 'trigger_id');
+    return attempt(async () => {
+      await triggersApi.remove(id);
+      return 'Trigger removed.';
+    });
+  },
+
+  fireTrigger: async ({ request }) => {
+    const id = formText(await request.formData(), 'trigger_id');
+    return attempt(async () => {
+      await triggersApi.fire(id);
+      return 'Schedule fired: a run is starting.';
+    });
+  },
+
+  rotateSecret: async ({ request }) => {
+    const id = formText(await request.formData(), 'trigger_id');
+    return attempt(async () => {
+      const t = await triggersApi.rotateSecret(id);
+      return `New signing secret (shown this once): ${t.secret}`;
+    });
+  },
+
   state: async ({ params, request }) => {
     const target = TARGETS[formText(await request.formData(), 'state')];
     if (!target) return fail(400, { ok: false, message: 'Unknown state.' } satisfies ActionOutcome);

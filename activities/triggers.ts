@@ -1,0 +1,157 @@
+// Trigger fires that happen inside the engine: a schedule's fire, and chains (agent A finished → run agent B).
+// Each opens the run (or records in the agent's timeline why it did not) and hands the workflow back what it
+// needs to start it; the workflow starts the run as its child, so the start is durable and happens once.
+import type { Knex } from 'knex';
+import type { AgentRow } from '../db/agents';
+import { openRun } from '../db/open-run';
+import type { Trigger } from '../db/runs';
+import { recordEvent } from '../db/timeline';
+import { chainTriggersFrom, findTrigger, type TriggerRow } from '../db/triggers';
+import { getWorkspace } from '../db/workspaces';
+import { matches } from '../workflows/interpreter';
+import { chainConfigSchema, scheduleConfigSchema } from '../workflows/trigger-model';
+import { loadRun, type ActivityDeps } from './deps';
+
+/** What a workflow needs to start an opened run as its child. */
+export interface OpenedRun {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  trigger: Trigger;
+}
+
+type Opened = OpenedRun | { skipped: string };
+
+/** `fresh`: this call opened the run (false when a retried activity finds the run its first attempt opened). */
+type OpenedHere = (OpenedRun & { fresh: boolean }) | { skipped: string };
+
+async function openTriggeredRun(
+  knex: Knex,
+  trigger: TriggerRow,
+  req: { input: string; idempotencyKey: string; because: string; event?: Record<string, unknown> },
+): Promise<OpenedHere> {
+  const skip = async (reason: string, why: string): Promise<OpenedHere> => {
+    await recordEvent(knex, {
+      workspace_id: trigger.workspace_id,
+      agent_id: trigger.agent_id,
+      kind: 'trigger_skipped',
+      trigger_id: trigger.id,
+      message: `${trigger.name}: ${req.because}, skipped (${why})`,
+      details: { reason, ...(req.event ? { event: req.event } : {}) },
+    });
+    return { skipped: why };
+  };
+  const agent: AgentRow | undefined = await knex('agents').where({ id: trigger.agent_id }).first();
+  const workspace = await getWorkspace(knex, trigger.workspace_id);
+  if (!agent || !workspace) return { skipped: 'the agent no longer exists' };
+  if (agent.state !== 'live') return skip('paused', `the agent is ${agent.state}`);
+
+  const kind = trigger.kind as Trigger;
+  const opened = await openRun(knex, {
+    workspace,
+    agent,
+    input: req.input,
+    trigger: kind,
+    triggerId: trigger.id,
+    idempotencyKey: req.idempotencyKey,
+  });
+  switch (opened.outcome) {
+    case 'allowance_exhausted':
+      return skip('plan_allowance', `the ${workspace.plan} plan's runs for this month are used up`);
+    case 'key_in_flight':
+    case 'key_reused':
+      return skip('duplicate', 'this fire was already handled');
+    case 'replayed': // a retried activity: the run was opened by the first attempt
+      return { id: opened.runId, workspace_id: workspace.id, agent_id: agent.id, trigger: kind, fresh: false };
+  }
+  await recordEvent(knex, {
+    workspace_id: trigger.workspace_id,
+    agent_id: trigger.agent_id,
+    kind: 'trigger_fired',
+    trigger_id: trigger.id,
+    run_id: opened.run.id,
+    message: `${trigger.name}: ${req.because}, started a run`,
+    details: req.event ? { event: req.event } : {},
+  });
+  return { id: opened.run.id, workspace_id: workspace.id, agent_id: agent.id, trigger: kind, fresh: true };
+}
+
+const withoutFresh = (o: OpenedHere): Opened =>
+  'skipped' in o ? o : { id: o.id, workspace_id: o.workspace_id, agent_id: o.agent_id, trigger: o.trigger };
+
+/** A finished run's results as the next agent's input: what its output nodes collected, else its items. */
+async function runResults(knex: Knex, runId: string): Promise<unknown[]> {
+  const collected = await knex('run_items')
+    .where({ run_id: runId })
+    .whereNotNull('output_node')
+    .orderBy('seq')
+    .pluck('output');
+  if (collected.length > 0) return collected;
+  return knex('run_items').where({ run_id: runId, status: 'done' }).orderBy('seq').pluck('data');
+}
+
+export function createTriggerActivities({ knex }: ActivityDeps) {
+  return {
+    async openScheduledRun({ triggerId, fireId }: { triggerId: string; fireId: string }): Promise<Opened> {
+      const trigger = await findTrigger(knex, triggerId);
+      if (!trigger || trigger.kind !== 'schedule') return { skipped: 'the trigger was deleted' };
+      const config = scheduleConfigSchema.parse(trigger.config);
+      const opened = await openTriggeredRun(knex, trigger, {
+        // With no input configured, each fire is one item saying when it fired: the agent still runs.
+        input: config.input || JSON.stringify({ fired_at: new Date().toISOString(), trigger: trigger.name }),
+        idempotencyKey: `schedule:${fireId}`,
+        because: 'the schedule fired',
+      });
+      return withoutFresh(opened);
+    },
+
+    /** Opens a run of every agent chained to this run's agent whose conditions the finished run meets. */
+    async openChainedRuns({ runId }: { runId: string }): Promise<OpenedRun[]> {
+      const run = await loadRun(knex, runId);
+      if (run.trigger === 'test') return []; // a test run is not the agent doing its work
+      const triggers = await chainTriggersFrom(knex, run.agent_id);
+      if (triggers.length === 0) return [];
+      const counts = await knex('runs').where({ id: runId }).first('total', 'done', 'failed', 'needs_review');
+      const source = await knex('agents').where({ id: run.agent_id }).first('name');
+      const event = { run_id: runId, agent_id: run.agent_id, status: run.status, counts };
+      const results = await runResults(knex, runId);
+
+      const started: OpenedRun[] = [];
+      for (const trigger of triggers) {
+        const config = chainConfigSchema.parse(trigger.config);
+        const because = `${source?.name ?? 'the source agent'} finished ${run.status}`;
+        if (!config.on_statuses.includes(run.status as (typeof config.on_statuses)[number])) continue;
+        if (config.filter && !matches(config.filter, { ...event, outputs: results })) {
+          await recordEvent(knex, {
+            workspace_id: trigger.workspace_id,
+            agent_id: trigger.agent_id,
+            kind: 'trigger_skipped',
+            trigger_id: trigger.id,
+            message: `${trigger.name}: ${because}, skipped (filtered out by the trigger's conditions)`,
+            details: { reason: 'filtered_out', event },
+          });
+          continue;
+        }
+        const opened = await openTriggeredRun(knex, trigger, {
+          input: JSON.stringify(results),
+          idempotencyKey: `chain:${trigger.id}:${runId}`,
+          because,
+          event,
+        });
+        if ('skipped' in opened) continue;
+        started.push(withoutFresh(opened) as OpenedRun);
+        if (!opened.fresh) continue;
+        await recordEvent(knex, {
+          workspace_id: run.workspace_id,
+          agent_id: run.agent_id,
+          kind: 'chain_fired',
+          run_id: runId,
+          trigger_id: trigger.id,
+          message: `this run's completion started a run of another agent (chain "${trigger.name}")`,
+          details: { started_run_id: opened.id, target_agent_id: trigger.agent_id },
+        });
+      }
+      return started;
+    },
+  };
+}

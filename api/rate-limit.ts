@@ -1,0 +1,27 @@
+// A per-client request budget for public endpoints (forms): `limit` requests per `windowMs`, counted in this
+// process. Enough for one web process; several behind a balancer would each count their own share.
+export class RateLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  /** Counts one request; returns the seconds to wait when the budget is spent, else 0. */
+  take(key: string, now = Date.now()): number {
+    let w = this.windows.get(key);
+    if (!w || now - w.start >= this.windowMs) {
+      if (this.windows.size > 10_000) this.prune(now);
+      w = { start: now, count: 0 };
+      this.windows.set(key, w);
+    }
+    if (w.count >= this.limit) return Math.ceil((w.start + this.windowMs - now) / 1000);
+    w.count++;
+    return 0;
+  }
+
+  private prune(now: number): void {
+    for (const [key, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(key);
+  }
+}

@@ -1,0 +1,185 @@
+// The public doors of triggers, reached without an API key: webhook deliveries (authenticated by their
+// signature) and form definitions and submissions (public by design, rate limited per client).
+import express, { Router, type Response } from 'express';
+import { getAgent, type AgentRow } from '../../db/agents';
+import type { SecretBox } from '../../db/secret-box';
+import { recordEvent } from '../../db/timeline';
+import { findTrigger, type TriggerRow } from '../../db/triggers';
+import { getWorkspace } from '../../db/workspaces';
+import { matches } from '../../workflows/interpreter';
+import { formConfigSchema, validateSubmission, webhookConfigSchema } from '../../workflows/trigger-model';
+import type { Conditions } from '../../workflows/agent-model';
+import { ApiError } from '../problem';
+import { RateLimiter } from '../rate-limit';
+import { startRun, type RunServiceDeps } from '../run-service';
+import { runJson, type Links } from '../serialize';
+import { jsonBody, param } from '../validation';
+import { verifyWebhook } from '../webhook-signature';
+
+export interface HookDeps extends RunServiceDeps {
+  secrets: SecretBox;
+  links: Links;
+  bodyLimit: string;
+  /** Form submissions per client and form per minute. */
+  formRateLimit?: number;
+}
+
+export function hookRoutes(deps: HookDeps): Router {
+  const { knex } = deps;
+  const r = Router();
+  const formLimiter = new RateLimiter(deps.formRateLimit ?? 10, 60_000);
+
+  const loadTrigger = async (id: string, kind: 'webhook' | 'form') => {
+    const trigger = await findTrigger(knex, id);
+    if (!trigger || trigger.kind !== kind) throw new ApiError(404, `${kind}_not_found`, `no ${kind} ${id}`);
+    const agent = (await getAgent(knex, trigger.workspace_id, trigger.agent_id))!;
+    return { trigger, agent };
+  };
+
+  const skipped = (trigger: TriggerRow, reason: string, message: string, details: Record<string, unknown> = {}) =>
+    recordEvent(knex, {
+      workspace_id: trigger.workspace_id,
+      agent_id: trigger.agent_id,
+      kind: 'trigger_skipped',
+      trigger_id: trigger.id,
+      message: `${trigger.name}: ${message}`,
+      details: { reason, ...details },
+    });
+
+  const refuseUnlessLive = async (trigger: TriggerRow, agent: AgentRow, what: string) => {
+    if (agent.state === 'live') return;
+    await skipped(trigger, 'paused', `${what} refused, skipped (the agent is ${agent.state})`);
+    throw new ApiError(
+      409,
+      'agent_not_live',
+      `the agent is ${agent.state}; it takes ${what}s only while live`,
+      {},
+      { state: agent.state },
+    );
+  };
+
+  /** Filter conditions decide whether an event starts a run; an event filtered out is answered 200. */
+  const filteredOut = async (
+    res: Response,
+    trigger: TriggerRow,
+    filter: Conditions | undefined,
+    event: unknown,
+    what: string,
+  ) => {
+    if (!filter || matches(filter, event)) return false;
+    await skipped(trigger, 'filtered_out', `${what} received, skipped (filtered out by the trigger's conditions)`);
+    res
+      .status(200)
+      .json({ status: 'filtered_out', run: null, detail: "the trigger's filter conditions did not match" });
+    return true;
+  };
+
+  const start = async (
+    res: Response,
+    trigger: TriggerRow,
+    agent: AgentRow,
+    input: string,
+    key: string | undefined,
+    what: string,
+  ) => {
+    const workspace = (await getWorkspace(knex, trigger.workspace_id))!;
+    const { run, created } = await startRun(deps, {
+      workspace,
+      agent,
+      input,
+      trigger: trigger.kind as 'webhook' | 'form',
+      triggerId: trigger.id,
+      idempotencyKey: key,
+    });
+    if (!created) return false;
+    await recordEvent(knex, {
+      workspace_id: trigger.workspace_id,
+      agent_id: trigger.agent_id,
+      kind: 'trigger_fired',
+      trigger_id: trigger.id,
+      run_id: run.id,
+      message: `${trigger.name}: ${what} received, started a run`,
+    });
+    res
+      .status(202)
+      .location(`/v1/runs/${run.id}`)
+      .json({ status: 'started', run_id: run.id, run: runJson(run, deps.links) });
+    return true;
+  };
+
+  // Webhooks: the raw body is kept, since the signature covers its exact bytes.
+  r.post('/hooks/:id', express.raw({ type: () => true, limit: deps.bodyLimit }), async (req, res) => {
+    const { trigger, agent } = await loadTrigger(param(req, 'id'), 'webhook');
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const check = verifyWebhook(
+      deps.secrets.open(trigger.secret_encrypted!),
+      { id: req.get('webhook-id'), timestamp: req.get('webhook-timestamp'), signature: req.get('webhook-signature') },
+      raw,
+    );
+    if (!check.ok) throw new ApiError(401, check.code, check.message);
+
+    let event: unknown;
+    try {
+      event = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new ApiError(400, 'malformed_json', 'the webhook body must be JSON');
+    }
+    const key = `webhook:${trigger.id}:${check.id}`;
+    const duplicate = async () => {
+      const earlier = await knex('runs')
+        .where({ workspace_id: trigger.workspace_id, idempotency_key: key })
+        .first('id');
+      await skipped(trigger, 'duplicate', `delivery ${check.id} received again, skipped (duplicate)`, {
+        delivery_id: check.id,
+      });
+      throw new ApiError(
+        409,
+        'duplicate_delivery',
+        `delivery ${check.id} was already received and started run ${earlier?.id}; it is not run again`,
+        {},
+        { run_id: earlier?.id ?? null },
+      );
+    };
+    if (await knex('runs').where({ workspace_id: trigger.workspace_id, idempotency_key: key }).first('id'))
+      return duplicate();
+    await refuseUnlessLive(trigger, agent, 'webhook delivery');
+    const config = webhookConfigSchema.parse(trigger.config);
+    if (await filteredOut(res, trigger, config.filter, event, `delivery ${check.id}`)) return;
+    if (!(await start(res, trigger, agent, raw.toString('utf8'), key, `delivery ${check.id}`))) return duplicate();
+  });
+
+  r.get('/forms/:id', async (req, res) => {
+    const { trigger, agent } = await loadTrigger(param(req, 'id'), 'form');
+    const config = formConfigSchema.parse(trigger.config);
+    res.json({
+      id: trigger.id,
+      title: config.title,
+      description: config.description,
+      fields: config.fields,
+      submit_label: config.submit_label,
+      accepting: agent.state === 'live',
+    });
+  });
+
+  r.post('/forms/:id/submissions', ...jsonBody(deps.bodyLimit), async (req, res) => {
+    const { trigger, agent } = await loadTrigger(param(req, 'id'), 'form');
+    const wait = formLimiter.take(`${trigger.id}:${req.ip}`);
+    if (wait > 0) {
+      throw new ApiError(429, 'rate_limited', `too many submissions from this client; try again in ${wait} s`, {
+        'Retry-After': String(wait),
+      });
+    }
+    const config = formConfigSchema.parse(trigger.config);
+    if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))
+      throw new ApiError(422, 'invalid_submission', 'send the form values as a JSON object', {}, { errors: [] });
+    const { data, errors } = validateSubmission(config.fields, req.body as Record<string, unknown>);
+    if (errors.length > 0) {
+      throw new ApiError(422, 'invalid_submission', errors.map((e) => e.message).join('; '), {}, { errors });
+    }
+    await refuseUnlessLive(trigger, agent, 'form submission');
+    if (await filteredOut(res, trigger, config.filter, data, 'a submission')) return;
+    await start(res, trigger, agent, JSON.stringify(data), undefined, 'a submission'); // each submission is its own run
+  });
+
+  return r;
+}

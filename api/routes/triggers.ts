@@ -1,0 +1,144 @@
+// Managing an agent's triggers (schedules, webhooks, forms, chains) and reading its activity timeline.
+import { Router } from 'express';
+import { ScheduleNotFoundError } from '@temporalio/client';
+import { getAgent, type AgentRow } from '../../db/agents';
+import { CursorError } from '../../db/runs';
+import { listEvents, timelineKinds } from '../../db/timeline';
+import { getTrigger, listTriggers, setTriggerSecret, type TriggerRow } from '../../db/triggers';
+import { scheduleConfigSchema } from '../../workflows/trigger-model';
+import { requireScope } from '../auth';
+import { ApiError } from '../problem';
+import { checkSchedule, ScheduleError } from '../schedule-spec';
+import { scheduleIdOf } from '../schedule-sync';
+import {
+  changeTrigger,
+  createTrigger,
+  parseTriggerInput,
+  removeTrigger,
+  scheduleView,
+  triggerJson,
+  type TriggerServiceDeps,
+} from '../trigger-service';
+import { cursorParam, enumParam, jsonBody, limitParam, param, parseBody } from '../validation';
+import { newWebhookSecret } from '../webhook-signature';
+
+export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }): Router {
+  const { knex } = deps;
+  const r = Router();
+  const body = jsonBody(deps.bodyLimit);
+
+  const loadAgent = async (workspaceId: string, id: string): Promise<AgentRow> => {
+    const agent = await getAgent(knex, workspaceId, id);
+    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${id} in this workspace`);
+    return agent;
+  };
+  const loadTrigger = async (workspaceId: string, id: string): Promise<{ trigger: TriggerRow; agent: AgentRow }> => {
+    const trigger = await getTrigger(knex, workspaceId, id);
+    if (!trigger) throw new ApiError(404, 'trigger_not_found', `no trigger ${id} in this workspace`);
+    return { trigger, agent: await loadAgent(workspaceId, trigger.agent_id) };
+  };
+
+  r.get('/agents/:id/triggers', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const rows = await listTriggers(knex, agent.id);
+    res.json({ data: rows.map((t) => triggerJson(deps, t, agent)), next_cursor: null });
+  });
+
+  r.post('/agents/:id/triggers', requireScope('manage'), ...body, async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    const input = await parseTriggerInput(deps, agent, req.body);
+    const { trigger, secret } = await createTrigger(deps, agent, input);
+    res
+      .status(201)
+      .location(`/v1/triggers/${trigger.id}`)
+      // A webhook's signing secret is shown this once; rotate it to see a new one.
+      .json({ ...triggerJson(deps, trigger, agent), ...(secret ? { secret } : {}) });
+  });
+
+  r.get('/triggers/:id', requireScope('read'), async (req, res) => {
+    const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
+    res.json(triggerJson(deps, trigger, agent));
+  });
+
+  r.put('/triggers/:id', requireScope('manage'), ...body, async (req, res) => {
+    const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
+    const input = await parseTriggerInput(deps, agent, req.body);
+    res.json(triggerJson(deps, await changeTrigger(deps, agent, trigger, input), agent));
+  });
+
+  r.delete('/triggers/:id', requireScope('manage'), async (req, res) => {
+    const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
+    await removeTrigger(deps, agent, trigger);
+    res.status(204).end();
+  });
+
+  r.post('/triggers/:id/rotate-secret', requireScope('manage'), async (req, res) => {
+    const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
+    if (trigger.kind !== 'webhook')
+      throw new ApiError(409, 'not_a_webhook', `this is a ${trigger.kind} trigger; only webhooks have a secret`);
+    const secret = newWebhookSecret();
+    await setTriggerSecret(knex, trigger.id, deps.secrets.seal(secret));
+    res.json({ ...triggerJson(deps, trigger, agent), secret });
+  });
+
+  // "Run now" for a schedule: Temporal takes the schedule's action at once, with its overlap policy.
+  r.post('/triggers/:id/fire', requireScope('run'), async (req, res) => {
+    const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
+    if (trigger.kind !== 'schedule')
+      throw new ApiError(
+        409,
+        'not_a_schedule',
+        `this is a ${trigger.kind} trigger; only schedules can be fired by hand`,
+      );
+    if (agent.state !== 'live')
+      throw new ApiError(
+        409,
+        'agent_not_live',
+        `the agent is ${agent.state}; its schedules fire only while it is live`,
+        {},
+        { state: agent.state },
+      );
+    try {
+      await deps.temporal.schedule.getHandle(scheduleIdOf(trigger)).trigger();
+    } catch (err) {
+      if (err instanceof ScheduleNotFoundError)
+        throw new ApiError(
+          503,
+          'schedule_missing',
+          'the schedule is missing in Temporal; restart the service to reconcile it',
+        );
+      throw err;
+    }
+    res.status(202).json({ fired: true, trigger_id: trigger.id });
+  });
+
+  // The schedule builder's preview, before anything is saved.
+  r.post('/schedules/preview', requireScope('read'), ...body, (req, res) => {
+    const config = parseBody(scheduleConfigSchema, req.body);
+    try {
+      checkSchedule(config);
+    } catch (err) {
+      if (err instanceof ScheduleError) throw new ApiError(422, 'invalid_schedule', err.message);
+      throw err;
+    }
+    res.json(scheduleView(config));
+  });
+
+  r.get('/agents/:id/timeline', requireScope('read'), async (req, res) => {
+    const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
+    try {
+      res.json(
+        await listEvents(knex, agent.id, {
+          limit: limitParam(req.query.limit),
+          cursor: cursorParam(req.query.cursor),
+          kind: enumParam(req.query.kind, timelineKinds, 'kind'),
+        }),
+      );
+    } catch (err) {
+      if (err instanceof CursorError) throw new ApiError(400, 'invalid_cursor', err.message);
+      throw err;
+    }
+  });
+
+  return r;
+}

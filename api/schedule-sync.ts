@@ -1,0 +1,107 @@
+// Keeps Temporal Schedules equal to the schedule triggers in the database: one schedule per trigger with a
+// stable id, paused exactly while its agent is not Live. The database is the source of truth; reconcile()
+// at start repairs any drift (a schedule deleted by hand, a crash between the database write and Temporal).
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { AgentState } from '../db/agents';
+import { listScheduleTriggers, type TriggerRow } from '../db/triggers';
+import type { TemporalConfig } from '../temporal.config';
+import { scheduleConfigSchema } from '../workflows/trigger-model';
+import type { scheduledRun } from '../workflows/scheduled-run';
+import { temporalSpec } from './schedule-spec';
+
+export const scheduleIdOf = (t: Pick<TriggerRow, 'agent_id' | 'id'>) => `agent-${t.agent_id}-trigger-${t.id}`;
+const scheduleIdPattern = /^agent-[0-9a-f-]{36}-trigger-[0-9a-f-]{36}$/;
+
+export interface ScheduleSyncDeps {
+  temporal: Client;
+  temporalConfig: TemporalConfig;
+}
+
+const pauseNote = (state: AgentState) => `agent is ${state}: scheduled runs start only while it is live`;
+
+function scheduleOptions(deps: ScheduleSyncDeps, trigger: TriggerRow, agentState: AgentState) {
+  const config = scheduleConfigSchema.parse(trigger.config);
+  const paused = agentState !== 'live';
+  return {
+    spec: temporalSpec(config),
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: 'scheduledRun',
+      // Temporal appends the fire time to this id, so every fire is its own workflow.
+      workflowId: `scheduled-${trigger.id}`,
+      taskQueue: deps.temporalConfig.taskQueue,
+      args: [{ triggerId: trigger.id }] as Parameters<typeof scheduledRun>,
+    },
+    policies: {
+      overlap: config.overlap.toUpperCase() as 'SKIP',
+      catchupWindow: `${config.catchup_window_seconds}s`,
+      pauseOnFailure: false,
+    },
+    state: { paused, note: paused ? pauseNote(agentState) : 'agent is live' },
+  } satisfies Omit<ScheduleOptions, 'scheduleId'>;
+}
+
+/** Creates the trigger's schedule, or brings an existing one in line with the trigger and its agent. */
+export async function upsertSchedule(deps: ScheduleSyncDeps, trigger: TriggerRow, agentState: AgentState) {
+  const scheduleId = scheduleIdOf(trigger);
+  const options = scheduleOptions(deps, trigger, agentState);
+  try {
+    await deps.temporal.schedule.create({ scheduleId, ...options });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await deps.temporal.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, ...options }));
+  }
+}
+
+export async function deleteSchedule(deps: ScheduleSyncDeps, trigger: Pick<TriggerRow, 'agent_id' | 'id'>) {
+  try {
+    await deps.temporal.schedule.getHandle(scheduleIdOf(trigger)).delete();
+  } catch (err) {
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
+  }
+}
+
+/** Pauses (agent paused) or unpauses (agent live again) every schedule of the agent. */
+export async function setSchedulesPaused(
+  deps: ScheduleSyncDeps,
+  triggers: TriggerRow[],
+  agentState: AgentState,
+): Promise<void> {
+  await Promise.all(
+    triggers
+      .filter((t) => t.kind === 'schedule')
+      .map(async (t) => {
+        const handle = deps.temporal.schedule.getHandle(scheduleIdOf(t));
+        try {
+          if (agentState === 'live') await handle.unpause('agent is live');
+          else await handle.pause(pauseNote(agentState));
+        } catch (err) {
+          if (!(err instanceof ScheduleNotFoundError)) throw err;
+          await upsertSchedule(deps, t, agentState); // missing: recreate it in the right state
+        }
+      }),
+  );
+}
+
+/** Makes Temporal's schedules match the database; returns what it had to change. */
+export async function reconcileSchedules(
+  deps: ScheduleSyncDeps & { knex: Knex },
+): Promise<{ synced: number; removed: string[] }> {
+  const triggers = await listScheduleTriggers(deps.knex);
+  const wanted = new Set(triggers.map(scheduleIdOf));
+  const removed: string[] = [];
+  for await (const summary of deps.temporal.schedule.list()) {
+    if (scheduleIdPattern.test(summary.scheduleId) && !wanted.has(summary.scheduleId)) {
+      await deps.temporal.schedule
+        .getHandle(summary.scheduleId)
+        .delete()
+        .catch((err) => {
+          if (!(err instanceof ScheduleNotFoundError)) throw err;
+        });
+      removed.push(summary.scheduleId);
+    }
+  }
+  for (const t of triggers) await upsertSchedule(deps, t, t.agent_state);
+  return { synced: triggers.length, removed };
+}

@@ -1,0 +1,242 @@
+// Saving and showing triggers: checks a trigger before it is stored (valid schedule, chain source in the same
+// workspace and no chain cycle), keeps the Temporal schedule in step with the record, and writes the
+// agent's timeline.
+import type { Knex } from 'knex';
+import { getAgent, type AgentRow } from '../db/agents';
+import type { SecretBox } from '../db/secret-box';
+import { recordEvent } from '../db/timeline';
+import { chainEdges, deleteTrigger, insertTrigger, updateTrigger, type TriggerRow } from '../db/triggers';
+import {
+  chainConfigSchema,
+  formConfigSchema,
+  scheduleConfigSchema,
+  triggerInputSchema,
+  type TriggerInput,
+} from '../workflows/trigger-model';
+import { ApiError } from './problem';
+import { checkSchedule, describePolicies, describeSchedule, nextFireTimes, ScheduleError } from './schedule-spec';
+import { deleteSchedule, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from './schedule-sync';
+import type { Links } from './serialize';
+import { parseBody } from './validation';
+import { newWebhookSecret } from './webhook-signature';
+
+export interface TriggerServiceDeps extends ScheduleSyncDeps {
+  knex: Knex;
+  secrets: SecretBox;
+  links: Links;
+}
+
+/** The trigger's settings as stored: everything of the input but its kind and name. */
+function configOf(input: TriggerInput): Record<string, unknown> {
+  const { kind: _kind, name: _name, ...config } = input;
+  return config;
+}
+
+async function defaultName(deps: TriggerServiceDeps, input: TriggerInput, workspaceId: string): Promise<string> {
+  if (input.name) return input.name;
+  switch (input.kind) {
+    case 'schedule':
+      return describeSchedule(input);
+    case 'webhook':
+      return 'Webhook';
+    case 'form':
+      return input.title;
+    case 'chain': {
+      const source = await getAgent(deps.knex, workspaceId, input.source_agent_id);
+      return `When ${source?.name ?? 'another agent'} finishes`;
+    }
+  }
+}
+
+/** Validates a trigger body for `agent`; 422 names what is wrong. */
+export async function parseTriggerInput(
+  deps: TriggerServiceDeps,
+  agent: AgentRow,
+  body: unknown,
+): Promise<TriggerInput> {
+  const input = parseBody(triggerInputSchema, body);
+  if (input.kind === 'schedule') {
+    try {
+      checkSchedule(input);
+    } catch (err) {
+      if (err instanceof ScheduleError) throw new ApiError(422, 'invalid_schedule', err.message);
+      throw err;
+    }
+  }
+  if (input.kind === 'chain') await checkChain(deps, agent, input.source_agent_id);
+  return input;
+}
+
+/** The source agent exists in the workspace, and the new edge source → agent closes no cycle. */
+async function checkChain(deps: TriggerServiceDeps, agent: AgentRow, sourceId: string, replacing?: string) {
+  const source = await getAgent(deps.knex, agent.workspace_id, sourceId);
+  if (!source)
+    throw new ApiError(422, 'chain_source_not_found', `no agent ${sourceId} in this workspace to chain from`);
+  const edges = (await chainEdges(deps.knex, agent.workspace_id)).filter((e) => e.id !== replacing);
+  edges.push({ id: 'new', from: source.id, to: agent.id });
+  const path = cyclePath(edges, agent.id);
+  if (path) {
+    const names = new Map<string, string>();
+    for (const id of new Set(path)) names.set(id, (await getAgent(deps.knex, agent.workspace_id, id))?.name ?? id);
+    throw new ApiError(
+      422,
+      'chain_cycle',
+      `this chain would make agents start each other in a loop: ${path.map((id) => names.get(id)).join(' → ')}`,
+      {},
+      { cycle: path },
+    );
+  }
+}
+
+/** A path start → … → start through the edges, if there is one (depth-first). */
+function cyclePath(edges: { from: string; to: string }[], start: string): string[] | undefined {
+  const out = new Map<string, string[]>();
+  for (const e of edges) out.set(e.from, [...(out.get(e.from) ?? []), e.to]);
+  const seen = new Set<string>();
+  const walk = (node: string, path: string[]): string[] | undefined => {
+    for (const next of out.get(node) ?? []) {
+      if (next === start) return [...path, next];
+      if (seen.has(next)) continue;
+      seen.add(next);
+      const found = walk(next, [...path, next]);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return walk(start, [start]);
+}
+
+export async function createTrigger(
+  deps: TriggerServiceDeps,
+  agent: AgentRow,
+  input: TriggerInput,
+): Promise<{ trigger: TriggerRow; secret?: string }> {
+  const secret = input.kind === 'webhook' ? newWebhookSecret() : undefined;
+  // Read before the transaction: the embedded database serves one transaction at a time, so a read on
+  // another connection inside it would wait for it forever.
+  const name = await defaultName(deps, input, agent.workspace_id);
+  const trigger = await deps.knex.transaction(async (trx) => {
+    const row = await insertTrigger(trx, {
+      workspace_id: agent.workspace_id,
+      agent_id: agent.id,
+      kind: input.kind,
+      name,
+      config: configOf(input),
+      secret_encrypted: secret ? deps.secrets.seal(secret) : null,
+      source_agent_id: input.kind === 'chain' ? input.source_agent_id : null,
+    });
+    // The schedule is created inside the transaction: if Temporal refuses it, no trigger is saved.
+    if (row.kind === 'schedule') await upsertSchedule(deps, row, agent.state);
+    await recordEvent(trx, {
+      workspace_id: agent.workspace_id,
+      agent_id: agent.id,
+      kind: 'trigger_added',
+      trigger_id: row.id,
+      message: `${row.kind} trigger added: ${row.name}`,
+      details: { kind: row.kind },
+    });
+    return row;
+  });
+  return { trigger, secret };
+}
+
+export async function changeTrigger(
+  deps: TriggerServiceDeps,
+  agent: AgentRow,
+  trigger: TriggerRow,
+  input: TriggerInput,
+): Promise<TriggerRow> {
+  if (input.kind !== trigger.kind) {
+    throw new ApiError(
+      422,
+      'trigger_kind_fixed',
+      `this is a ${trigger.kind} trigger; its kind cannot change (delete it and add a ${input.kind} trigger)`,
+    );
+  }
+  if (input.kind === 'chain') await checkChain(deps, agent, input.source_agent_id, trigger.id);
+  const name = await defaultName(deps, input, agent.workspace_id);
+  return deps.knex.transaction(async (trx) => {
+    const row = await updateTrigger(trx, trigger.id, {
+      name,
+      config: configOf(input),
+      source_agent_id: input.kind === 'chain' ? input.source_agent_id : null,
+    });
+    if (row.kind === 'schedule') await upsertSchedule(deps, row, agent.state);
+    await recordEvent(trx, {
+      workspace_id: agent.workspace_id,
+      agent_id: agent.id,
+      kind: 'trigger_changed',
+      trigger_id: row.id,
+      message: `${row.kind} trigger changed: ${row.name}`,
+      details: { kind: row.kind },
+    });
+    return row;
+  });
+}
+
+export async function removeTrigger(deps: TriggerServiceDeps, agent: AgentRow, trigger: TriggerRow): Promise<void> {
+  await deps.knex.transaction(async (trx) => {
+    await deleteTrigger(trx, trigger.id);
+    if (trigger.kind === 'schedule') await deleteSchedule(deps, trigger);
+    await recordEvent(trx, {
+      workspace_id: agent.workspace_id,
+      agent_id: agent.id,
+      kind: 'trigger_removed',
+      trigger_id: trigger.id,
+      message: `${trigger.kind} trigger removed: ${trigger.name}`,
+      details: { kind: trigger.kind },
+    });
+  });
+}
+
+/** A schedule as people read it: description, policies and the next five fire times. */
+export function scheduleView(config: unknown) {
+  const schedule = scheduleConfigSchema.parse(config);
+  return {
+    description: describeSchedule(schedule),
+    policies: describePolicies(schedule),
+    timezone: schedule.timezone,
+    next_fire_times: nextFireTimes(schedule, 5).map((d) => d.toISOString()),
+  };
+}
+
+export function triggerJson(deps: Pick<TriggerServiceDeps, 'links'>, trigger: TriggerRow, agent: AgentRow) {
+  const base = deps.links.publicUrl;
+  const paused = agent.state !== 'live';
+  const view = (() => {
+    switch (trigger.kind) {
+      case 'schedule':
+        return { schedule: { schedule_id: scheduleIdOf(trigger), paused, ...scheduleView(trigger.config) } };
+      case 'webhook':
+        return {
+          webhook: {
+            url: `${base}/v1/hooks/${trigger.id}`,
+            signing: 'Standard Webhooks: headers webhook-id, webhook-timestamp, webhook-signature (v1, HMAC-SHA256)',
+            replay_window_seconds: 300,
+          },
+        };
+      case 'form':
+        return {
+          form: {
+            url: `${base}/forms/${trigger.id}`,
+            definition_url: `${base}/v1/forms/${trigger.id}`,
+            fields: formConfigSchema.parse(trigger.config).fields,
+          },
+        };
+      case 'chain':
+        return { chain: chainConfigSchema.parse(trigger.config) };
+    }
+  })();
+  return {
+    id: trigger.id,
+    agent_id: trigger.agent_id,
+    kind: trigger.kind,
+    name: trigger.name,
+    config: trigger.config,
+    // Triggers fire only while the agent is live.
+    active: !paused,
+    created_at: trigger.created_at,
+    updated_at: trigger.updated_at,
+    ...view,
+  };
+}

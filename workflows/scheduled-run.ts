@@ -1,0 +1,25 @@
+// What a Temporal Schedule starts at each fire: opens a run of the trigger's agent (or records why the fire
+// was skipped: agent paused, plan allowance used up) and runs it as a child, so the schedule's overlap policy
+// sees the run itself still going.
+import { executeChild, ParentClosePolicy, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { agentRun } from './agent-run';
+import { runSearchAttributes, runWorkflowId } from './run-identity';
+
+const db = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 10 },
+});
+
+export async function scheduledRun({ triggerId }: { triggerId: string }): Promise<string> {
+  // The fire's workflow id is unique per fire time: a retried activity finds the run it already opened.
+  const opened = await db.openScheduledRun({ triggerId, fireId: workflowInfo().workflowId });
+  if ('skipped' in opened) return `skipped: ${opened.skipped}`;
+  return executeChild(agentRun, {
+    workflowId: runWorkflowId(opened.id),
+    args: [{ runId: opened.id }],
+    typedSearchAttributes: runSearchAttributes(opened),
+    // Overlap policy "cancel other" cancels this workflow; the run then ends cancelled with its counts.
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+  });
+}
