@@ -33,6 +33,7 @@ interface Call {
   method: string;
   path: string;
   body: unknown;
+  forwardedFor?: string | string[];
 }
 
 /** A few agents, runs and approvals, shaped as the contract says; it records every call the console makes. */
@@ -108,7 +109,14 @@ function fakeApi() {
   const app = express();
   app.use(express.json());
   app.use((req, res, next) => {
-    calls.push({ method: req.method, path: req.originalUrl, body: req.body });
+    calls.push({
+      method: req.method,
+      path: req.originalUrl,
+      body: req.body,
+      forwardedFor: req.headers['x-forwarded-for'],
+    });
+    // Forms are public in the API: the console sends their submissions without its key.
+    if (req.path.startsWith('/v1/forms/')) return next();
     if (req.headers.authorization !== `Bearer ${KEY}`) {
       res.status(401).type('application/problem+json').json({ status: 401, title: 'Unauthorized', detail: 'bad key' });
       return;
@@ -195,6 +203,108 @@ function fakeApi() {
   app.post('/v1/approvals/:id/decision', (req, res) => {
     if (approval.status !== 'pending') return problem(res, 409, 'this approval is already decided');
     res.json(approval);
+  });
+  const triggers = [
+    {
+      id: 'trigger-schedule',
+      agent_id: 'agent-live',
+      kind: 'schedule',
+      name: 'every weekday at 09:00, Europe/Berlin',
+      active: true,
+      config: {},
+      created_at: ago(3_600_000),
+      schedule: {
+        schedule_id: 'agent-agent-live-trigger-trigger-schedule',
+        paused: false,
+        description: 'every weekday at 09:00, Europe/Berlin',
+        policies: 'if a run is still going: skip the new fire while the previous scheduled run is still going',
+        timezone: 'Europe/Berlin',
+        next_fire_times: ['2027-03-29T07:00:00.000Z', '2027-03-30T07:00:00.000Z'],
+      },
+    },
+    {
+      id: 'trigger-hook',
+      agent_id: 'agent-live',
+      kind: 'webhook',
+      name: 'Webhook',
+      active: true,
+      config: {},
+      created_at: ago(3_600_000),
+      webhook: {
+        url: 'http://cadre.test/v1/hooks/trigger-hook',
+        signing: 'Standard Webhooks',
+        replay_window_seconds: 300,
+      },
+    },
+  ];
+  app.get('/v1/agents/:id/triggers', (req, res) =>
+    res.json({ data: req.params.id === 'agent-live' ? triggers : [], next_cursor: null }),
+  );
+  app.post('/v1/agents/:id/triggers', (req, res) =>
+    res
+      .status(201)
+      .json({
+        ...triggers[0],
+        id: 'trigger-new',
+        schedule: { ...triggers[0].schedule, description: 'every day at 06:30, UTC' },
+      }),
+  );
+  app.post('/v1/schedules/preview', (_req, res) =>
+    res.json({
+      description: 'every day at 06:30, UTC',
+      policies: 'if a run is still going: skip',
+      timezone: 'UTC',
+      next_fire_times: [ago(-3_600_000)],
+    }),
+  );
+  app.get('/v1/agents/:id/timeline', (_req, res) =>
+    res.json({
+      data: [
+        {
+          id: 2,
+          at: ago(10_000),
+          kind: 'trigger_skipped',
+          message: 'Webhook: delivery msg_1 received again, skipped (duplicate)',
+          run_id: null,
+          trigger_id: 'trigger-hook',
+        },
+        {
+          id: 1,
+          at: ago(20_000),
+          kind: 'trigger_fired',
+          message: 'Webhook: delivery msg_1 received, started a run',
+          run_id: run.id,
+          trigger_id: 'trigger-hook',
+        },
+      ],
+      next_cursor: null,
+    }),
+  );
+  const expenseForm = {
+    id: 'form-1',
+    title: 'Expense claim',
+    description: 'Claim back what you spent.',
+    fields: [
+      { name: 'email', label: 'Your email', type: 'email', required: true },
+      { name: 'category', label: 'Category', type: 'select', required: false, options: ['travel', 'meals'] },
+    ],
+    submit_label: 'Send claim',
+    accepting: true,
+  };
+  app.get('/v1/forms/:id', (req, res) =>
+    req.params.id === 'form-1' ? res.json(expenseForm) : problem(res, 404, `no form ${req.params.id}`),
+  );
+  app.post('/v1/forms/:id/submissions', (req, res) => {
+    if (!String(req.body.email ?? '').includes('@'))
+      return res
+        .status(422)
+        .type('application/problem+json')
+        .json({
+          status: 422,
+          detail: 'Your email must be an email address',
+          errors: [{ field: 'email', message: 'Your email must be an email address' }],
+        });
+    res.status(202).json({ status: 'started', run_id: 'run-from-form' });
   });
   return { app, calls };
 }
@@ -312,6 +422,48 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.match(page, /Pause/);
     assert.doesNotMatch(page, /Mark ready|Go live/);
     assert.match(page, /Recent runs/);
+  });
+
+  it('shows an agent’s triggers with their next fire times, and its activity timeline', async () => {
+    const page = text(await (await get('/agents/agent-live')).text());
+    assert.match(page, /Schedule every weekday at 09:00, Europe\/Berlin .*Run now .*skip the new fire/);
+    assert.match(page, /Webhook Webhook .*POST http:\/\/cadre\.test\/v1\/hooks\/trigger-hook/);
+    assert.match(page, /delivery msg_1 received again, skipped \(duplicate\) .*started a run/);
+  });
+
+  it('previews a schedule from the builder, then adds it', async () => {
+    const fields = { type: 'daily', at: '06:30', timezone: 'UTC', overlap: 'skip', catchup: '300' };
+    const preview = text(await (await post('/agents/agent-live?/previewSchedule', fields)).text());
+    assert.match(preview, /every day at 06:30, UTC/);
+    const expected = {
+      schedule: { type: 'daily', at: '06:30' },
+      timezone: 'UTC',
+      overlap: 'skip',
+      catchup_window_seconds: 300,
+    };
+    assert.deepEqual(callsTo('POST', '/v1/schedules/preview').at(-1)?.body, expected);
+    await post('/agents/agent-live?/addSchedule', fields);
+    assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/triggers').at(-1)?.body, { kind: 'schedule', ...expected });
+  });
+
+  it('serves a form trigger’s public page without the console, with errors next to their field', async () => {
+    const html = await (await get('/forms/form-1')).text();
+    const page = text(html);
+    assert.match(page, /Expense claim .*Claim back what you spent\. .*Your email \* .*Category .*Send claim/);
+    assert.doesNotMatch(page, /Approvals|Agents/, 'nothing of the workspace is shown');
+
+    const bad = await post('/forms/form-1', { email: 'nope', category: 'meals' });
+    assert.equal(bad.status, 422);
+    const badHtml = await bad.text();
+    assert.match(badHtml, /id="e-email"[^>]*>Your email must be an email address/);
+    assert.match(badHtml, /<option value="meals" selected/);
+
+    const good = await post('/forms/form-1', { email: 'ana@example.com', category: 'travel' });
+    assert.equal(good.status, 200);
+    assert.match(text(await good.text()), /Thank you, your submission was received/);
+    const sent = callsTo('POST', '/v1/forms/form-1/submissions').at(-1)!;
+    assert.deepEqual(sent.body, { email: 'ana@example.com', category: 'travel' });
+    assert.ok(sent.forwardedFor, 'the client address is forwarded for per-person rate limits');
   });
 
   it('shows the API’s reason when it refuses a state change', async () => {
