@@ -10,7 +10,11 @@ import { createApiKey, revokeApiKey, scopes as allScopes, type Scope } from '../
 import { createAgent, type AgentState } from '../db/agents';
 import { migrate } from '../db/migrate';
 import { createWorkspace, getWorkspace, setApiEnabled, setPlan, type Plan } from '../db/workspaces';
-import { connectDatabase } from './connections';
+import { connectDatabase, connectTemporal } from './connections';
+import { setSchedulesPaused } from '../api/schedule-sync';
+import { recordEvent } from '../db/timeline';
+import { listTriggers } from '../db/triggers';
+import { loadTemporalConfig } from '../temporal.config';
 import { main, StartupError } from './fail-fast';
 
 const usage = `usage: cadre <command>
@@ -121,10 +125,31 @@ async function run(argv: string[]): Promise<string> {
       const states: AgentState[] = ['live', 'paused'];
       if (!states.includes(arg2 as AgentState)) throw new UsageError('agent set-state <agent-id> live|paused');
       return withDb(async (knex) => {
-        const n = /^[0-9a-f-]{36}$/i.test(arg ?? '')
-          ? await knex('agents').where({ id: arg }).update({ state: arg2, updated_at: knex.fn.now() })
-          : 0;
-        if (n === 0) throw new StartupError(`no agent ${arg}`);
+        const [agent] = /^[0-9a-f-]{36}$/i.test(arg ?? '')
+          ? await knex('agents').where({ id: arg }).update({ state: arg2, updated_at: knex.fn.now() }).returning('*')
+          : [];
+        if (!agent) throw new StartupError(`no agent ${arg}`);
+        await recordEvent(knex, {
+          workspace_id: agent.workspace_id,
+          agent_id: agent.id,
+          kind: 'state_changed',
+          message: `set ${arg2} by an operator (cadre agent set-state)`,
+          details: { to: arg2 },
+        });
+        // Its schedules follow the state, as they do when the console or the API moves the agent.
+        const temporalConfig = loadTemporalConfig();
+        const temporal = await connectTemporal(temporalConfig).catch(() => undefined);
+        if (!temporal)
+          return `agent ${arg} is ${arg2} (Temporal is not reachable: its schedules follow at the next start)`;
+        try {
+          await setSchedulesPaused(
+            { temporal: temporal.client, temporalConfig },
+            await listTriggers(knex, agent.id),
+            agent.state,
+          );
+        } finally {
+          await temporal.connection.close();
+        }
         return `agent ${arg} is ${arg2}`;
       });
     }

@@ -241,13 +241,11 @@ function fakeApi() {
     res.json({ data: req.params.id === 'agent-live' ? triggers : [], next_cursor: null }),
   );
   app.post('/v1/agents/:id/triggers', (req, res) =>
-    res
-      .status(201)
-      .json({
-        ...triggers[0],
-        id: 'trigger-new',
-        schedule: { ...triggers[0].schedule, description: 'every day at 06:30, UTC' },
-      }),
+    res.status(201).json({
+      ...triggers[0],
+      id: 'trigger-new',
+      schedule: { ...triggers[0].schedule, description: 'every day at 06:30, UTC' },
+    }),
   );
   app.post('/v1/schedules/preview', (_req, res) =>
     res.json({

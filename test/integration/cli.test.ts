@@ -4,6 +4,11 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { verifyApiKey } from '../../db/api-keys';
 import { testStack, type TestStack } from '../support/global';
+import { createHarness, createLiveAgent, createTestWorkspace } from '../support/harness';
+import { createTrigger } from '../../api/trigger-service';
+import { scheduleIdOf } from '../../api/schedule-sync';
+import { secretBox } from '../../db/secret-box';
+import { triggerInputSchema } from '../../workflows/trigger-model';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -47,6 +52,38 @@ describe('operator CLI', () => {
     assert.deepEqual([imported.name, imported.state, imported.workspace_id], ['Route invoice rows', 'live', ws.out]);
 
     assert.equal(cadre('migrate').out, 'the schema is up to date');
+  });
+
+  it("pauses and resumes the agent's schedules with set-state", async () => {
+    const h = await createHarness({ worker: false });
+    try {
+      const { workspace } = await createTestWorkspace(h);
+      const agent = await createLiveAgent(h, workspace.id, {
+        name: 'nightly',
+        nodes: [{ kind: 'input', id: 'in', next: null }],
+      });
+      const { trigger } = await createTrigger(
+        {
+          knex: stack.knex,
+          temporal: h.client,
+          temporalConfig: h.temporalConfig,
+          secrets: secretBox('cli test'),
+          links: { publicUrl: 'http://cadre.test', temporal: h.temporalConfig },
+        },
+        agent,
+        triggerInputSchema.parse({ kind: 'schedule', schedule: { type: 'daily', at: '02:00' } }),
+      );
+      const schedule = h.client.schedule.getHandle(scheduleIdOf(trigger));
+      assert.equal((await schedule.describe()).state.paused, false);
+      const paused = cadre('agent', 'set-state', agent.id, 'paused');
+      assert.equal(paused.code, 0, paused.err);
+      assert.equal((await schedule.describe()).state.paused, true);
+      assert.equal(cadre('agent', 'set-state', agent.id, 'live').code, 0);
+      assert.equal((await schedule.describe()).state.paused, false);
+      await schedule.delete();
+    } finally {
+      await h.close();
+    }
   });
 
   it('fails with exit code 1 and one line that says what is wrong', () => {
