@@ -163,6 +163,25 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.json({ version: Number(param(req, 'version')), spec });
   });
 
+  // Restoring writes the old spec as a new version: history only grows, and running runs keep theirs.
+  r.post('/agents/:id/versions/:version/restore', requireScope('manage'), async (req, res) => {
+    const ws = req.auth!.workspace;
+    const agent = await loadAgent(ws.id, param(req, 'id'));
+    const version = Number(param(req, 'version'));
+    const spec = Number.isInteger(version) ? await getVersion(knex, agent.id, version) : undefined;
+    if (!spec)
+      throw new ApiError(404, 'version_not_found', `agent ${agent.id} has no version ${param(req, 'version')}`);
+    const updated = await updateAgent(knex, agent, spec);
+    await recordEvent(knex, {
+      workspace_id: ws.id,
+      agent_id: agent.id,
+      kind: 'agent_updated',
+      message: `version ${version} restored as version ${updated.current_version} ${byKey(req)}`,
+      details: { version: updated.current_version, restored_from: version, previous_version: agent.current_version },
+    });
+    res.json(agentJson(updated, { spec }));
+  });
+
   r.get('/agents/:id/export', requireScope('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const spec = await getVersion(knex, agent.id, agent.current_version);

@@ -255,6 +255,20 @@ function fakeApi() {
       next_fire_times: [ago(-3_600_000)],
     }),
   );
+  app.get('/v1/agents/:id/versions', (_req, res) =>
+    res.json({
+      data: [3, 2, 1].map((version) => ({ version, created_at: ago(version * 3_600_000) })),
+      next_cursor: null,
+    }),
+  );
+  app.get('/v1/agents/:id/diff', (req, res) =>
+    res.json({
+      from: Number(req.query.from),
+      to: Number(req.query.to),
+      changes: [{ path: 'instructions', from: 'Pay every invoice.', to: spec.instructions }],
+    }),
+  );
+  app.post('/v1/agents/:id/versions/:version/restore', (_req, res) => res.json({ ...agents[0], current_version: 4 }));
   app.get('/v1/agents/:id/timeline', (_req, res) =>
     res.json({
       data: [
@@ -462,6 +476,16 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     const sent = callsTo('POST', '/v1/forms/form-1/submissions').at(-1)!;
     assert.deepEqual(sent.body, { email: 'ana@example.com', category: 'travel' });
     assert.ok(sent.forwardedFor, 'the client address is forwarded for per-person rate limits');
+  });
+
+  it('shows the version history with the changes between two versions, and restores one', async () => {
+    const page = text(await (await get('/agents/agent-live/versions?from=1&to=3')).text());
+    assert.match(page, /v3 current .*v2 .*Restore .*v1/);
+    assert.match(page, /Changes from v1 to v3 .*instructions Pay every invoice\. Pay small invoices/);
+    assert.ok(api.calls.some((c) => c.path === '/v1/agents/agent-live/diff?from=1&to=3'));
+    const restored = text(await (await post('/agents/agent-live/versions?/restore', { version: '1' })).text());
+    assert.match(restored, /Version 1 restored as version 4/);
+    assert.equal(callsTo('POST', '/v1/agents/agent-live/versions/1/restore').length, 1);
   });
 
   it('shows the API’s reason when it refuses a state change', async () => {

@@ -1,0 +1,55 @@
+// Version history through the API: every save is a version, restoring an old one saves it again as the newest.
+import assert from 'node:assert/strict';
+import { createHarness, createTestWorkspace, startApi, type Harness } from '../support/harness';
+
+describe('agent versions', () => {
+  let h: Harness;
+  let api: { url: string; close(): Promise<void> };
+  let key: string;
+  before(async () => {
+    h = await createHarness({ worker: false });
+    api = await startApi(h);
+    key = (await createTestWorkspace(h)).key;
+  });
+  after(async () => {
+    await api?.close();
+    await h?.close();
+  });
+
+  const call = async (path: string, method = 'GET', body?: unknown) => {
+    const res = await fetch(`${api.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are checked field by field
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const spec = (instructions: string) => ({
+    name: 'Versioned',
+    instructions,
+    nodes: [{ kind: 'input', id: 'in', next: null }],
+  });
+
+  it('restores an old version as the newest, keeps the history and records it in the timeline', async () => {
+    const created = await call('/v1/agents', 'POST', spec('first'));
+    const id = created.body.id;
+    await call(`/v1/agents/${id}`, 'PUT', spec('second'));
+    await call(`/v1/agents/${id}`, 'PUT', spec('third'));
+
+    const restored = await call(`/v1/agents/${id}/versions/1/restore`, 'POST');
+    assert.equal(restored.status, 200);
+    assert.equal(restored.body.current_version, 4);
+    assert.equal((await call(`/v1/agents/${id}`)).body.spec.instructions, 'first');
+    const versions = (await call(`/v1/agents/${id}/versions`)).body.data.map((v: { version: number }) => v.version);
+    assert.deepEqual(versions, [4, 3, 2, 1]);
+    const diff = await call(`/v1/agents/${id}/diff?from=3&to=4`);
+    assert.deepEqual(diff.body.changes, [{ path: 'instructions', from: 'third', to: 'first' }]);
+    const events = (await call(`/v1/agents/${id}/timeline`)).body.data;
+    assert.match(events[0].message, /^version 1 restored as version 4/);
+
+    const missing = await call(`/v1/agents/${id}/versions/9/restore`, 'POST');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.code, 'version_not_found');
+  });
+});
