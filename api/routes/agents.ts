@@ -15,6 +15,7 @@ import {
 } from '../../db/agents';
 import { lastRunPerAgent, runsThisMonthPerAgent } from '../../db/runs';
 import { recordEvent } from '../../db/timeline';
+import { dailyStats } from '../../db/stats';
 import { listTriggers } from '../../db/triggers';
 import { deleteSchedule, setSchedulesPaused } from '../schedule-sync';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
@@ -283,6 +284,16 @@ export function agentRoutes(deps: RouteDeps): Router {
     if (!(await deleteState(knex, agent.id, param(req, 'key'))))
       throw new ApiError(404, 'state_key_not_found', `the agent's state store has no key "${param(req, 'key')}"`);
     res.status(204).end();
+  });
+
+  // The dashboard's figures: per day, runs by status, items, average duration and cost.
+  r.get('/stats/daily', requireScope('read'), async (req, res) => {
+    const days = req.query.days === undefined ? 30 : Number(req.query.days);
+    if (!Number.isInteger(days) || days < 1 || days > 366)
+      throw new ApiError(400, 'invalid_days', 'days must be a whole number from 1 to 366');
+    const agentId = typeof req.query.agent_id === 'string' ? req.query.agent_id : undefined;
+    if (agentId) await loadAgent(req.auth!.workspace.id, agentId);
+    res.json({ days, data: await dailyStats(knex, req.auth!.workspace.id, days, agentId) });
   });
 
   r.get('/usage', requireScope('read'), async (req, res) => {

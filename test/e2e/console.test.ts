@@ -269,6 +269,20 @@ function fakeApi() {
     }),
   );
   app.post('/v1/agents/:id/versions/:version/restore', (_req, res) => res.json({ ...agents[0], current_version: 4 }));
+  app.get('/v1/stats/daily', (req, res) =>
+    res.json({
+      days: Number(req.query.days),
+      data: Array.from({ length: Number(req.query.days) }, (_, i) => ({
+        date: new Date(now - (Number(req.query.days) - 1 - i) * 86_400_000).toISOString().slice(0, 10),
+        runs: i === 0 ? 0 : 3,
+        by_status: i === 0 ? {} : { completed: 2, failed: 1 },
+        items: i === 0 ? 0 : 120,
+        failed_items: i === 0 ? 0 : 7,
+        avg_duration_ms: i === 0 ? null : 65_000,
+        cost_usd: i === 0 ? 0 : 0.42,
+      })),
+    }),
+  );
   app.get('/v1/agents/:id/timeline', (_req, res) =>
     res.json({
       data: [
@@ -476,6 +490,15 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     const sent = callsTo('POST', '/v1/forms/form-1/submissions').at(-1)!;
     assert.deepEqual(sent.body, { email: 'ana@example.com', category: 'travel' });
     assert.ok(sent.forwardedFor, 'the client address is forwarded for per-person rate limits');
+  });
+
+  it('draws the dashboard from the daily figures, with totals for the chosen range', async () => {
+    const html = await (await get('/dashboard?days=7')).text();
+    const page = text(html);
+    assert.match(page, /Runs 18 .*Completed 67% .*Items processed 720 .*Items failed 42 .*Model cost \$2\.52/);
+    assert.ok(api.calls.some((c) => c.path === '/v1/stats/daily?days=7'));
+    assert.equal((html.match(/<svg[^>]*role="img"/g) ?? []).length, 4, 'four charts');
+    assert.match(html, /<title>[\d-]+: completed 2<\/title>/);
   });
 
   it('shows the version history with the changes between two versions, and restores one', async () => {
