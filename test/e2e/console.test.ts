@@ -269,6 +269,24 @@ function fakeApi() {
     }),
   );
   app.post('/v1/agents/:id/versions/:version/restore', (_req, res) => res.json({ ...agents[0], current_version: 4 }));
+  app.get('/v1/tools', (_req, res) =>
+    res.json({
+      data: [
+        {
+          name: 'http.request',
+          description: 'Call a JSON/REST endpoint.',
+          side_effect: 'external',
+          approval_default: 'never',
+        },
+        { name: 'state.get', description: 'Read a value.', side_effect: 'read', approval_default: 'never' },
+      ],
+      next_cursor: null,
+    }),
+  );
+  app.put('/v1/agents/:id', (req, res) => {
+    if (!req.body.name) return problem(res, 422, 'name: Too small: expected string to have >=1 characters');
+    res.json({ ...agentById(req.params.id), current_version: 4, spec: req.body });
+  });
   app.get('/v1/stats/daily', (req, res) =>
     res.json({
       days: Number(req.query.days),
@@ -332,7 +350,7 @@ function fakeApi() {
         });
     res.status(202).json({ status: 'started', run_id: 'run-from-form' });
   });
-  return { app, calls };
+  return { app, calls, spec };
 }
 
 /** Serves the built console in a process of its own, so its environment is exactly the one given here. */
@@ -499,6 +517,29 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.ok(api.calls.some((c) => c.path === '/v1/stats/daily?days=7'));
     assert.equal((html.match(/<svg[^>]*role="img"/g) ?? []).length, 4, 'four charts');
     assert.match(html, /<title>[\d-]+: completed 2<\/title>/);
+  });
+
+  it('edits an agent in Operator Mode: tools with their approval policy, save as a new version', async () => {
+    const page = text(await (await get('/agents/agent-live/edit')).text());
+    assert.match(page, /Save version 4/);
+    assert.match(page, /http\.request Call a JSON\/REST endpoint\. external default \(never\)/);
+    assert.match(page, /Pay small invoices; a person approves large ones\./);
+
+    const edited = {
+      ...api.spec,
+      instructions: 'Pay every invoice under 500.',
+      policy: { approvals: { 'http.request': { mode: 'always' } } },
+    };
+    const saved = await post('/agents/agent-live/edit?/save', { spec: JSON.stringify(edited) });
+    assert.equal(saved.status, 303);
+    assert.equal(saved.headers.get('location'), '/agents/agent-live?saved=4');
+    assert.deepEqual(callsTo('PUT', '/v1/agents/agent-live').at(-1)?.body, edited);
+
+    const refused = await post('/agents/agent-live/edit?/save', { spec: JSON.stringify({ ...edited, name: '' }) });
+    assert.equal(refused.status, 422);
+    const html = await refused.text();
+    assert.match(text(html), /name: Too small/);
+    assert.match(html, /Pay every invoice under 500\./, 'what was typed is kept');
   });
 
   it('shows the version history with the changes between two versions, and restores one', async () => {

@@ -31,6 +31,15 @@ describe('agent versions', () => {
     nodes: [{ kind: 'input', id: 'in', next: null }],
   });
 
+  it('lists the built-in tools with what they touch, their default approval and their input schema', async () => {
+    const tools = (await call('/v1/tools')).body.data;
+    const http = tools.find((t: { name: string }) => t.name === 'http.request');
+    assert.equal(http.side_effect, 'external');
+    assert.equal(http.approval_default, 'never');
+    assert.deepEqual(http.input_schema.required, ['url']);
+    assert.ok(tools.some((t: { name: string }) => t.name === 'state.increment'));
+  });
+
   it('restores an old version as the newest, keeps the history and records it in the timeline', async () => {
     const created = await call('/v1/agents', 'POST', spec('first'));
     const id = created.body.id;
