@@ -269,6 +269,15 @@ function fakeApi() {
     }),
   );
   app.post('/v1/agents/:id/versions/:version/restore', (_req, res) => res.json({ ...agents[0], current_version: 4 }));
+  app.post('/v1/agents', (req, res) => res.status(201).json({ ...agents[1], id: 'agent-new', name: req.body.name }));
+  app.post('/v1/agents/import', (req, res) => {
+    if (!Array.isArray(req.body.nodes)) return problem(res, 422, 'nodes: Invalid input: expected array');
+    res.status(201).json({ ...agents[1], id: 'agent-imported', name: req.body.name });
+  });
+  app.post('/v1/agents/:id/duplicate', (req, res) =>
+    res.status(201).json({ ...agentById(req.params.id), id: 'agent-copy', state: 'draft' }),
+  );
+  app.get('/v1/agents/:id/export', (_req, res) => res.attachment('Invoice-router.json').json(spec));
   app.get('/v1/tools', (_req, res) =>
     res.json({
       data: [
@@ -517,6 +526,33 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.ok(api.calls.some((c) => c.path === '/v1/stats/daily?days=7'));
     assert.equal((html.match(/<svg[^>]*role="img"/g) ?? []).length, 4, 'four charts');
     assert.match(html, /<title>[\d-]+: completed 2<\/title>/);
+  });
+
+  it('creates, imports, duplicates and exports agents from the agents list', async () => {
+    const created = await post('/agents?/create', { name: 'Expense checker', description: 'Checks claims' });
+    assert.equal(created.status, 303);
+    assert.equal(created.headers.get('location'), '/agents/agent-new/edit');
+    const body = callsTo('POST', '/v1/agents').find((c) => c.path === '/v1/agents')!.body as {
+      name: string;
+      nodes: unknown[];
+    };
+    assert.equal(body.name, 'Expense checker');
+    assert.equal(body.nodes.length, 2);
+
+    const imported = await post('/agents?/import', { json: JSON.stringify(api.spec) });
+    assert.equal(imported.headers.get('location'), '/agents/agent-imported');
+    const refused = await post('/agents?/import', { json: '{"name": "x"}' });
+    assert.equal(refused.status, 422);
+    assert.match(text(await refused.text()), /nodes: Invalid input/);
+    const notJson = await post('/agents?/import', { json: 'hello' });
+    assert.equal(notJson.status, 400);
+
+    const copy = await post('/agents?/duplicate', { agent_id: 'agent-live' });
+    assert.equal(copy.headers.get('location'), '/agents/agent-copy');
+
+    const file = await get('/agents/agent-live/export');
+    assert.match(file.headers.get('content-disposition') ?? '', /attachment; filename="?Invoice-router\.json/);
+    assert.equal(((await file.json()) as { name: string }).name, 'Invoice router');
   });
 
   it('edits an agent in Operator Mode: tools with their approval policy, save as a new version', async () => {

@@ -1,0 +1,19 @@
+// Creating agents from the console: new, imported from JSON, duplicated, exported (DESIGN.md convention 10).
+import { apiFetch } from './api';
+
+const seg = encodeURIComponent;
+const post = async (path: string, body?: unknown) =>
+  (await (
+    await apiFetch(path, {
+      method: 'POST',
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+  ).json()) as { id: string; name: string };
+
+export const agentsApi = {
+  create: (spec: unknown) => post('/v1/agents', spec),
+  import: (spec: unknown) => post('/v1/agents/import', spec),
+  duplicate: (id: string) => post(`/v1/agents/${seg(id)}/duplicate`),
+  export: (id: string) => apiFetch(`/v1/agents/${seg(id)}/export`),
+};
