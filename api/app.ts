@@ -11,6 +11,7 @@ import { apiKeyRoutes } from './routes/api-keys';
 import { hookRoutes } from './routes/hooks';
 import { triggerRoutes } from './routes/triggers';
 import { toolRoutes } from './routes/tools';
+import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import type { SecretBox } from '../db/secret-box';
 
 export interface AppDeps extends RouteDeps {
@@ -57,6 +58,7 @@ export function createApp(deps: AppDeps) {
 
   // Webhooks and forms come from outside the workspace: a signature or a public form stands in for a key.
   app.use('/v1', hookRoutes(deps));
+  app.use('/v1', publicRunRoutes(deps));
 
   const v1 = express.Router();
   v1.use(authenticate(deps.knex));
@@ -65,6 +67,7 @@ export function createApp(deps: AppDeps) {
   v1.use(apiKeyRoutes(deps));
   v1.use(triggerRoutes(deps));
   v1.use(toolRoutes());
+  v1.use(runLinkRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

@@ -13,6 +13,7 @@ export interface OpenRunRequest {
   input: string;
   trigger: Trigger;
   triggerId?: string;
+  runLinkId?: string;
   /** The same key with the same request finds the run it started; with another request it is refused. */
   idempotencyKey?: string;
 }
@@ -40,6 +41,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
           agent_version: req.agent.current_version,
           trigger: req.trigger,
           trigger_id: req.triggerId ?? null,
+          run_link_id: req.runLinkId ?? null,
           input: req.input,
           idempotency_key: req.idempotencyKey ?? null,
           request_hash: requestHash,

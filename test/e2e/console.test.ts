@@ -278,6 +278,7 @@ function fakeApi() {
     res.status(201).json({ ...agentById(req.params.id), id: 'agent-copy', state: 'draft' }),
   );
   app.get('/v1/agents/:id/export', (_req, res) => res.attachment('Invoice-router.json').json(spec));
+  app.get('/v1/agents/:id/run-links', (_req, res) => res.json({ data: [], next_cursor: null }));
   app.get('/v1/tools', (_req, res) =>
     res.json({
       data: [

@@ -11,7 +11,21 @@ const post = async (path: string, body?: unknown) =>
     })
   ).json()) as { id: string; name: string };
 
+export interface RunLinkInfo {
+  id: string;
+  name: string;
+  active: boolean;
+  created_at: string;
+  revoked_at: string | null;
+  url?: string;
+  warning?: string;
+}
+
 export const agentsApi = {
+  runLinks: async (id: string) =>
+    ((await (await apiFetch(`/v1/agents/${seg(id)}/run-links`)).json()) as { data: RunLinkInfo[] }).data,
+  createRunLink: (id: string) => post(`/v1/agents/${seg(id)}/run-links`, {}) as Promise<RunLinkInfo & { id: string }>,
+  revokeRunLink: (linkId: string) => apiFetch(`/v1/run-links/${seg(linkId)}`, { method: 'DELETE' }),
   create: (spec: unknown) => post('/v1/agents', spec),
   import: (spec: unknown) => post('/v1/agents/import', spec),
   duplicate: (id: string) => post(`/v1/agents/${seg(id)}/duplicate`),

@@ -2,22 +2,25 @@ import { fail, redirect } from '@sveltejs/kit';
 import { attempt, formText } from '$lib/server/actions';
 import { api } from '$lib/server/api';
 import { triggersApi } from '$lib/server/triggers-api';
+import { agentsApi } from '$lib/server/agents-api';
 import type { ActionOutcome, AgentState } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, runs, triggers, timeline, agents] = await Promise.all([
+  const [agent, runs, triggers, timeline, agents, runLinks] = await Promise.all([
     api.getAgent(params.id),
     api.listRuns({ agent_id: params.id, limit: 10 }),
     triggersApi.list(params.id),
     triggersApi.timeline(params.id),
     api.listAgents(),
+    agentsApi.runLinks(params.id),
   ]);
   return {
     agent,
     runs: runs.data,
     moreRuns: runs.next_cursor != null,
     triggers: triggers.data,
+    runLinks: runLinks.filter((l) => !l.revoked_at),
     timeline: timeline.data,
     // Agents this one can be chained after.
     otherAgents: agents.data.filter((a) => a.id !== params.id).map((a) => ({ id: a.id, name: a.name })),
@@ -111,6 +114,20 @@ export const actions: Actions = {
     return attempt(async () => {
       await triggersApi.fire(id);
       return 'Schedule fired: a run is starting.';
+    });
+  },
+
+  createRunLink: async ({ params }) =>
+    attempt(async () => {
+      const link = await agentsApi.createRunLink(params.id);
+      return `Run Mode link (copy it now, it is shown once): ${link.url}${link.warning ? ` (${link.warning})` : ''}`;
+    }),
+
+  revokeRunLink: async ({ request }) => {
+    const id = formText(await request.formData(), 'link_id');
+    return attempt(async () => {
+      await agentsApi.revokeRunLink(id);
+      return 'Link revoked: it opens nothing any more.';
     });
   },
 
