@@ -465,7 +465,7 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.equal(page.status, 200);
     const html = await page.text();
     assert.match(html, /href="\/agents\/agent-live"/);
-    assert.match(text(html), /Invoice router .*Live .*v3 .*Needs review .*42/);
+    assert.match(text(html), /Invoice router v3 .*Live .*Needs review .*42/);
     assert.match(text(html), /Draft helper .*Draft .*Never run/);
   });
 
