@@ -116,10 +116,12 @@ export function decodeCursor(cursor: string): string[] {
 export async function listItems(
   knex: Knex,
   runId: string,
-  page: { limit: number; cursor?: string; status?: string },
+  page: { limit: number; cursor?: string; status?: string; fromSeq?: number },
 ): Promise<{ data: Record<string, unknown>[]; next_cursor: string | null }> {
   const q = knex('run_items').where({ run_id: runId });
   if (page.status) q.where({ status: page.status });
+  // A jump to any position of a long run (the console's scrolling table), where a cursor can only go forward.
+  if (page.fromSeq !== undefined) q.where('seq', '>=', page.fromSeq);
   if (page.cursor) q.where('seq', '>', Number(decodeCursor(page.cursor)[0]));
   const rows = await q
     .orderBy('seq')

@@ -12,7 +12,14 @@ import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { createApiKey } from '../../db/api-keys';
 import { secretBox } from '../../db/secret-box';
-import { createHarness, createTestWorkspace, type Harness } from '../support/harness';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  startTestRun,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
 
 const repoDir = path.join(__dirname, '..', '..');
 const chromiumPath = '/usr/bin/chromium';
@@ -20,6 +27,8 @@ const shots = path.join(repoDir, 'test-output', 'screenshots');
 
 /** The little of playwright-core this suite uses, so it type-checks whether or not the package is installed. */
 interface Page {
+  $$(selector: string): Promise<unknown[]>;
+  evaluate(script: string): Promise<unknown>;
   $(selector: string): Promise<{ textContent(): Promise<string | null> } | null>;
   goto(url: string): Promise<unknown>;
   click(selector: string): Promise<void>;
@@ -254,5 +263,35 @@ describe('console flow in a browser against the real stack', function () {
       await shot(name);
     }
     assert.deepEqual(problems, [], 'no script errors on any page');
+  });
+
+  it('keeps the items table of a 10,000-item run to the rows in view, and reaches the last item by scrolling', async () => {
+    const workspaceId = (await h.stack.knex('api_keys').where({ name: 'console (internal)' }).first('workspace_id'))
+      .workspace_id;
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Ten thousand',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'mark' },
+        { kind: 'transform', id: 'mark', set: { seen: true }, next: null },
+      ],
+    });
+    const input = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n })));
+    const run = await startTestRun(h, workspaceId, agent.id, input);
+    await waitForRun(h, run.id, undefined, 120_000);
+
+    await page.goto(`${base}/runs/${run.id}`);
+    await page.waitForSelector('[role="table"] [role="row"][aria-rowindex="1"]');
+    const rendered = await page.$$('[role="table"] [role="row"][aria-rowindex]');
+    assert.ok(rendered.length < 60, `only the rows in view are in the page (${rendered.length})`);
+    // Scrolled in the page itself (this file is compiled without the DOM's types).
+    await page.evaluate(
+      "(() => { const v = document.querySelector('.viewport'); v.scrollTop = v.scrollHeight; v.dispatchEvent(new Event('scroll')); })()",
+    );
+    await page.waitForSelector('[role="row"][aria-rowindex="10000"]:has-text("9999")');
+    await page.click('[role="row"][aria-rowindex="10000"]');
+    await waitForText(/Item 9999/);
+    assert.match(await text(), /"n": 9999/);
+    await shot('run-10000-items');
+    assert.deepEqual(problems, []);
   });
 });

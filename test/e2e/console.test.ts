@@ -179,8 +179,8 @@ function fakeApi() {
   app.get('/v1/runs/:id/items', (_req, res) =>
     res.json({
       data: [
-        { seq: 1, status: 'done', data: { amount: 5 }, output: { paid: true }, error: null, reasoning: [] },
-        { seq: 3, status: 'failed', data: {}, output: null, error: 'amount is missing', reasoning: [] },
+        { seq: 0, status: 'done', data: { amount: 5 }, output: { paid: true }, error: null, reasoning: [] },
+        { seq: 2, status: 'failed', data: {}, output: null, error: 'amount is missing', reasoning: [] },
       ],
       next_cursor: null,
     }),

@@ -92,7 +92,7 @@ export const api = {
   listRuns: (filter: Page & { agent_id?: string; status?: RunStatus; trigger?: RunTrigger } = {}) =>
     getJson<List<Run>>('/v1/runs', { ...filter }),
   getRun: (id: string) => getJson<RunDetails>(`/v1/runs/${seg(id)}`),
-  listRunItems: (id: string, filter: Page & { status?: ItemStatus } = {}) =>
+  listRunItems: (id: string, filter: Page & { status?: ItemStatus; from_seq?: number } = {}) =>
     getJson<List<RunItem>>(`/v1/runs/${seg(id)}/items`, { ...filter }),
   listRunLogs: (id: string, page: Page = {}) => getJson<List<LogEntry>>(`/v1/runs/${seg(id)}/logs`, { ...page }),
   downloadRunFile: (runId: string, fileId: string) =>
