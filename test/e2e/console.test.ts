@@ -652,6 +652,29 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.deepEqual(decisions, [{ decision: 'approve', comment: 'fine' }, { decision: 'reject' }]);
   });
 
+  it('approves with edited arguments, and refuses edits that are not JSON', async () => {
+    const page = await (await get('/runs/11111111-1111-4111-8111-111111111111')).text();
+    assert.match(text(page), /Edit and approve .*Arguments to run with/);
+    await post('/approvals?/decide', {
+      approval_id: 'approval-1',
+      decision: 'approve_with_edits',
+      arguments: '{"amount": 4000}',
+    });
+    assert.deepEqual(callsTo('POST', '/v1/approvals/approval-1/decision').at(-1)?.body, {
+      decision: 'approve_with_edits',
+      arguments: { amount: 4000 },
+    });
+    const decisions = callsTo('POST', '/v1/approvals/approval-1/decision').length;
+    const bad = await post('/approvals?/decide', {
+      approval_id: 'approval-1',
+      decision: 'approve_with_edits',
+      arguments: '{amount',
+    });
+    assert.equal(bad.status, 400);
+    assert.match(text(await bad.text()), /not valid JSON/);
+    assert.equal(callsTo('POST', '/v1/approvals/approval-1/decision').length, decisions, 'nothing sent');
+  });
+
   it('refuses form posts from another site without calling the API', async () => {
     const before = api.calls.length;
     const response = await post('/runs/11111111-1111-4111-8111-111111111111?/cancel', {}, 'http://evil.test');

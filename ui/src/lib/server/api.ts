@@ -107,6 +107,15 @@ export const api = {
     const data = pages.flatMap((p) => p.data).sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at));
     return { data, more: pages.some((p) => p.next_cursor != null) };
   },
-  decideApproval: (id: string, decision: 'approve' | 'reject', comment?: string) =>
-    postJson<unknown>(`/v1/approvals/${seg(id)}/decision`, comment ? { decision, comment } : { decision }),
+  decideApproval: (
+    id: string,
+    decision: 'approve' | 'reject' | 'approve_with_edits',
+    comment?: string,
+    edited?: unknown,
+  ) =>
+    postJson<unknown>(`/v1/approvals/${seg(id)}/decision`, {
+      decision,
+      ...(comment ? { comment } : {}),
+      ...(edited !== undefined ? { arguments: edited } : {}),
+    }),
 };
