@@ -500,6 +500,22 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/triggers').at(-1)?.body, { kind: 'schedule', ...expected });
   });
 
+  it('publishes a form from the builder’s lines', async () => {
+    await post('/agents/agent-live?/addForm', {
+      title: 'Expense claim',
+      fields: 'Your email, email, required\nCategory, select: travel / meals\n2nd note',
+    });
+    assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/triggers').at(-1)?.body, {
+      kind: 'form',
+      title: 'Expense claim',
+      fields: [
+        { name: 'your_email', label: 'Your email', type: 'email', required: true },
+        { name: 'category', label: 'Category', type: 'select', required: false, options: ['travel', 'meals'] },
+        { name: 'f_2nd_note', label: '2nd note', type: 'text', required: false },
+      ],
+    });
+  });
+
   it('serves a form trigger’s public page without the console, with errors next to their field', async () => {
     const html = await (await get('/forms/form-1')).text();
     const page = text(html);

@@ -27,6 +27,37 @@ export const load: PageServerLoad = async ({ params }) => {
   };
 };
 
+const FIELD_TYPES = ['text', 'textarea', 'number', 'email', 'date', 'select', 'checkbox'];
+
+/**
+ * One line of the form builder, "Label, type, required" or "Category, select: travel / meals": the API checks
+ * the result and names what is wrong.
+ */
+function formFieldFromLine(line: string) {
+  const [label, typePart = 'text', ...flags] = line.split(',').map((p) => p.trim());
+  const [type, optionText] = typePart.split(':').map((p) => p.trim());
+  const name =
+    label
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .replace(/^(\d)/, 'f_$1') || 'field';
+  return {
+    name,
+    label,
+    type: FIELD_TYPES.includes(type) ? type : 'text',
+    required: flags.includes('required'),
+    ...(optionText
+      ? {
+          options: optionText
+            .split('/')
+            .map((o) => o.trim())
+            .filter(Boolean),
+        }
+      : {}),
+  };
+}
+
 const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 /** The schedule builder's fields as the API's schedule trigger body. */
@@ -86,6 +117,19 @@ export const actions: Actions = {
       return `Webhook added. Its signing secret is shown this once: ${secret}`;
     });
     return outcome;
+  },
+
+  addForm: async ({ params, request }) => {
+    const form = await request.formData();
+    const fields = formText(form, 'fields')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .map(formFieldFromLine);
+    return attempt(async () => {
+      const t = await triggersApi.create(params.id, { kind: 'form', title: formText(form, 'title'), fields });
+      return `Form published at ${t.form?.url}.`;
+    });
   },
 
   addChain: async ({ params, request }) => {
