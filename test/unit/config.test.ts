@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       db: { url: undefined, embedded: true, embeddedPort: 5433, embeddedDir: path.join(dataDir, 'pglite') },
       model: { apiKey: undefined, baseUrl: undefined, name: 'claude-sonnet-4-6' },
       smtp: { url: undefined, from: 'Cadre <cadre@localhost>' },
+      secretKey: undefined, // a key generated under the data dir is used (db/secret-box.ts)
       http: { allowHosts: [] },
       logLevel: 'info',
     });
