@@ -278,6 +278,16 @@ function fakeApi() {
     res.status(201).json({ ...agentById(req.params.id), id: 'agent-copy', state: 'draft' }),
   );
   app.get('/v1/agents/:id/export', (_req, res) => res.attachment('Invoice-router.json').json(spec));
+  app.get('/v1/agents/:id/state-store', (req, res) =>
+    res.json({
+      data:
+        req.params.id === 'agent-live'
+          ? [{ key: 'paid_total', value: 1234.5, version: 7, updated_at: ago(5_000) }]
+          : [],
+      next_cursor: null,
+    }),
+  );
+  app.delete('/v1/agents/:id/state-store/:key', (_req, res) => res.status(204).end());
   app.get('/v1/agents/:id/run-links', (_req, res) => res.json({ data: [], next_cursor: null }));
   app.get('/v1/tools', (_req, res) =>
     res.json({
@@ -483,6 +493,9 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.match(page, /Schedule every weekday at 09:00, Europe\/Berlin .*Run now .*skip the new fire/);
     assert.match(page, /Webhook Webhook .*POST http:\/\/cadre\.test\/v1\/hooks\/trigger-hook/);
     assert.match(page, /delivery msg_1 received again, skipped \(duplicate\) .*started a run/);
+    assert.match(page, /State store .*paid_total 1234\.5 7/);
+    await post('/agents/agent-live?/deleteState', { key: 'paid_total' });
+    assert.equal(callsTo('DELETE', '/v1/agents/agent-live/state-store/paid_total').length, 1);
   });
 
   it('previews a schedule from the builder, then adds it', async () => {

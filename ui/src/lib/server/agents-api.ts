@@ -21,7 +21,18 @@ export interface RunLinkInfo {
   warning?: string;
 }
 
+export interface StateEntry {
+  key: string;
+  value: unknown;
+  version: number;
+  updated_at: string;
+}
+
 export const agentsApi = {
+  stateStore: async (id: string) =>
+    ((await (await apiFetch(`/v1/agents/${seg(id)}/state-store`)).json()) as { data: StateEntry[] }).data,
+  deleteState: (id: string, key: string) =>
+    apiFetch(`/v1/agents/${seg(id)}/state-store/${seg(key)}`, { method: 'DELETE' }),
   runLinks: async (id: string) =>
     ((await (await apiFetch(`/v1/agents/${seg(id)}/run-links`)).json()) as { data: RunLinkInfo[] }).data,
   createRunLink: (id: string) => post(`/v1/agents/${seg(id)}/run-links`, {}) as Promise<RunLinkInfo & { id: string }>,

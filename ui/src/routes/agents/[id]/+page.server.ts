@@ -7,13 +7,14 @@ import type { ActionOutcome, AgentState } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, runs, triggers, timeline, agents, runLinks] = await Promise.all([
+  const [agent, runs, triggers, timeline, agents, runLinks, state] = await Promise.all([
     api.getAgent(params.id),
     api.listRuns({ agent_id: params.id, limit: 10 }),
     triggersApi.list(params.id),
     triggersApi.timeline(params.id),
     api.listAgents(),
     agentsApi.runLinks(params.id),
+    agentsApi.stateStore(params.id),
   ]);
   return {
     agent,
@@ -21,6 +22,7 @@ export const load: PageServerLoad = async ({ params }) => {
     moreRuns: runs.next_cursor != null,
     triggers: triggers.data,
     runLinks: runLinks.filter((l) => !l.revoked_at),
+    state,
     timeline: timeline.data,
     // Agents this one can be chained after.
     otherAgents: agents.data.filter((a) => a.id !== params.id).map((a) => ({ id: a.id, name: a.name })),
@@ -172,6 +174,14 @@ export const actions: Actions = {
     return attempt(async () => {
       await agentsApi.revokeRunLink(id);
       return 'Link revoked: it opens nothing any more.';
+    });
+  },
+
+  deleteState: async ({ params, request }) => {
+    const key = formText(await request.formData(), 'key');
+    return attempt(async () => {
+      await agentsApi.deleteState(params.id, key);
+      return `Removed "${key}" from the state store.`;
     });
   },
 
