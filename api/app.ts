@@ -5,6 +5,7 @@ import { pinoHttp } from 'pino-http';
 import { authenticate } from './auth';
 import type { Logger } from './logger';
 import { ApiError, problemHandler } from './problem';
+import { openApiDocument } from './openapi';
 import { agentRoutes, type RouteDeps } from './routes/agents';
 import { runRoutes } from './routes/runs';
 import { apiKeyRoutes } from './routes/api-keys';
@@ -54,6 +55,11 @@ export function createApp(deps: AppDeps) {
     const checks = await deps.ready();
     const ok = checks.temporal && checks.postgres;
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', checks });
+  });
+
+  const openapi = openApiDocument(deps.links.publicUrl);
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.json(openapi);
   });
 
   // Webhooks and forms come from outside the workspace: a signature or a public form stands in for a key.

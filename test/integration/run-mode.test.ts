@@ -1,6 +1,7 @@
 // Run Mode links over real HTTP: a token opens one agent's run page and the runs started from it, only while
 // the agent's policy allows public access, and nothing else of the workspace.
 import assert from 'node:assert/strict';
+import { checkedFetch } from '../support/openapi-check';
 import {
   createHarness,
   createLiveAgent,
@@ -29,7 +30,7 @@ describe('Run Mode links', () => {
     const headers: Record<string, string> = {};
     if (init.key) headers.authorization = `Bearer ${init.key}`;
     if (init.json !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${api.url}${path}`, {
+    const res = await checkedFetch(`${api.url}${path}`, {
       method: init.method ?? (init.json !== undefined ? 'POST' : 'GET'),
       headers,
       body: init.json !== undefined ? JSON.stringify(init.json) : undefined,

@@ -1,5 +1,6 @@
 // The dashboard's daily figures, computed from real runs.
 import assert from 'node:assert/strict';
+import { checkedFetch } from '../support/openapi-check';
 import {
   createHarness,
   createLiveAgent,
@@ -35,7 +36,7 @@ describe('daily stats', () => {
     for (const input of ['[{"n":"1"},{"n":"2"}]', '[{"n":"3"},{"n":"x"}]']) {
       await waitForRun(h, (await startTestRun(h, workspace.id, agent.id, input)).id);
     }
-    const res = await fetch(`${api.url}/v1/stats/daily?days=7`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await checkedFetch(`${api.url}/v1/stats/daily?days=7`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(res.status, 200);
     const body = (await res.json()) as {
       data: {
@@ -57,7 +58,7 @@ describe('daily stats', () => {
     assert.ok(today.avg_duration_ms !== null && today.avg_duration_ms >= 0);
     assert.ok(body.data.slice(0, 6).every((d) => d.runs === 0 && d.avg_duration_ms === null));
 
-    const bad = await fetch(`${api.url}/v1/stats/daily?days=0`, { headers: { authorization: `Bearer ${key}` } });
+    const bad = await checkedFetch(`${api.url}/v1/stats/daily?days=0`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(bad.status, 400);
   });
 });

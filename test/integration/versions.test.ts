@@ -1,5 +1,6 @@
 // Version history through the API: every save is a version, restoring an old one saves it again as the newest.
 import assert from 'node:assert/strict';
+import { checkedFetch } from '../support/openapi-check';
 import { createHarness, createTestWorkspace, startApi, type Harness } from '../support/harness';
 
 describe('agent versions', () => {
@@ -17,7 +18,7 @@ describe('agent versions', () => {
   });
 
   const call = async (path: string, method = 'GET', body?: unknown) => {
-    const res = await fetch(`${api.url}${path}`, {
+    const res = await checkedFetch(`${api.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
