@@ -85,48 +85,12 @@ export function createItemStepActivities(deps: ActivityDeps) {
       if (!item || item.node_id !== nodeId || ['done', 'failed', 'skipped'].includes(item.status))
         return 'already_done';
 
-      const settle = async (
+      const settle = (
         patch: Record<string, unknown>,
         outcome: 'done' | 'failed',
         log?: string,
         usage?: ModelStepResult['usage'],
-      ) => {
-        await knex.transaction(async (trx) => {
-          // Guarded by the node the item stands at, so a retried attempt cannot count the item twice.
-          const moved = await trx('run_items')
-            .where({ run_id: runId, seq, node_id: nodeId })
-            .whereNotIn('status', ['done', 'failed', 'skipped'])
-            .update({ ...patch, ...(usage ? { usage: JSON.stringify(usage) } : {}), updated_at: trx.fn.now() });
-          if (moved === 0) return;
-          if (usage) await addRunUsage(trx, runId, usage);
-          await recordNodeActivity(
-            trx,
-            runId,
-            new Map([
-              [
-                node.id,
-                { kind: node.kind, in: 1, done: outcome === 'done' ? 1 : 0, failed: outcome === 'failed' ? 1 : 0 },
-              ],
-            ]),
-          );
-          if (log) {
-            await appendRunLog(trx, [
-              {
-                run_id: runId,
-                level: outcome === 'failed' ? 'warn' : 'info',
-                node_id: node.id,
-                item_seq: seq,
-                message: log,
-              },
-            ]);
-          }
-          // Counted incrementally: recounting the run's items after every step costs O(items) per step.
-          const finalStatus = patch.status as string;
-          if (['done', 'failed', 'skipped'].includes(finalStatus)) {
-            await trx('runs').where({ id: runId }).increment(finalStatus, 1);
-          }
-        });
-      };
+      ) => settleItem(knex, { runId, seq, node, patch, outcome, log, usage });
 
       if (decision && !decision.approved) {
         const why = `rejected by ${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
@@ -180,6 +144,58 @@ export function createItemStepActivities(deps: ActivityDeps) {
       }
     },
   };
+}
+
+/**
+ * Moves an item past a per-item step (or fails it) with its node activity, log line, usage and the run's
+ * counters in one transaction. Guarded by the node the item stands at, so a retried attempt cannot count the
+ * item twice.
+ */
+export async function settleItem(
+  knex: Knex,
+  {
+    runId,
+    seq,
+    node,
+    patch,
+    outcome,
+    log,
+    usage,
+  }: {
+    runId: string;
+    seq: number;
+    node: AgentNode;
+    patch: Record<string, unknown>;
+    outcome: 'done' | 'failed';
+    log?: string;
+    usage?: ModelStepResult['usage'];
+  },
+): Promise<void> {
+  await knex.transaction(async (trx) => {
+    const moved = await trx('run_items')
+      .where({ run_id: runId, seq, node_id: node.id })
+      .whereNotIn('status', ['done', 'failed', 'skipped'])
+      .update({ ...patch, ...(usage ? { usage: JSON.stringify(usage) } : {}), updated_at: trx.fn.now() });
+    if (moved === 0) return;
+    if (usage) await addRunUsage(trx, runId, usage);
+    await recordNodeActivity(
+      trx,
+      runId,
+      new Map([
+        [node.id, { kind: node.kind, in: 1, done: outcome === 'done' ? 1 : 0, failed: outcome === 'failed' ? 1 : 0 }],
+      ]),
+    );
+    if (log) {
+      await appendRunLog(trx, [
+        { run_id: runId, level: outcome === 'failed' ? 'warn' : 'info', node_id: node.id, item_seq: seq, message: log },
+      ]);
+    }
+    // Counted incrementally: recounting the run's items after every step costs O(items) per step.
+    const finalStatus = patch.status as string;
+    if (['done', 'failed', 'skipped'].includes(finalStatus)) {
+      await trx('runs').where({ id: runId }).increment(finalStatus, 1);
+    }
+  });
 }
 
 async function addRunUsage(trx: Knex.Transaction, runId: string, usage: ModelStepResult['usage']): Promise<void> {

@@ -22,6 +22,8 @@ export interface StepAction {
   nodeId: string;
   /** Set when a person must decide first. */
   approvalId?: string;
+  /** Set at a call_agent node: the page workflow runs the other agent's run as its child. */
+  callAgent?: { wait: boolean };
 }
 
 interface ItemRow {
@@ -153,7 +155,11 @@ export function createPageAdvanceActivities({ knex }: ActivityDeps) {
         };
 
         const stop = (item: ItemRow, node: AgentNode, tool?: string, args?: unknown): StepAction => {
-          const action: StepAction = { seq: item.seq, nodeId: node.id };
+          const action: StepAction = {
+            seq: item.seq,
+            nodeId: node.id,
+            ...(node.kind === 'call_agent' ? { callAgent: { wait: node.wait } } : {}),
+          };
           const needsPerson =
             node.kind === 'approval' || (node.kind === 'tool' && approvalRequired(spec, node.tool, args));
           if (needsPerson && item.status !== 'needs_review') {

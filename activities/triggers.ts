@@ -80,7 +80,7 @@ const withoutFresh = (o: OpenedHere): Opened =>
   'skipped' in o ? o : { id: o.id, workspace_id: o.workspace_id, agent_id: o.agent_id, trigger: o.trigger };
 
 /** A finished run's results as the next agent's input: what its output nodes collected, else its items. */
-async function runResults(knex: Knex, runId: string): Promise<unknown[]> {
+export async function runResults(knex: Knex, runId: string): Promise<unknown[]> {
   const collected = await knex('run_items')
     .where({ run_id: runId })
     .whereNotNull('output_node')

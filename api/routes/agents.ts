@@ -22,7 +22,7 @@ import { deleteState, getState, listState, putState, StateConflictError } from '
 import { planLimits, runsThisMonth, type Workspace } from '../../db/workspaces';
 import type { AgentSpec } from '../../workflows/agent-model';
 import { jsonDiff } from '../json-diff';
-import { validateAgentSpec } from '../agent-validation';
+import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { requireScope } from '../auth';
 import { ApiError } from '../problem';
 import { startRun, type RunServiceDeps } from '../run-service';
@@ -87,6 +87,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   const createFromBody: RequestHandler = async (req, res) => {
     const ws = req.auth!.workspace;
     const spec = validateAgentSpec(req.body);
+    await checkAgentCalls(knex, ws.id, spec);
     const agent = await createWithinPlan(ws, spec, byKey(req));
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
   };
@@ -133,6 +134,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
     const spec = validateAgentSpec(req.body);
+    await checkAgentCalls(knex, ws.id, spec, agent.id);
     const updated = await updateAgent(knex, agent, spec);
     await recordEvent(knex, {
       workspace_id: ws.id,
