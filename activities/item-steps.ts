@@ -13,6 +13,7 @@ import { externalToolHandlers } from './tools/handlers';
 import { stateOpFor } from './page-advance';
 import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
+import { runFileSaver } from './run-files';
 
 export interface Decision {
   approved: boolean;
@@ -51,7 +52,12 @@ export function createItemStepActivities(deps: ActivityDeps) {
     }
     const input = toolDefinitions[node.tool].input.parse(args);
     const handler = externalToolHandlers[node.tool] as (i: unknown, c: unknown) => Promise<unknown>;
-    const result = await handler(input, { idempotencyKey: key, http: config.http, smtp: config.smtp });
+    const result = await handler(input, {
+      idempotencyKey: key,
+      http: config.http,
+      smtp: config.smtp,
+      saveFile: runFileSaver(knex, runId, key),
+    });
     await knex('effects')
       .insert({ key, run_id: runId, result: JSON.stringify(result ?? null) })
       .onConflict('key')

@@ -10,6 +10,7 @@ import type { AgentNode, AgentSpec } from '../workflows/agent-model';
 import type { ItemData } from '../workflows/interpreter';
 import { isToolName, toolDefinitions } from './tools/definitions';
 import { externalToolHandlers } from './tools/handlers';
+import { runFileSaver } from './run-files';
 import type { ActivityDeps } from './deps';
 
 export interface ModelStepResult {
@@ -171,7 +172,12 @@ export async function runModelStep({
           const recorded = await deps.knex('effects').where({ key }).first('result');
           let out = recorded?.result;
           if (!recorded) {
-            out = await handler(input, { idempotencyKey: key, http: config.http, smtp: config.smtp });
+            out = await handler(input, {
+              idempotencyKey: key,
+              http: config.http,
+              smtp: config.smtp,
+              saveFile: runFileSaver(deps.knex, runId, key),
+            });
             await deps
               .knex('effects')
               .insert({ key, run_id: runId, result: JSON.stringify(out ?? null) })

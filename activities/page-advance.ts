@@ -47,7 +47,7 @@ export function approvalRequired(spec: AgentSpec, tool: string, args: unknown): 
 
 export function stateOpFor(node: ToolNode, args: Record<string, unknown>): StateOp | undefined {
   const def = isToolName(node.tool) ? toolDefinitions[node.tool] : undefined;
-  if (!def || def.sideEffect === 'external') return undefined;
+  if (!def || !node.tool.startsWith('state.')) return undefined;
   const input = def.input.parse(args) as Record<string, unknown>;
   return { op: node.tool.slice('state.'.length), ...input } as StateOp;
 }
