@@ -6,6 +6,7 @@ import { createPageAdvanceActivities } from './page-advance';
 import { createRunLifecycleActivities } from './run-lifecycle';
 import { createTriggerActivities } from './triggers';
 import { createAgentCallActivities } from './agent-calls';
+import { createFailureNoticeActivities } from './failure-notice';
 
 export type { ActivityDeps } from './deps';
 
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createApprovalActivities(deps),
     ...createTriggerActivities(deps),
     ...createAgentCallActivities(deps),
+    ...createFailureNoticeActivities(deps),
   });
 }
 
