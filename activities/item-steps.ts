@@ -141,10 +141,20 @@ export function createItemStepActivities(deps: ActivityDeps) {
         const attempt = Context.current().info.attempt;
         if (!isPermanent(err) && attempt < maxAttempts) throw err; // Temporal retries with backoff
         const message = err instanceof Error ? err.message : String(err);
+        // A model step that failed still used tokens (and said why): both are kept with the item.
+        const spent =
+          err instanceof ApplicationFailure ? (err.details?.[0] as Partial<ModelStepResult> | undefined) : undefined;
         await settle(
-          { status: 'failed', error: `${node.id}: ${message}` },
+          {
+            status: 'failed',
+            error: `${node.id}: ${message}`,
+            ...(spent?.reasoning?.length
+              ? { reasoning: JSON.stringify([...((item.reasoning as unknown[]) ?? []), ...spent.reasoning]) }
+              : {}),
+          },
           'failed',
           `${node.id} failed after ${attempt} attempt(s): ${message}`,
+          spent?.usage,
         );
         return 'failed';
       }

@@ -376,7 +376,9 @@ describe('llm steps', () => {
 
   describe('output schema', () => {
     const wrongly = (body: MessagesRequest) =>
-      reply([toolUse('submit_output', { ...extract(body), order: `#${extract(body).order}` })]);
+      reply([toolUse('submit_output', { ...extract(body), order: `#${extract(body).order}` })], {
+        usage: { input_tokens: 80, output_tokens: 10 },
+      });
 
     it('fails the item naming the schema problem when the answer violates the schema twice', async () => {
       fake.setHandler((body) => wrongly(body));
@@ -389,6 +391,14 @@ describe('llm steps', () => {
         "extract: the model's answer does not match the output schema: data/order must be integer",
       );
       assert.equal(fake.requests.length, 2); // one retry with the validation error, no more
+      // The two answers still cost tokens: the item and the run count them, and the reasoning shows them.
+      assert.deepEqual(
+        [rows[0].usage.input_tokens, rows[0].usage.output_tokens],
+        [160, 20],
+        'the failed item keeps its usage',
+      );
+      assert.equal(Number(done.usage.input_tokens), 160, "and the run's usage counts it");
+      assert.equal(rows[0].reasoning.filter((r: { type: string }) => r.type === 'tool_call').length, 2);
     });
 
     it('retries once with the validation error as an is_error tool_result, and accepts the corrected answer', async () => {
