@@ -10,6 +10,7 @@ import type { AgentNode, AgentSpec } from '../workflows/agent-model';
 import type { ItemData } from '../workflows/interpreter';
 import { isToolName, toolDefinitions } from './tools/definitions';
 import { externalToolHandlers } from './tools/handlers';
+import { approvalRequired } from './page-advance';
 import { runFileSaver } from './run-files';
 import type { ActivityDeps } from './deps';
 
@@ -166,6 +167,10 @@ export async function runModelStep({
           const handler = externalToolHandlers[tool] as ((i: unknown, c: unknown) => Promise<unknown>) | undefined;
           if (!handler) throw new Error(`${tool} can only be used from a tool node`);
           const input = toolDefinitions[tool].input.parse(block.input);
+          // A call the policy sends to a reviewer never runs from inside a model step (the API refuses such
+          // agents when they are saved; this guards agents saved before that rule).
+          if (approvalRequired(spec, tool, input))
+            throw new Error(`${tool} with these arguments needs a reviewer's approval; use a tool node for it`);
           // Attempt-independent (the model's tool_use ids change on every attempt) and recorded in the effects
           // ledger, so a retried activity repeating the same call gets the recorded result instead of acting twice.
           const digest = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);

@@ -41,6 +41,20 @@ describe('agent versions', () => {
     assert.ok(tools.some((t: { name: string }) => t.name === 'state.increment'));
   });
 
+  it('refuses a model step that may call a tool the policy sends to a reviewer, saying where to call it', async () => {
+    const res = await call('/v1/agents', 'POST', {
+      name: 'Mailer',
+      nodes: [
+        { kind: 'input', id: 'in', next: 'draft' },
+        { kind: 'llm', id: 'draft', instructions: 'Write and send the reply.', tools: ['email.send'] },
+      ],
+      policy: { approvals: { 'email.send': { mode: 'when', when: { field: 'to', op: 'contains', value: '@' } } } },
+    });
+    assert.equal(res.status, 422);
+    assert.equal(res.body.code, 'approval_inside_model_step');
+    assert.match(res.body.detail, /call "email.send" from a tool node/);
+  });
+
   it('restores an old version as the newest, keeps the history and records it in the timeline', async () => {
     const created = await call('/v1/agents', 'POST', spec('first'));
     const id = created.body.id;
