@@ -20,6 +20,15 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
     const current = item && item.node_id === nodeId && !['done', 'failed', 'skipped'].includes(item.status);
     return { node, item: current ? item : undefined };
   };
+  const failItem = (runId: string, seq: number, node: CallNode, why: string) =>
+    settleItem(knex, {
+      runId,
+      seq,
+      node,
+      patch: { status: 'failed', error: `${node.id}: ${why}` },
+      outcome: 'failed',
+      log: `${node.id}: ${why}`,
+    });
 
   return {
     /** Opens the called agent's run, or fails the item with the reason it cannot be called. */
@@ -40,14 +49,7 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
       if (!item) return { outcome: 'already_done' };
       const run = await loadRun(knex, runId);
       const fail = async (why: string) => {
-        await settleItem(knex, {
-          runId,
-          seq,
-          node,
-          patch: { status: 'failed', error: `${node.id}: ${why}` },
-          outcome: 'failed',
-          log: `${node.id}: ${why}`,
-        });
+        await failItem(runId, seq, node, why);
         return { outcome: 'failed' as const };
       };
       const target: AgentRow | undefined = await knex('agents')
@@ -107,15 +109,12 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
       if (!item) return 'already_done';
       const called = await knex('runs').where({ id: calledRunId }).first('status', 'error');
       if (waited && called.status !== 'completed' && called.status !== 'needs_review') {
-        const why = `the called run ${calledRunId} ended ${called.status}${called.error ? `: ${called.error}` : ''}`;
-        await settleItem(knex, {
+        await failItem(
           runId,
           seq,
           node,
-          patch: { status: 'failed', error: `${node.id}: ${why}` },
-          outcome: 'failed',
-          log: `${node.id}: ${why}`,
-        });
+          `the called run ${calledRunId} ended ${called.status}${called.error ? `: ${called.error}` : ''}`,
+        );
         return 'failed';
       }
       const result = waited

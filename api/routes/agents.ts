@@ -22,6 +22,7 @@ import { deleteState, getState, listState, putState, StateConflictError } from '
 import { planLimits, runsThisMonth, type Workspace } from '../../db/workspaces';
 import type { AgentSpec } from '../../workflows/agent-model';
 import { jsonDiff } from '../json-diff';
+import { loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { requireScope } from '../auth';
 import { ApiError } from '../problem';
@@ -42,11 +43,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
 
-  const loadAgent = async (workspaceId: string, id: string): Promise<AgentRow> => {
-    const agent = await getAgent(knex, workspaceId, id);
-    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${id} in this workspace`);
-    return agent;
-  };
+  const loadAgent = (workspaceId: string, id: string) => loadAgentOr404(knex, workspaceId, id);
 
   r.get('/agents', requireScope('read'), async (req, res) => {
     const ws = req.auth!.workspace;

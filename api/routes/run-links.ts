@@ -8,10 +8,11 @@ import { createRunLink, findRunLink, listRunLinks, revokeRunLink, type RunLink }
 import { getFile, getRun, type RunRecord } from '../../db/runs';
 import { getWorkspace } from '../../db/workspaces';
 import { requireScope } from '../auth';
+import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
 import { startRun, type RunServiceDeps } from '../run-service';
-import type { Links } from '../serialize';
+import { runCounts, type Links } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
 
 export interface RunLinkDeps extends RunServiceDeps {
@@ -26,11 +27,7 @@ const publicAccess = async (deps: RunLinkDeps, agent: AgentRow) =>
 export function runLinkRoutes(deps: RunLinkDeps): Router {
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
-  const loadAgent = async (workspaceId: string, id: string) => {
-    const agent = await getAgent(deps.knex, workspaceId, id);
-    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${id} in this workspace`);
-    return agent;
-  };
+  const loadAgent = (workspaceId: string, id: string) => loadAgentOr404(deps.knex, workspaceId, id);
   const linkJson = (link: RunLink, open: boolean) => ({
     id: link.id,
     agent_id: link.agent_id,
@@ -78,20 +75,12 @@ function publicRunJson(
   run: RunRecord,
   details: { outputs: unknown[]; files: { id: string; name: string; size: number; content_type: string }[] },
 ) {
-  const pending = Math.max(0, run.total - run.done - run.failed - run.needs_review - run.skipped);
   return {
     id: run.id,
     status: run.status,
     created_at: run.created_at,
     ended_at: run.ended_at,
-    counts: {
-      total: run.total,
-      pending,
-      done: run.done,
-      failed: run.failed,
-      needs_review: run.needs_review,
-      skipped: run.skipped,
-    },
+    counts: runCounts(run),
     error: run.error,
     outputs: details.outputs,
     files: details.files,
