@@ -102,7 +102,9 @@ describe('triggers', function () {
       await eventually('two scheduled runs', async () => (await completed()).length >= 2);
       const run = (await completed())[0];
       assert.equal(run.trigger_id, trigger.id);
-      assert.deepEqual(Object.keys(JSON.parse(run.input)).sort(), ['fired_at', 'trigger']);
+      const fired = JSON.parse(run.input);
+      assert.deepEqual(Object.keys(fired).sort(), ['fired_at', 'trigger']);
+      assert.ok(!Number.isNaN(Date.parse(fired.fired_at)), `fired_at is the scheduled time: ${fired.fired_at}`);
 
       assert.equal((await setState(agent.id, 'paused')).status, 200);
       const handle = h.client.schedule.getHandle(trigger.schedule.schedule_id);
