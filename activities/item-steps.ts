@@ -74,6 +74,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
       nodeId,
       decision,
       maxAttempts,
+      modelUnavailableRetries = 0,
     }: {
       runId: string;
       agentId: string;
@@ -82,6 +83,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
       nodeId: string;
       decision?: Decision;
       maxAttempts: number;
+      modelUnavailableRetries?: number;
     }): Promise<StepOutcome> {
       const spec = await loadSpec(knex, agentId, agentVersion);
       const node = nodeById(spec, nodeId);
@@ -139,6 +141,20 @@ export function createItemStepActivities(deps: ActivityDeps) {
         return 'advanced';
       } catch (err) {
         const attempt = Context.current().info.attempt;
+        // The model API being unavailable is not the item's fault: it has its own, slower retries on top.
+        if (
+          err instanceof ApplicationFailure &&
+          err.type === 'ModelUnavailable' &&
+          attempt < maxAttempts + modelUnavailableRetries
+        ) {
+          const wait = Math.min(600, config.model.retrySeconds * 2 ** (attempt - 1));
+          throw ApplicationFailure.create({
+            message: err.message,
+            type: 'ModelUnavailable',
+            details: err.details ? [...err.details] : undefined,
+            nextRetryDelay: `${wait} seconds`,
+          });
+        }
         if (!isPermanent(err) && attempt < maxAttempts) throw err; // Temporal retries with backoff
         const message = err instanceof Error ? err.message : String(err);
         // A model step that failed still used tokens (and said why): both are kept with the item.

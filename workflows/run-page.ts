@@ -58,7 +58,11 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
     heartbeatTimeout: '10 seconds',
     // executeStep fails the item itself once the step's own errors use up `itemAttempts`; the extra
     // attempts here are for the infrastructure (a lost worker, a database restart), not for the item.
-    retry: { maximumAttempts: plan.itemAttempts + 5, initialInterval: '1 second', backoffCoefficient: 2 },
+    retry: {
+      maximumAttempts: plan.itemAttempts + (plan.modelUnavailableRetries ?? 0) + 5,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+    },
   });
 
   const waiting = new Set<string>(); // approval ids this page waits on
@@ -162,6 +166,7 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
         nodeId: action.nodeId,
         decision,
         maxAttempts: plan.itemAttempts,
+        modelUnavailableRetries: plan.modelUnavailableRetries ?? 0,
       });
       if (outcome === 'failed') failed++;
     } finally {

@@ -26,7 +26,13 @@ describe('loadConfig', () => {
       dataDir,
       web: { host: '127.0.0.1', port: 3000, publicUrl: 'http://localhost:3000', bodyLimit: '1mb' },
       db: { url: undefined, embedded: true, embeddedPort: 5433, embeddedDir: path.join(dataDir, 'pglite') },
-      model: { apiKey: undefined, baseUrl: undefined, name: 'claude-sonnet-4-6' },
+      model: {
+        apiKey: undefined,
+        baseUrl: undefined,
+        name: 'claude-sonnet-4-6',
+        unavailableRetries: 4,
+        retrySeconds: 15,
+      },
       smtp: { url: undefined, from: 'Cadre <cadre@localhost>' },
       secretKey: undefined, // a key generated under the data dir is used (db/secret-box.ts)
       http: { allowHosts: [] },
