@@ -74,7 +74,13 @@ describe('loadConfig', () => {
       embeddedPort: 6543,
       embeddedDir: path.join(path.resolve('/srv/cadre'), 'pglite'),
     });
-    assert.deepEqual(c.model, { apiKey: 'sk-test', baseUrl: 'http://127.0.0.1:9999', name: 'claude-x' });
+    assert.deepEqual(c.model, {
+      apiKey: 'sk-test',
+      baseUrl: 'http://127.0.0.1:9999',
+      name: 'claude-x',
+      unavailableRetries: 4,
+      retrySeconds: 15,
+    });
     assert.deepEqual(c.smtp, { url: 'smtp://mail:25', from: 'Bot <bot@example.com>' });
     assert.deepEqual(c.http.allowHosts, ['intranet.local', '10.0.0.5:8080']);
     assert.equal(c.logLevel, 'debug');
