@@ -642,6 +642,16 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.match(page, /Failed .*Invoice router .*Schedule/);
   });
 
+  it('filters runs by agent and trigger too, keeping the status', async () => {
+    const html = await (await get('/runs?status=failed&agent_id=agent-live&trigger=schedule')).text();
+    const sent = api.calls.filter((c) => c.path.startsWith('/v1/runs?')).at(-1)!.path;
+    assert.match(sent, /status=failed/);
+    assert.match(sent, /agent_id=agent-live/);
+    assert.match(sent, /trigger=schedule/);
+    assert.match(html, /<option value="agent-live" selected/);
+    assert.match(html, /<option value="schedule" selected/);
+  });
+
   it('shows a run: progress, approvals to decide, node activity, outputs, files, items and log', async () => {
     const html = await (await get('/runs/11111111-1111-4111-8111-111111111111')).text();
     const page = text(html);
