@@ -61,10 +61,11 @@ export async function checkAgentCalls(knex: Knex, workspaceId: string, spec: Age
       );
   }
   if (!selfId) return; // a new agent: nothing calls it yet, so it closes no loop
-  const callees = (s: AgentSpec) => s.nodes.flatMap((n) => (n.kind === 'call_agent' ? [n.agent_id] : []));
+  const callees = (s: AgentSpec | undefined) =>
+    (s?.nodes ?? []).flatMap((n) => (n.kind === 'call_agent' ? [n.agent_id] : []));
   // Depth-first from this agent, with its new spec, looking for a way back to it.
   const walk = (id: string, path: string[]): string[] | undefined => {
-    for (const next of id === selfId ? callees(spec) : callees(byId.get(id)?.spec ?? ({ nodes: [] } as never))) {
+    for (const next of callees(id === selfId ? spec : byId.get(id)?.spec)) {
       if (next === selfId) return [...path, next];
       if (path.includes(next)) continue;
       const found = walk(next, [...path, next]);
