@@ -29,8 +29,14 @@ export function createApprovalActivities({ knex }: ActivityDeps) {
           .returning(['run_id', 'item_seq', 'node_id', 'workspace_id', 'tool']);
         if (!row) return;
         if (status !== 'escalated') {
+          // A model step can wait on several calls at once: the item waits until the last is decided.
           await trx('run_items')
             .where({ run_id: row.run_id, seq: row.item_seq, status: 'needs_review' })
+            .whereNotExists(
+              trx('approvals')
+                .where({ run_id: row.run_id, item_seq: row.item_seq })
+                .whereIn('status', ['pending', 'escalated']),
+            )
             .update({ status: 'running' });
         }
         await appendRunLog(trx, [

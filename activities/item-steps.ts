@@ -1,6 +1,7 @@
 // One per-item step: an external tool call, an approval gate, or a model step. Idempotent: the effects ledger
 // records each side effect under (run, item, node), so a retried activity or a restarted worker returns the
-// recorded result instead of acting twice.
+// recorded result instead of acting twice. A model step whose tool calls need a reviewer stops, and is run
+// again with the decisions (activities/model-approvals.ts).
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,6 +13,7 @@ import { externalToolHandlers } from './tools/handlers';
 import { stateOpFor } from './page-advance';
 import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
+import { dropStoppedModelStep, loadStoppedModelStep, stopModelStepForApproval, usageSince } from './model-approvals';
 import { runFileSaver } from './run-files';
 
 export interface Decision {
@@ -22,6 +24,8 @@ export interface Decision {
 }
 
 export type StepOutcome = 'advanced' | 'failed' | 'skipped' | 'already_done';
+/** A step settles, or (a model step) waits on these approvals and then runs again with their decisions. */
+export type StepResult = StepOutcome | { awaiting: string[] };
 
 function isPermanent(err: unknown): boolean {
   if (err instanceof ApplicationFailure) return err.nonRetryable === true;
@@ -72,6 +76,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
       seq,
       nodeId,
       decision,
+      decisions,
       maxAttempts,
       modelUnavailableRetries = 0,
     }: {
@@ -81,9 +86,11 @@ export function createItemStepActivities(deps: ActivityDeps) {
       seq: number;
       nodeId: string;
       decision?: Decision;
+      /** A model step's decisions on the tool calls it stopped for, by approval id. */
+      decisions?: Record<string, Decision>;
       maxAttempts: number;
       modelUnavailableRetries?: number;
-    }): Promise<StepOutcome> {
+    }): Promise<StepResult> {
       const spec = await loadSpec(knex, agentId, agentVersion);
       const node = nodeById(spec, nodeId);
       const item = await knex('run_items')
@@ -92,8 +99,33 @@ export function createItemStepActivities(deps: ActivityDeps) {
       if (!item || item.node_id !== nodeId || ['done', 'failed', 'skipped'].includes(item.status))
         return 'already_done';
 
-      const settle = (patch: ItemPatch, outcome: 'done' | 'failed', log?: string, usage?: ModelStepResult['usage']) =>
-        settleItem(knex, { runId, seq, node, patch, outcome, log, usage });
+      // A model step that stopped for approval: its saved conversation, what it already wrote to the item (its
+      // reasoning so far) and to the run (its usage so far).
+      const stopped = node.kind === 'llm' ? await loadStoppedModelStep(knex, runId, seq, nodeId) : undefined;
+      const priorReasoning = ((item.reasoning as unknown[] | null) ?? []).slice(
+        0,
+        stopped?.saved.reasoningBefore ?? Infinity,
+      );
+      const counted = stopped?.saved.counted;
+
+      const settle = async (
+        patch: ItemPatch,
+        outcome: 'done' | 'failed',
+        log?: string,
+        usage?: ModelStepResult['usage'],
+      ) => {
+        await settleItem(knex, {
+          runId,
+          seq,
+          node,
+          patch,
+          outcome,
+          log,
+          usage,
+          runUsage: usage && usageSince(usage, counted),
+        });
+        if (stopped) await dropStoppedModelStep(knex, runId, seq, nodeId);
+      };
 
       if (decision && !decision.approved) {
         const why = `rejected by ${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
@@ -111,10 +143,34 @@ export function createItemStepActivities(deps: ActivityDeps) {
           const args = decision?.arguments ?? (render(node.arguments, data) as Record<string, unknown>);
           next = saveResult(data, node.save_as, await callTool(node, args, runId, agentId, key));
         } else if (node.kind === 'llm') {
-          const step = await runModelStep({ deps, spec, node, data, runId, seq });
-          next = saveResult(data, node.save_as, step.output);
-          reasoning = [...((item.reasoning as unknown[]) ?? []), ...step.reasoning];
-          usage = step.usage;
+          let resume: Parameters<typeof runModelStep>[0]['resume'];
+          if (stopped) {
+            const byCall = new Map<string, Decision>();
+            for (const a of stopped.approvals) if (decisions?.[a.id]) byCall.set(a.call_id, decisions[a.id]);
+            // A retry of the attempt that stopped, before the workflow heard of it: nothing is decided yet.
+            if (byCall.size < stopped.approvals.length) return { awaiting: stopped.approvals.map((a) => a.id) };
+            resume = { checkpoint: stopped.saved, decisions: byCall };
+          }
+          const step = await runModelStep({ deps, spec, node, data, runId, seq, resume });
+          if (step.kind === 'paused') {
+            const run = await knex('runs').where({ id: runId }).first('workspace_id');
+            const awaiting = await stopModelStepForApproval(knex, {
+              runId,
+              workspaceId: run.workspace_id,
+              seq,
+              node,
+              spec,
+              checkpoint: step.checkpoint,
+              gated: step.gated,
+              reasoningBefore: priorReasoning.length,
+              priorReasoning,
+              counted,
+            });
+            return { awaiting };
+          }
+          next = saveResult(data, node.save_as, step.result.output);
+          reasoning = [...priorReasoning, ...step.result.reasoning];
+          usage = step.result.usage;
         } else if (node.kind !== 'approval') {
           throw ApplicationFailure.nonRetryable(
             `"${node.kind}" nodes are not available in this version of Cadre`,
@@ -159,9 +215,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
           {
             status: 'failed',
             error: `${node.id}: ${message}`,
-            ...(spent?.reasoning?.length
-              ? { reasoning: JSON.stringify([...((item.reasoning as unknown[]) ?? []), ...spent.reasoning]) }
-              : {}),
+            ...(spent?.reasoning?.length ? { reasoning: JSON.stringify([...priorReasoning, ...spent.reasoning]) } : {}),
           },
           'failed',
           `${node.id} failed after ${attempt} attempt(s): ${message}`,
@@ -199,6 +253,7 @@ export async function settleItem(
     outcome,
     log,
     usage,
+    runUsage = usage,
   }: {
     runId: string;
     seq: number;
@@ -206,7 +261,10 @@ export async function settleItem(
     patch: ItemPatch;
     outcome: 'done' | 'failed';
     log?: string;
+    /** The item's usage for this step. */
     usage?: ModelStepResult['usage'];
+    /** What it adds to the run's: less than `usage` when the step's stops already counted some of it. */
+    runUsage?: ModelStepResult['usage'];
   },
 ): Promise<void> {
   const sets = ['status = :status', 'updated_at = now()'];
@@ -238,7 +296,7 @@ export async function settleItem(
        done = done + (case when :counter::text = 'done' then 1 else 0 end),
        failed = failed + (case when :counter::text = 'failed' then 1 else 0 end),
        skipped = skipped + (case when :counter::text = 'skipped' then 1 else 0 end),
-       usage = case when :hasUsage then jsonb_build_object(
+       usage = case when :hasRunUsage then jsonb_build_object(
          'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :input,
          'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :output,
          'cache_read_tokens', coalesce((usage->>'cache_read_tokens')::bigint, 0) + :cacheRead,
@@ -260,11 +318,11 @@ export async function settleItem(
       level: outcome === 'failed' ? 'warn' : 'info',
       log: log ?? null,
       counter,
-      hasUsage: usage !== undefined,
-      input: usage?.input_tokens ?? 0,
-      output: usage?.output_tokens ?? 0,
-      cacheRead: usage?.cache_read_tokens ?? 0,
-      cost: usage?.cost_usd ?? 0,
+      hasRunUsage: runUsage !== undefined,
+      input: runUsage?.input_tokens ?? 0,
+      output: runUsage?.output_tokens ?? 0,
+      cacheRead: runUsage?.cache_read_tokens ?? 0,
+      cost: runUsage?.cost_usd ?? 0,
     },
   );
 }

@@ -1,6 +1,9 @@
 // A model step: a tool-use loop with Claude through @anthropic-ai/sdk. The agent's instructions and the node's
 // instructions form a cached system prompt shared by every item of a run; the item is the user turn. With an
 // output schema the model answers through a `submit_output` tool whose input is validated, with one retry.
+// Tool calls follow the agent's approval policy: when the model asks for a call a reviewer must approve, the
+// step stops after that turn and hands back its conversation (a checkpoint the caller saves), and a later
+// activity resumes it with the reviewers' decisions.
 import { createHash } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { Ajv } from 'ajv';
@@ -8,24 +11,55 @@ import { z } from 'zod';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentNode, AgentSpec } from '../workflows/agent-model';
 import type { ItemData } from '../workflows/interpreter';
-import { isToolName, toolDefinitions } from './tools/definitions';
+import { isToolName, toolDefinitions, type ToolName } from './tools/definitions';
 import { externalToolHandlers } from './tools/handlers';
 import { approvalRequired } from './page-advance';
 import { runFileSaver } from './run-files';
 import type { ActivityDeps } from './deps';
+import type { Decision } from './item-steps';
+
+export type ModelUsage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cost_usd: number };
+
+export interface ReasoningStep {
+  node: string;
+  type: 'text' | 'tool_call' | 'tool_result' | 'approval';
+  text?: string;
+  tool?: string;
+  input?: unknown;
+  output?: unknown;
+}
 
 export interface ModelStepResult {
   output: unknown;
-  reasoning: {
-    node: string;
-    type: 'text' | 'tool_call' | 'tool_result';
-    text?: string;
-    tool?: string;
-    input?: unknown;
-    output?: unknown;
-  }[];
-  usage: { input_tokens: number; output_tokens: number; cache_read_tokens: number; cost_usd: number };
+  reasoning: ReasoningStep[];
+  usage: ModelUsage;
 }
+
+/** One tool_use block of the model's last turn: answered already, or waiting on a reviewer. */
+export interface TurnCall {
+  toolUseId: string;
+  /** The name the model used (the wire name). */
+  name: string;
+  result?: Anthropic.ToolResultBlockParam;
+  gated?: { tool: ToolName; input: Record<string, unknown> };
+}
+
+/** A model step stopped for approval: everything needed to go on, as JSON (saved in Postgres, not in Temporal). */
+export interface ModelCheckpoint {
+  /** The conversation up to and including the assistant turn whose tool calls wait. */
+  messages: Anthropic.MessageParam[];
+  calls: TurnCall[];
+  reasoning: ReasoningStep[];
+  usage: ModelUsage;
+  /** Model turns taken so far. */
+  turns: number;
+  schemaRetries: number;
+}
+
+export type GatedCall = TurnCall & { gated: NonNullable<TurnCall['gated']> };
+
+export type ModelStepOutcome =
+  { kind: 'done'; result: ModelStepResult } | { kind: 'paused'; checkpoint: ModelCheckpoint; gated: GatedCall[] };
 
 // USD per million tokens (input, output), by model family; cache reads cost a tenth of input.
 const prices: [RegExp, number, number][] = [
@@ -57,6 +91,7 @@ export async function runModelStep({
   data,
   runId,
   seq,
+  resume,
 }: {
   deps: ActivityDeps;
   spec: AgentSpec;
@@ -64,7 +99,9 @@ export async function runModelStep({
   data: ItemData;
   runId: string;
   seq: number;
-}): Promise<ModelStepResult> {
+  /** A step that stopped for approval, and the reviewers' decisions by tool_use id. */
+  resume?: { checkpoint: ModelCheckpoint; decisions: ReadonlyMap<string, Decision> };
+}): Promise<ModelStepOutcome> {
   const { config } = deps;
   if (!config.model.apiKey) throw ApplicationFailure.nonRetryable(noModelMessage, 'NoModel');
   const sdk = anthropic(config.model.apiKey, config.model.baseUrl);
@@ -96,17 +133,100 @@ export async function runModelStep({
       cache_control: { type: 'ephemeral' }, // shared by every item of the run
     },
   ];
-  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: `Item:\n${JSON.stringify(data, null, 2)}` }];
-  const reasoning: ModelStepResult['reasoning'] = [];
-  const usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cost_usd: 0 };
+  const saved = resume?.checkpoint;
+  const messages: Anthropic.MessageParam[] = saved
+    ? [...saved.messages]
+    : [{ role: 'user', content: `Item:\n${JSON.stringify(data, null, 2)}` }];
+  const reasoning: ReasoningStep[] = saved ? [...saved.reasoning] : [];
+  const usage: ModelUsage = saved
+    ? { ...saved.usage }
+    : { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cost_usd: 0 };
   const [, inPrice, outPrice] = prices.find(([re]) => re.test(config.model.name)) ?? prices[prices.length - 1];
-  let schemaRetries = 0;
+  let schemaRetries = saved?.schemaRetries ?? 0;
   // A failure carries what the step used and said so far: the item's usage counts in the run's cost, and its
   // reasoning shows why it failed.
   const failure = (message: string, type: string, nonRetryable: boolean) =>
     ApplicationFailure.create({ message, type, nonRetryable, details: [{ usage, reasoning }] });
 
-  for (let turn = 0; turn < maxTurns; turn++) {
+  /**
+   * Runs a tool call the policy lets through (or a reviewer approved). The key is attempt-independent (the
+   * model's tool_use ids change on every attempt) and recorded in the effects ledger, so a retried activity
+   * repeating the same call gets the recorded result instead of acting twice.
+   */
+  const callTool = async (tool: ToolName, input: unknown): Promise<unknown> => {
+    const handler = externalToolHandlers[tool] as (i: unknown, c: unknown) => Promise<unknown>;
+    const digest = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
+    const key = `${runId}:${seq}:${node.id}:${tool}:${digest}`;
+    const recorded = await deps.knex('effects').where({ key }).first('result');
+    if (recorded) return recorded.result;
+    const out = await handler(input, {
+      idempotencyKey: key,
+      http: config.http,
+      smtp: config.smtp,
+      saveFile: runFileSaver(deps.knex, runId, key),
+    });
+    await deps
+      .knex('effects')
+      .insert({ key, run_id: runId, result: JSON.stringify(out ?? null) })
+      .onConflict('key')
+      .ignore();
+    return out;
+  };
+  const answered = (call: { toolUseId: string; name: string }, content: string, isError: boolean) => {
+    reasoning.push({ node: node.id, type: 'tool_result', tool: call.name, output: content });
+    return { type: 'tool_result' as const, tool_use_id: call.toolUseId, content, is_error: isError };
+  };
+
+  /** The reviewer's decision on a call the model asked for: run it (perhaps with edited arguments), or say no. */
+  const decided = async (call: GatedCall, decision: Decision) => {
+    const { tool } = call.gated;
+    const by = `${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
+    if (!decision.approved) {
+      reasoning.push({ node: node.id, type: 'approval', tool: call.name, text: `rejected by ${by}` });
+      return answered(
+        call,
+        `A reviewer rejected this call (rejected by ${by}), so it was not made. Do not ask for it again; go on without it.`,
+        true,
+      );
+    }
+    const edited = decision.arguments !== undefined;
+    reasoning.push({
+      node: node.id,
+      type: 'approval',
+      tool: call.name,
+      text: `approved by ${by}${edited ? ' with edited arguments' : ''}`,
+      ...(edited ? { input: decision.arguments } : {}),
+    });
+    try {
+      const input = edited ? toolDefinitions[tool].input.parse(decision.arguments) : call.gated.input;
+      const out = JSON.stringify(await callTool(tool, input));
+      return answered(
+        call,
+        edited
+          ? `A reviewer changed the arguments before the call; it was made with ${JSON.stringify(input)}. Result: ${out}`
+          : out,
+        false,
+      );
+    } catch (err) {
+      return answered(call, err instanceof Error ? err.message : String(err), true);
+    }
+  };
+
+  let turn = saved?.turns ?? 0;
+  if (saved) {
+    const results: Anthropic.ToolResultBlockParam[] = [];
+    for (const call of saved.calls) {
+      if (call.result) results.push(call.result);
+      else if (call.gated) {
+        const decision = resume!.decisions.get(call.toolUseId);
+        if (!decision) throw new Error(`no decision for the model's call ${call.toolUseId}`);
+        results.push(await decided({ ...call, gated: call.gated }, decision));
+      }
+    }
+    messages.push({ role: 'user', content: results });
+  }
+
+  for (; turn < maxTurns; turn++) {
     let res: Anthropic.Message;
     try {
       res = await sdk.messages.create({
@@ -137,7 +257,7 @@ export async function runModelStep({
       (usage.input_tokens * inPrice + usage.cache_read_tokens * inPrice * 0.1 + usage.output_tokens * outPrice) / 1e6;
     messages.push({ role: 'assistant', content: res.content });
 
-    const results: Anthropic.ToolResultBlockParam[] = [];
+    const calls: TurnCall[] = [];
     let text = '';
     for (const block of res.content) {
       if (block.type === 'text') {
@@ -145,62 +265,45 @@ export async function runModelStep({
         reasoning.push({ node: node.id, type: 'text', text: block.text });
       } else if (block.type === 'tool_use') {
         reasoning.push({ node: node.id, type: 'tool_call', tool: block.name, input: block.input });
+        const call: TurnCall = { toolUseId: block.id, name: block.name };
+        calls.push(call);
         if (block.name === submitTool && validate) {
-          if (validate(block.input)) return { output: block.input, reasoning, usage };
+          if (validate(block.input)) return { kind: 'done', result: { output: block.input, reasoning, usage } };
           const problems = ajv.errorsText(validate.errors);
           if (schemaRetries++ >= 1) {
             throw failure(`the model's answer does not match the output schema: ${problems}`, 'SchemaViolation', true);
           }
-          results.push({
+          call.result = {
             type: 'tool_result',
             tool_use_id: block.id,
             is_error: true,
             content: `Invalid output: ${problems}. Call ${submitTool} again with a valid answer.`,
-          });
+          };
           continue;
         }
         const tool = toolNames.find((t) => wireName(t) === block.name);
-        let content: string;
-        let isError = false;
         try {
           if (!tool) throw new Error(`unknown tool ${block.name}`);
-          const handler = externalToolHandlers[tool] as ((i: unknown, c: unknown) => Promise<unknown>) | undefined;
-          if (!handler) throw new Error(`${tool} can only be used from a tool node`);
-          const input = toolDefinitions[tool].input.parse(block.input);
-          // A call the policy sends to a reviewer never runs from inside a model step (the API refuses such
-          // agents when they are saved; this guards agents saved before that rule).
-          if (approvalRequired(spec, tool, input))
-            throw new Error(`${tool} with these arguments needs a reviewer's approval; use a tool node for it`);
-          // Attempt-independent (the model's tool_use ids change on every attempt) and recorded in the effects
-          // ledger, so a retried activity repeating the same call gets the recorded result instead of acting twice.
-          const digest = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
-          const key = `${runId}:${seq}:${node.id}:${tool}:${digest}`;
-          const recorded = await deps.knex('effects').where({ key }).first('result');
-          let out = recorded?.result;
-          if (!recorded) {
-            out = await handler(input, {
-              idempotencyKey: key,
-              http: config.http,
-              smtp: config.smtp,
-              saveFile: runFileSaver(deps.knex, runId, key),
-            });
-            await deps
-              .knex('effects')
-              .insert({ key, run_id: runId, result: JSON.stringify(out ?? null) })
-              .onConflict('key')
-              .ignore();
-          }
-          content = JSON.stringify(out);
+          if (!externalToolHandlers[tool]) throw new Error(`${tool} can only be used from a tool node`);
+          const input = toolDefinitions[tool].input.parse(block.input) as Record<string, unknown>;
+          // The same policy as tool nodes: such a call waits for a reviewer once this turn is through.
+          if (approvalRequired(spec, tool, input)) call.gated = { tool, input };
+          else call.result = answered(call, JSON.stringify(await callTool(tool, input)), false);
         } catch (err) {
-          isError = true;
-          content = err instanceof Error ? err.message : String(err);
+          call.result = answered(call, err instanceof Error ? err.message : String(err), true);
         }
-        reasoning.push({ node: node.id, type: 'tool_result', tool: block.name, output: content });
-        results.push({ type: 'tool_result', tool_use_id: block.id, content, is_error: isError });
       }
     }
-    if (results.length > 0) {
-      messages.push({ role: 'user', content: results });
+    const gated = calls.filter((c): c is GatedCall => c.gated !== undefined);
+    if (gated.length > 0) {
+      return {
+        kind: 'paused',
+        checkpoint: { messages, calls, reasoning, usage, turns: turn + 1, schemaRetries },
+        gated,
+      };
+    }
+    if (calls.length > 0) {
+      messages.push({ role: 'user', content: calls.map((c) => c.result!) });
       continue;
     }
     if (validate) {
@@ -209,7 +312,7 @@ export async function runModelStep({
       messages.push({ role: 'user', content: `Call ${submitTool} with your answer.` });
       continue;
     }
-    return { output: { text }, reasoning, usage };
+    return { kind: 'done', result: { output: { text }, reasoning, usage } };
   }
   throw failure(`the model did not finish within ${maxTurns} turns`, 'TooManyTurns', true);
 }

@@ -177,6 +177,9 @@ export function createPageAdvanceActivities({ knex }: ActivityDeps) {
               arguments: JSON.stringify(args ?? {}),
               timeout_at: new Date(Date.now() + spec.policy.approval_timeout_seconds * 1000),
             });
+          } else if (node.kind === 'llm' && item.status === 'needs_review') {
+            // A model step stopped for its tool calls' approval: the item keeps waiting, and the page workflow
+            // already holds it (activities/model-approvals.ts).
           } else if (!needsPerson && item.status !== 'running') {
             item.status = 'running';
             changed.add(item);
@@ -225,15 +228,17 @@ export function createPageAdvanceActivities({ knex }: ActivityDeps) {
           );
         }
         if (approvals.length > 0) {
-          await trx('approvals').insert(approvals).onConflict(['run_id', 'item_seq', 'node_id']).ignore();
+          await trx('approvals').insert(approvals).onConflict(['run_id', 'item_seq', 'node_id', 'call_id']).ignore();
         }
         await recordNodeActivity(trx, runId, counters);
         await appendRunLog(trx, logs);
         await refreshRunCounts(trx, runId);
 
-        // Items waiting on a person carry the approval id the page workflow waits for.
+        // Items waiting on a person carry the approval id the page workflow waits for (a model step's approvals,
+        // keyed by call, reach the workflow from the step itself).
         const pending = await trx('approvals')
           .where({ run_id: runId })
+          .whereNull('call_id')
           .whereIn(
             'item_seq',
             actions.map((a) => a.seq),

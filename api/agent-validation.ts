@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { isToolName, toolDefinitions, type ToolDefinition, type ToolName } from '../activities/tools/definitions';
+import { isToolName } from '../activities/tools/definitions';
 import { agentSpecSchema, type AgentSpec } from '../workflows/agent-model';
 import { ApiError } from './problem';
 import { parseBody } from './validation';
@@ -18,21 +18,6 @@ export function validateAgentSpec(body: unknown): AgentSpec {
     for (const tool of node.kind === 'tool' ? [node.tool] : node.kind === 'llm' ? node.tools : []) {
       if (!isToolName(tool))
         throw new ApiError(422, 'unknown_tool', `node "${node.id}" uses the tool "${tool}", which does not exist`);
-    }
-    if (node.kind === 'llm') {
-      // Approval pauses an item between steps; a model step cannot wait for a reviewer mid-conversation.
-      const gated = node.tools.find((t) => {
-        const rule = spec.policy.approvals[t];
-        const definition = toolDefinitions[t as ToolName] as ToolDefinition | undefined;
-        return rule ? rule.mode !== 'never' : definition?.approvalDefault === 'always';
-      });
-      if (gated) {
-        throw new ApiError(
-          422,
-          'approval_inside_model_step',
-          `node "${node.id}" lets the model call "${gated}", which the policy sends to a reviewer; a model step cannot wait for approval, so call "${gated}" from a tool node after the model step (it will wait for approval there)`,
-        );
-      }
     }
   }
   return spec;

@@ -13,7 +13,7 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Decision } from '../activities/item-steps';
+import type { Decision, StepResult } from '../activities/item-steps';
 import type { StepAction } from '../activities/page-advance';
 import type { RunPlan } from '../activities/run-lifecycle';
 import type { agentRun } from './agent-run';
@@ -153,25 +153,37 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
   async function run(action: StepAction): Promise<void> {
     if (action.callAgent) return callAgent(action, action.callAgent.wait);
     const decision = action.approvalId ? await awaitDecision(action.approvalId) : undefined;
-    busy++;
-    // Claim the slot inside the condition: Temporal evaluates every waiting condition in one pass, so a check
-    // followed by a decrement would let all waiters through when a single slot frees up.
-    await condition(() => slots > 0 && slots-- > 0);
-    try {
-      const outcome = await steps.executeStep({
-        agentId: plan.agentId,
-        agentVersion: plan.agentVersion,
-        runId,
-        seq: action.seq,
-        nodeId: action.nodeId,
-        decision,
-        maxAttempts: plan.itemAttempts,
-        modelUnavailableRetries: plan.modelUnavailableRetries ?? 0,
-      });
-      if (outcome === 'failed') failed++;
-    } finally {
-      slots++;
-      busy--;
+    let decisions: Record<string, Decision> | undefined;
+    for (;;) {
+      busy++;
+      // Claim the slot inside the condition: Temporal evaluates every waiting condition in one pass, so a check
+      // followed by a decrement would let all waiters through when a single slot frees up.
+      await condition(() => slots > 0 && slots-- > 0);
+      let result: StepResult;
+      try {
+        result = await steps.executeStep({
+          agentId: plan.agentId,
+          agentVersion: plan.agentVersion,
+          runId,
+          seq: action.seq,
+          nodeId: action.nodeId,
+          decision,
+          decisions,
+          maxAttempts: plan.itemAttempts,
+          modelUnavailableRetries: plan.modelUnavailableRetries ?? 0,
+        });
+      } finally {
+        slots++;
+        busy--;
+      }
+      if (typeof result === 'string') {
+        if (result === 'failed') failed++;
+        return;
+      }
+      // A model step stopped because its tool calls need a reviewer: its conversation waits in the database,
+      // the item waits here holding no slot, and the step runs again with the decisions.
+      const decided = await Promise.all(result.awaiting.map(async (id) => [id, await awaitDecision(id)] as const));
+      decisions = Object.fromEntries(decided);
     }
   }
 

@@ -1,6 +1,7 @@
 // Model steps end to end: the real @anthropic-ai/sdk talking over HTTP to the local Anthropic-compatible server
 // (test/fakes/anthropic.ts), inside runs on the real Temporal dev server and the embedded Postgres.
 import assert from 'node:assert/strict';
+import { Worker } from '@temporalio/worker';
 import {
   createHarness,
   createLiveAgent,
@@ -11,6 +12,8 @@ import {
   type Harness,
 } from '../support/harness';
 import { freePort } from '../support/ports';
+import { decideUpdate } from '../../workflows/run-page';
+import { runWorkflowId } from '../../workflows/run-identity';
 import { startHttpSink, type HttpSink } from '../support/sinks';
 import {
   apiErrors,
@@ -320,6 +323,268 @@ describe('llm steps', () => {
       assert.equal(result.is_error, true);
       assert.match(String(result.content), /169\.254\.169\.254/);
       assert.equal(sink.requests.length, 0);
+    });
+
+    describe('approval of the calls the model asks for', () => {
+      // Orders above 100 need a reviewer before the warehouse hears of them.
+      const reviewed = (extra: Record<string, unknown> = {}) =>
+        notifyAgent({
+          approvals: { 'http.request': { mode: 'when', when: { field: 'body.order', op: 'gt', value: 100 } } },
+          ...extra,
+        });
+      const costly = { usage: { input_tokens: 100, output_tokens: 10 } };
+      const start = async (spec: unknown, input: unknown[]) => {
+        const agent = await createLiveAgent(h, ws, spec);
+        return startTestRun(h, ws, agent.id, JSON.stringify(input));
+      };
+      async function pendingApprovals(runId: string, count: number) {
+        for (;;) {
+          const rows = await h.stack
+            .knex('approvals')
+            .where({ run_id: runId, status: 'pending' })
+            .orderBy(['item_seq', 'call_id']);
+          if (rows.length >= count) return rows;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      const decide = (approval: { id: string; workflow_id: string }, d: Record<string, unknown>) =>
+        h.client.workflow
+          .getHandle(approval.workflow_id)
+          .executeUpdate(decideUpdate, { args: [{ approvalId: approval.id, by: 'reviewer@test', ...d } as never] });
+      const requestsFor = (order: number) => fake.requests.filter((r) => extract(r.body).order === order);
+
+      it('waits in needs_review with the call and its arguments; approve → it runs once and the model goes on with its result', async () => {
+        fake.setHandler((body) =>
+          turnOf(body) === 0
+            ? { ...callWarehouse(body, `toolu_order_${extract(body).order}`), ...costly }
+            : { ...reportStatus(body), ...costly },
+        );
+        const started = await start(reviewed(), [orderMessage(7), orderMessage(700)]);
+
+        const [approval] = await pendingApprovals(started.id, 1);
+        assert.equal(approval.item_seq, 1);
+        assert.equal(approval.node_id, 'notify');
+        assert.equal(approval.tool, 'http.request');
+        assert.deepEqual(approval.arguments, {
+          method: 'POST',
+          url: `${sink.url}/warehouse`,
+          headers: {},
+          body: { order: 700 },
+        });
+        assert.match(approval.message, /The model asks to call http\.request/);
+        // The small order went through without anyone; the large one waits, and the run says so.
+        const waiting = await waitForRun(h, started.id, (r) => r.done === 1 && r.status === 'needs_review');
+        assert.equal(waiting.needs_review, 1);
+        const [, held] = await items(h, started.id);
+        assert.equal(held.status, 'needs_review');
+        assert.deepEqual(
+          held.reasoning.map((r: { type: string }) => r.type),
+          ['text', 'tool_call'],
+          'the reviewer sees why the model asks',
+        );
+        assert.deepEqual(
+          sink.requests.map((r) => r.body),
+          [{ order: 7 }],
+        );
+        assert.equal(requestsFor(700).length, 1);
+
+        await decide(approval, { approve: true });
+        const done = await waitForRun(h, started.id);
+        assert.equal(done.status, 'completed');
+        const rows = await items(h, started.id);
+        assert.deepEqual(
+          rows.map((r) => [r.status, r.data.status]),
+          [
+            ['done', 200],
+            ['done', 200],
+          ],
+        );
+        assert.deepEqual(
+          sink.requests.map((r) => r.body),
+          [{ order: 7 }, { order: 700 }],
+        );
+        assert.ok(sink.requests[1].idempotencyKey?.startsWith(`${started.id}:1:notify:http.request:`));
+
+        // The model picked up where it stopped: the same conversation, answered with the real result.
+        const resumed = requestsFor(700);
+        assert.equal(resumed.length, 2);
+        assert.deepEqual(
+          resumed[1].body.messages.map((m) => m.role),
+          ['user', 'assistant', 'user'],
+        );
+        assert.deepEqual(resumed[1].body.messages[0], resumed[0].body.messages[0]);
+        const asked = resumed[1].body.messages[1].content as { type: string; id?: string }[];
+        assert.deepEqual(
+          asked.map((b) => [b.type, b.id]),
+          [
+            ['text', undefined],
+            ['tool_use', 'toolu_order_700'],
+          ],
+        );
+        const [result] = toolResultsOf(resumed[1].body);
+        assert.equal(result.tool_use_id, 'toolu_order_700');
+        assert.equal(result.is_error, false);
+        assert.deepEqual(JSON.parse(String(result.content)), { status: 200, body: { received: 2 } });
+        assert.deepEqual(
+          rows[1].reasoning.map((r: { type: string; text?: string }) => [r.type, r.text]),
+          [
+            ['text', 'Posting the order to the warehouse.'],
+            ['tool_call', undefined],
+            ['approval', 'approved by reviewer@test'],
+            ['tool_result', undefined],
+            ['tool_call', undefined],
+          ],
+        );
+        const decided = await h.stack.knex('approvals').where({ id: approval.id }).first();
+        assert.deepEqual([decided.status, decided.decided_by], ['approved', 'reviewer@test']);
+
+        // Two turns per item, each counted once although one item stopped in between.
+        assert.deepEqual([rows[1].usage.input_tokens, rows[1].usage.output_tokens], [200, 20]);
+        assert.deepEqual([Number(done.usage.input_tokens), Number(done.usage.output_tokens)], [400, 40]);
+        assert.equal((await h.stack.knex('model_checkpoints').where({ run_id: started.id })).length, 0);
+
+        // The page workflow's history, with the stop and the resume, replays against the current code.
+        const history = await h.client.workflow.getHandle(approval.workflow_id).fetchHistory();
+        for await (const replayed of Worker.runReplayHistories({ workflowBundle: h.stack.workflowBundle }, [
+          { workflowId: approval.workflow_id, history },
+        ])) {
+          assert.equal(replayed.error, undefined, `the page did not replay: ${replayed.error}`);
+        }
+      });
+
+      it('reject → the call is never made; the model is told a reviewer rejected it and answers anyway', async () => {
+        fake.setHandler((body) => (turnOf(body) === 0 ? callWarehouse(body) : reportStatus(body)));
+        const started = await start(reviewed(), [orderMessage(800)]);
+        const [approval] = await pendingApprovals(started.id, 1);
+        await decide(approval, { approve: false, reason: 'duplicate order' });
+        const done = await waitForRun(h, started.id);
+
+        assert.equal(done.status, 'completed');
+        const [row] = await items(h, started.id);
+        assert.deepEqual([row.status, row.data.status], ['done', -1]);
+        assert.equal(sink.requests.length, 0);
+        const [result] = toolResultsOf(fake.requests[1].body);
+        assert.equal(result.is_error, true);
+        assert.match(String(result.content), /rejected by reviewer@test: duplicate order/);
+        assert.equal((await h.stack.knex('approvals').where({ id: approval.id }).first()).status, 'rejected');
+      });
+
+      it('approve with edits → the call runs with the edited arguments, and the model hears of the change', async () => {
+        fake.setHandler((body) => {
+          if (turnOf(body) === 0) return callWarehouse(body);
+          const [result] = toolResultsOf(body);
+          const status = Number(/"status":(\d+)/.exec(String(result.content))?.[1] ?? -1);
+          return reply([toolUse('submit_output', { status })]);
+        });
+        const started = await start(reviewed(), [orderMessage(900)]);
+        const [approval] = await pendingApprovals(started.id, 1);
+        await decide(approval, { approve: true, arguments: { ...approval.arguments, body: { order: 901 } } });
+        const done = await waitForRun(h, started.id);
+
+        assert.equal(done.status, 'completed');
+        assert.deepEqual(
+          sink.requests.map((r) => r.body),
+          [{ order: 901 }],
+        );
+        const [result] = toolResultsOf(fake.requests[1].body);
+        assert.match(String(result.content), /changed the arguments.*"order":901/);
+        assert.equal((await items(h, started.id))[0].data.status, 200);
+      });
+
+      it('timeout → the policy decides (here: approve), and the call runs', async () => {
+        fake.setHandler((body) => (turnOf(body) === 0 ? callWarehouse(body) : reportStatus(body)));
+        const started = await start(reviewed({ approval_timeout_seconds: 1, on_approval_timeout: 'approve' }), [
+          orderMessage(300),
+        ]);
+        const done = await waitForRun(h, started.id);
+        assert.equal(done.status, 'completed');
+        assert.deepEqual(
+          sink.requests.map((r) => r.body),
+          [{ order: 300 }],
+        );
+        const approval = await h.stack.knex('approvals').where({ run_id: started.id }).first();
+        assert.deepEqual([approval.status, approval.decided_by], ['timed_out', 'policy']);
+      });
+
+      it('several calls in one turn: those allowed run at once, the item waits for every held one to be decided', async () => {
+        const orders = [5, 500, 600];
+        fake.setHandler((body) => {
+          if (turnOf(body) === 0) {
+            return reply(
+              orders.map((order) =>
+                toolUse(
+                  'http_request',
+                  { method: 'POST', url: `${sink.url}/warehouse`, body: { order } },
+                  `toolu_${order}`,
+                ),
+              ),
+            );
+          }
+          const results = toolResultsOf(body);
+          return reply([toolUse('submit_output', { status: results.filter((r) => !r.is_error).length })]);
+        });
+        const started = await start(reviewed(), [orderMessage(1)]);
+        const [first, second] = await pendingApprovals(started.id, 2);
+        assert.deepEqual([first.arguments.body, second.arguments.body], [{ order: 500 }, { order: 600 }]);
+        assert.deepEqual(
+          sink.requests.map((r) => r.body),
+          [{ order: 5 }],
+        );
+
+        await decide(first, { approve: true });
+        const [stillHeld] = await items(h, started.id);
+        assert.equal(stillHeld.status, 'needs_review', 'one call is still undecided');
+        assert.equal(fake.requests.length, 1, 'the model waits for every decision');
+        await decide(second, { approve: false });
+        const done = await waitForRun(h, started.id);
+
+        assert.equal(done.status, 'completed');
+        assert.deepEqual(
+          sink.requests.map((r) => r.body),
+          [{ order: 5 }, { order: 500 }],
+        );
+        const results = toolResultsOf(fake.requests[1].body);
+        assert.deepEqual(
+          results.map((r) => [r.tool_use_id, r.is_error]),
+          [
+            ['toolu_5', false],
+            ['toolu_500', false],
+            ['toolu_600', true],
+          ],
+        );
+        assert.equal((await items(h, started.id))[0].data.status, 2);
+      });
+
+      it('an approved call runs once even when the resumed step is retried after the model became unavailable', async () => {
+        let followUps = 0;
+        fake.setHandler((body) => {
+          if (turnOf(body) === 0) return callWarehouse(body);
+          return ++followUps <= 3 ? apiErrors.overloaded() : reportStatus(body); // the SDK gives up after 3 tries
+        });
+        const started = await start(reviewed({ error_policy: { retries: 1 } }), [orderMessage(400)]);
+        const [approval] = await pendingApprovals(started.id, 1);
+        await decide(approval, { approve: true });
+        const done = await waitForRun(h, started.id);
+
+        assert.equal(done.status, 'completed');
+        const [row] = await items(h, started.id);
+        assert.deepEqual([row.status, row.data.status], ['done', 200]);
+        assert.equal(sink.requests.length, 1);
+        assert.equal(fake.requests.length, 5, 'the first turn once; then 3 × 529 and the answer');
+      });
+
+      it('cancelling the run while a call waits: the call never happens and the item is skipped', async () => {
+        fake.setHandler((body) => (turnOf(body) === 0 ? callWarehouse(body) : reportStatus(body)));
+        const started = await start(reviewed(), [orderMessage(200)]);
+        await pendingApprovals(started.id, 1);
+        await h.client.workflow.getHandle(runWorkflowId(started.id)).cancel();
+        const done = await waitForRun(h, started.id);
+        assert.equal(done.status, 'cancelled');
+        assert.equal((await items(h, started.id))[0].status, 'skipped');
+        assert.equal((await h.stack.knex('approvals').where({ run_id: started.id }).first()).status, 'cancelled');
+        assert.equal(sink.requests.length, 0);
+        assert.equal(fake.requests.length, 1);
+      });
     });
   });
 
