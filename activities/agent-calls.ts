@@ -66,6 +66,7 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
         agent: target,
         input,
         trigger: 'agent',
+        parent: { runId, itemSeq: seq, nodeId },
         idempotencyKey: `call:${runId}:${seq}:${nodeId}`,
       });
       if (opened.outcome === 'allowance_exhausted')

@@ -60,6 +60,13 @@ const schemas: Record<string, unknown> = {
     duration_ms: nullable({ type: 'number' }),
     counts,
     error: nullable({ type: 'string' }),
+    called_by: nullable(
+      obj({
+        run_id: { type: 'string', format: 'uuid' },
+        item_seq: nullable({ type: 'integer' }),
+        node_id: nullable({ type: 'string' }),
+      }),
+    ),
     usage: obj({ input_tokens: { type: 'number' }, output_tokens: { type: 'number' }, cost_usd: { type: 'number' } }),
     links: obj({ self: { type: 'string' }, console: { type: 'string' }, temporal: { type: 'string' } }),
   }),

@@ -37,6 +37,9 @@ export function runJson(run: RunRecord, links: Links) {
     duration_ms: end ? end.getTime() - new Date(run.started_at ?? run.created_at).getTime() : null,
     counts: runCounts(run),
     error: run.error,
+    called_by: run.parent_run_id
+      ? { run_id: run.parent_run_id, item_seq: run.parent_item_seq ?? null, node_id: run.parent_node_id ?? null }
+      : null,
     usage: {
       input_tokens: Number(run.usage?.input_tokens ?? 0),
       output_tokens: Number(run.usage?.output_tokens ?? 0),

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as initial from './migrations/001_initial';
 import * as triggers from './migrations/002_triggers';
 import * as engineModelApprovals from './migrations/003_engine_model_approvals';
+import * as engineRunParents from './migrations/003_engine_run_parents';
 import * as runLinks from './migrations/005_run_links';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
@@ -10,6 +11,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '001_initial': initial,
   '002_triggers': triggers,
   '003_engine_model_approvals': engineModelApprovals,
+  '003_engine_run_parents': engineRunParents,
   '005_run_links': runLinks,
 };
 

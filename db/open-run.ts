@@ -14,6 +14,8 @@ export interface OpenRunRequest {
   trigger: Trigger;
   triggerId?: string;
   runLinkId?: string;
+  /** The run, item and node of a call_agent step that starts this run. */
+  parent?: { runId: string; itemSeq: number; nodeId: string };
   /** The same key with the same request finds the run it started; with another request it is refused. */
   idempotencyKey?: string;
 }
@@ -43,6 +45,9 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
           trigger: req.trigger,
           trigger_id: req.triggerId ?? null,
           run_link_id: req.runLinkId ?? null,
+          parent_run_id: req.parent?.runId ?? null,
+          parent_item_seq: req.parent?.itemSeq ?? null,
+          parent_node_id: req.parent?.nodeId ?? null,
           input: req.input,
           idempotency_key: req.idempotencyKey ?? null,
           request_hash: requestHash,
@@ -80,9 +85,10 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
          where :limit::int is null or workspace_usage.runs < :limit::int
        returning runs
      )
-     insert into runs (id, workspace_id, agent_id, agent_version, trigger, trigger_id, run_link_id, input,
-                       request_hash)
-     select :id, :ws, :agent, :version, :trigger, :triggerId, :runLinkId, :input, :hash
+     insert into runs (id, workspace_id, agent_id, agent_version, trigger, trigger_id, run_link_id, parent_run_id,
+                       parent_item_seq, parent_node_id, input, request_hash)
+     select :id, :ws, :agent, :version, :trigger, :triggerId, :runLinkId, :parentRunId, :parentItemSeq::int,
+            :parentNodeId, :input, :hash
      where exists (select 1 from allowance where :limit::int is null or runs <= :limit::int)
      returning *`,
     {
@@ -95,6 +101,9 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
       trigger: req.trigger,
       triggerId: req.triggerId ?? null,
       runLinkId: req.runLinkId ?? null,
+      parentRunId: req.parent?.runId ?? null,
+      parentItemSeq: req.parent?.itemSeq ?? null,
+      parentNodeId: req.parent?.nodeId ?? null,
       input: req.input,
       hash: requestHash,
     },

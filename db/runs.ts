@@ -29,6 +29,10 @@ export interface RunRecord {
   created_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
+  /** Set on a run a call_agent step started: the calling run, item and node. */
+  parent_run_id?: string | null;
+  parent_item_seq?: number | null;
+  parent_node_id?: string | null;
 }
 
 const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);

@@ -81,6 +81,13 @@ describe('call_agent', function () {
     }
     const listed = await call(`/v1/runs?agent_id=${b.id}&trigger=agent`, 'GET');
     assert.equal(listed.body.data.length, 2, 'the called runs are real runs, listed like any other');
+    // Each called run links back to the run, item and node that called it.
+    assert.deepEqual(
+      listed.body.data.map((r: Json) => r.called_by).sort((x: Json, y: Json) => x.item_seq - y.item_seq),
+      [0, 1].map((seq) => ({ run_id: run.id, item_seq: seq, node_id: 'ask' })),
+    );
+    const callerDetails = await call(`/v1/runs/${run.id}`, 'GET');
+    assert.equal(callerDetails.body.called_by, null);
   });
 
   it('only starts the called agent when it does not wait, and fails the item when it cannot be called', async () => {

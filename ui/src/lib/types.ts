@@ -82,6 +82,8 @@ export interface Run {
   duration_ms: number | null;
   counts: RunCounts;
   error: string | null;
+  /** The run (and item) whose call_agent step started this one. */
+  called_by?: { run_id: string; item_seq: number | null; node_id: string | null } | null;
   links: { self: string; console: string; temporal: string | null };
 }
 
