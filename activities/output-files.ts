@@ -26,14 +26,28 @@ function columnsOf(rows: Record<string, unknown>[], fields?: string[]): string[]
   return [...seen];
 }
 
+const withExtension = (format: OutputFormat, baseName: string) => {
+  const extension = `.${extensions[format]}`;
+  return baseName.toLowerCase().endsWith(extension) ? baseName : `${baseName}${extension}`;
+};
+
+/** A file written as given (a report the model wrote, say); JSON (already checked to parse) is pretty-printed. */
+export function textOutputFile(
+  format: Exclude<OutputFormat, 'xlsx'>,
+  baseName: string,
+  text: string,
+): { name: string; contentType: string; content: Buffer } {
+  const body = format === 'json' ? JSON.stringify(JSON.parse(text), null, 2) : text;
+  return { name: withExtension(format, baseName), contentType: contentTypes[format], content: Buffer.from(body) };
+}
+
 export async function renderOutputFile(
   format: OutputFormat,
   baseName: string,
   rows: Record<string, unknown>[],
   fields?: string[],
 ): Promise<{ name: string; contentType: string; content: Buffer }> {
-  const extension = `.${extensions[format]}`;
-  const name = baseName.toLowerCase().endsWith(extension) ? baseName : `${baseName}${extension}`;
+  const name = withExtension(format, baseName);
   const columns = columnsOf(rows, fields);
   let content: Buffer;
   if (format === 'json') {

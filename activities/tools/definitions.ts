@@ -18,6 +18,15 @@ export interface ToolDefinition<S extends z.ZodTypeAny = z.ZodTypeAny> {
 
 const key = z.string().min(1).max(200);
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const toolDefinitions = {
   'state.get': {
     name: 'state.get',
@@ -73,13 +82,26 @@ export const toolDefinitions = {
   },
   'file.generate': {
     name: 'file.generate',
-    description: 'Write rows into a file of the run (CSV, XLSX, JSON or Markdown) that people can download.',
-    input: z.object({
-      file_name: z.string().regex(/^[\w.-]{1,120}$/, 'a plain file name'),
-      format: z.enum(['csv', 'xlsx', 'json', 'markdown']).default('csv'),
-      rows: z.array(z.record(z.string(), z.unknown())).min(1).max(100_000),
-      fields: z.array(z.string()).optional(),
-    }),
+    description:
+      'Write a file of the run that people can download: rows as a table (CSV, XLSX, JSON or Markdown), or text ' +
+      'written as it is (a Markdown report, CSV or JSON). Give either rows or text.',
+    input: z
+      .object({
+        file_name: z.string().regex(/^[\w.-]{1,120}$/, 'a plain file name'),
+        format: z.enum(['csv', 'xlsx', 'json', 'markdown']).default('csv'),
+        rows: z.array(z.record(z.string(), z.unknown())).min(1).max(100_000).optional(),
+        /** Columns of the table, in order (rows only). */
+        fields: z.array(z.string()).optional(),
+        text: z.string().min(1).max(10_000_000).optional(),
+      })
+      .superRefine((input, ctx) => {
+        if ((input.rows === undefined) === (input.text === undefined))
+          ctx.addIssue({ code: 'custom', message: 'give either rows or text', path: ['rows'] });
+        else if (input.text !== undefined && input.format === 'xlsx')
+          ctx.addIssue({ code: 'custom', message: 'an xlsx file is made from rows, not text', path: ['text'] });
+        else if (input.text !== undefined && input.format === 'json' && !isJson(input.text))
+          ctx.addIssue({ code: 'custom', message: 'the text of a json file must be valid JSON', path: ['text'] });
+      }),
     sideEffect: 'files',
     approvalDefault: 'never',
   },

@@ -4,7 +4,7 @@ import { createTransport, type Transporter } from 'nodemailer';
 import { ApplicationFailure } from '@temporalio/common';
 import { assertPublicUrl, BlockedAddressError } from './ssrf-guard';
 import { ToolInput, ToolName } from './definitions';
-import { renderOutputFile } from '../output-files';
+import { renderOutputFile, textOutputFile, type OutputFormat } from '../output-files';
 
 export interface ToolContext {
   idempotencyKey: string;
@@ -84,8 +84,11 @@ async function sendEmail(input: ToolInput<'email.send'>, ctx: ToolContext): Prom
 
 async function generateFile(input: ToolInput<'file.generate'>, ctx: ToolContext): Promise<unknown> {
   if (!ctx.saveFile) throw ApplicationFailure.nonRetryable('file.generate needs a run to write into', 'NoRun');
-  // renderOutputFile adds the format's extension unless the name already has it.
-  const file = await renderOutputFile(input.format, input.file_name, input.rows, input.fields);
+  // Both add the format's extension unless the name already has it.
+  const file =
+    input.text !== undefined
+      ? textOutputFile(input.format as Exclude<OutputFormat, 'xlsx'>, input.file_name, input.text)
+      : await renderOutputFile(input.format, input.file_name, input.rows!, input.fields);
   return ctx.saveFile(file);
 }
 

@@ -1,4 +1,4 @@
-// The file.generate tool: a step writes rows into a downloadable file of its run, once per item.
+// The file.generate tool: a step writes rows (or text) into a downloadable file of its run, once per item.
 import assert from 'node:assert/strict';
 import { runFileSaver } from '../../activities/run-files';
 import {
@@ -69,5 +69,45 @@ describe('file.generate', () => {
     const again = await save({ name: 'statement-acme.csv', contentType: 'text/csv', content: Buffer.from('x') });
     assert.equal(again.file_id, first.data.file.file_id);
     assert.equal((await h.stack.knex('files').where({ run_id: run.id })).length, 2);
+  });
+
+  it('writes text as it is (a Markdown report, pretty JSON), and refuses text for xlsx or JSON that does not parse', async () => {
+    const { workspace } = await createTestWorkspace(h);
+    const agent = await createLiveAgent(h, workspace.id, {
+      name: 'reports',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'write' },
+        {
+          kind: 'tool',
+          id: 'write',
+          tool: 'file.generate',
+          arguments: { file_name: '{{name}}', format: '{{format}}', text: '{{text}}' },
+          save_as: 'file',
+        },
+      ],
+    });
+    const input = JSON.stringify([
+      { name: 'summary', format: 'markdown', text: '# Acme\n\nTotal: **15**\n' },
+      { name: 'totals.json', format: 'json', text: '{"acme":15}' },
+      { name: 'book', format: 'xlsx', text: 'not rows' },
+      { name: 'broken', format: 'json', text: '{"acme":' },
+    ]);
+    const run = await waitForRun(h, (await startTestRun(h, workspace.id, agent.id, input)).id);
+    const rows = await items(h, run.id);
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ['done', 'done', 'failed', 'failed'],
+    );
+    assert.match(rows[2].error, /an xlsx file is made from rows, not text/);
+    assert.match(rows[3].error, /the text of a json file must be valid JSON/);
+    const files = await h.stack.knex('files').where({ run_id: run.id }).orderBy('name');
+    assert.deepEqual(
+      files.map((f) => [f.name, f.content_type, f.content.toString()]),
+      [
+        ['summary.md', 'text/markdown; charset=utf-8', '# Acme\n\nTotal: **15**\n'],
+        ['totals.json', 'application/json', '{\n  "acme": 15\n}'],
+      ],
+    );
+    assert.equal(rows[0].data.file.size, Buffer.byteLength('# Acme\n\nTotal: **15**\n'));
   });
 });
