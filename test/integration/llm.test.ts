@@ -359,10 +359,11 @@ describe('llm steps', () => {
             ? { ...callWarehouse(body, `toolu_order_${extract(body).order}`), ...costly }
             : { ...reportStatus(body), ...costly },
         );
-        const started = await start(reviewed(), [orderMessage(7), orderMessage(700)]);
+        // One slot: the waiting item must not hold it, or the other would never run.
+        const started = await start(reviewed({ concurrency: 1 }), [orderMessage(700), orderMessage(7)]);
 
         const [approval] = await pendingApprovals(started.id, 1);
-        assert.equal(approval.item_seq, 1);
+        assert.equal(approval.item_seq, 0);
         assert.equal(approval.node_id, 'notify');
         assert.equal(approval.tool, 'http.request');
         assert.deepEqual(approval.arguments, {
@@ -375,7 +376,7 @@ describe('llm steps', () => {
         // The small order went through without anyone; the large one waits, and the run says so.
         const waiting = await waitForRun(h, started.id, (r) => r.done === 1 && r.status === 'needs_review');
         assert.equal(waiting.needs_review, 1);
-        const [, held] = await items(h, started.id);
+        const [held] = await items(h, started.id);
         assert.equal(held.status, 'needs_review');
         assert.deepEqual(
           held.reasoning.map((r: { type: string }) => r.type),
@@ -403,7 +404,7 @@ describe('llm steps', () => {
           sink.requests.map((r) => r.body),
           [{ order: 7 }, { order: 700 }],
         );
-        assert.ok(sink.requests[1].idempotencyKey?.startsWith(`${started.id}:1:notify:http.request:`));
+        assert.ok(sink.requests[1].idempotencyKey?.startsWith(`${started.id}:0:notify:http.request:`));
 
         // The model picked up where it stopped: the same conversation, answered with the real result.
         const resumed = requestsFor(700);
@@ -426,7 +427,7 @@ describe('llm steps', () => {
         assert.equal(result.is_error, false);
         assert.deepEqual(JSON.parse(String(result.content)), { status: 200, body: { received: 2 } });
         assert.deepEqual(
-          rows[1].reasoning.map((r: { type: string; text?: string }) => [r.type, r.text]),
+          rows[0].reasoning.map((r: { type: string; text?: string }) => [r.type, r.text]),
           [
             ['text', 'Posting the order to the warehouse.'],
             ['tool_call', undefined],
@@ -439,7 +440,7 @@ describe('llm steps', () => {
         assert.deepEqual([decided.status, decided.decided_by], ['approved', 'reviewer@test']);
 
         // Two turns per item, each counted once although one item stopped in between.
-        assert.deepEqual([rows[1].usage.input_tokens, rows[1].usage.output_tokens], [200, 20]);
+        assert.deepEqual([rows[0].usage.input_tokens, rows[0].usage.output_tokens], [200, 20]);
         assert.deepEqual([Number(done.usage.input_tokens), Number(done.usage.output_tokens)], [400, 40]);
         assert.equal((await h.stack.knex('model_checkpoints').where({ run_id: started.id })).length, 0);
 
