@@ -49,13 +49,15 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
   try {
     plan = await db.prepareRun({ runId });
   } catch (err) {
-    return CancellationScope.nonCancellable(() =>
+    const status = await CancellationScope.nonCancellable(() =>
       db.finishRun({
         runId,
         error: `the input could not be read: ${failureMessage(err)}`,
         cancelled: isCancellation(err),
       }),
     );
+    await afterEnd(runId);
+    return status;
   }
   if (plan.skipped) return 'skipped';
   const pages = Math.ceil(plan.total / plan.pageSize);
@@ -104,14 +106,18 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
     return continueAsNew<typeof agentRun>({ runId, nextPage, failedSoFar: failed });
   }
   const status = await CancellationScope.nonCancellable(() => db.finishRun({ runId, cancelled, stoppedBy, error }));
-  // Cancellation of this run must not stop what its end sets off: the failure notice, and chains (a chain may
-  // be on "cancelled").
+  await afterEnd(runId);
+  return status;
+}
+
+/** What a run's end sets off, however it ended: the failure notice, and chains. */
+async function afterEnd(runId: string): Promise<void> {
+  // Cancellation of this run must not stop them (a chain may be on "cancelled").
   await CancellationScope.nonCancellable(async () => {
     // The notice is a courtesy: a mail server that stays down must not fail a run that has already ended.
     await db.notifyFailures({ runId }).catch(() => undefined);
     await startChainedRuns(runId);
   });
-  return status;
 }
 
 /** Agents chained to this one ("when A completes, run B") start now, as abandoned children of this run. */

@@ -1,5 +1,6 @@
 // The run engine against a real Temporal dev server and the embedded Postgres.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import {
   createHarness,
   createLiveAgent,
@@ -11,6 +12,7 @@ import {
 } from '../support/harness';
 import { startHttpSink, startSmtpSink, type HttpSink, type SmtpSink } from '../support/sinks';
 import { decideUpdate } from '../../workflows/run-page';
+import { runWorkflowId } from '../../workflows/run-identity';
 
 describe('run engine', () => {
   let h: Harness;
@@ -298,6 +300,39 @@ describe('run engine', () => {
     await waitForRun(h, clean.id);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(smtp.messages.filter((m) => m.to[0] === 'ops@example.com').length, 1);
+  });
+
+  it('emails the error policy’s address when the run itself fails before any item (its input cannot be read)', async () => {
+    const agent = await createLiveAgent(h, ws, {
+      name: 'json only',
+      nodes: [{ kind: 'input', id: 'in', format: 'json', next: null }],
+      policy: { error_policy: { notify_email: 'oncall@example.com' } },
+    });
+    // The API refuses such input up front; a run row written another way (an older version, a bug) still ends
+    // failed, and someone hears of it.
+    const runId = randomUUID();
+    await h.stack.knex('runs').insert({
+      id: runId,
+      workspace_id: ws,
+      agent_id: agent.id,
+      agent_version: agent.current_version,
+      trigger: 'api',
+      input: '{"not": json',
+    });
+    await h.client.workflow.start('agentRun', {
+      workflowId: runWorkflowId(runId),
+      taskQueue: h.temporalConfig.taskQueue,
+      args: [{ runId }],
+    });
+    const done = await waitForRun(h, runId);
+    assert.equal(done.status, 'failed');
+    assert.match(done.error, /^the input could not be read: /);
+    for (let i = 0; i < 100 && !smtp.messages.some((m) => m.to[0] === 'oncall@example.com'); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const notices = smtp.messages.filter((m) => m.to[0] === 'oncall@example.com');
+    assert.equal(notices.length, 1);
+    assert.match(notices[0].raw, /Cadre: a run of "json only" failed\./);
+    assert.match(notices[0].raw, /Why: the input could not be read/);
   });
 
   it('refuses calls to internal addresses unless the host is allowed, failing the item with the reason', async () => {
