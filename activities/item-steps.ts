@@ -101,7 +101,11 @@ export function createItemStepActivities(deps: ActivityDeps) {
 
       // A model step that stopped for approval: its saved conversation, what it already wrote to the item (its
       // reasoning so far) and to the run (its usage so far).
-      const stopped = node.kind === 'llm' ? await loadStoppedModelStep(knex, runId, seq, nodeId) : undefined;
+      // Only a step that stopped can have one: it comes back with decisions, or (a retry of the attempt that
+      // stopped) finds its item waiting; the common first run of a step costs no lookup.
+      const mayHaveStopped = decisions !== undefined || item.status === 'needs_review';
+      const stopped =
+        node.kind === 'llm' && mayHaveStopped ? await loadStoppedModelStep(knex, runId, seq, nodeId) : undefined;
       const priorReasoning = ((item.reasoning as unknown[] | null) ?? []).slice(
         0,
         stopped?.saved.reasoningBefore ?? Infinity,

@@ -1,7 +1,10 @@
 // Model steps end to end: the real @anthropic-ai/sdk talking over HTTP to the local Anthropic-compatible server
 // (test/fakes/anthropic.ts), inside runs on the real Temporal dev server and the embedded Postgres.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
 import {
   createHarness,
   createLiveAgent,
@@ -572,6 +575,46 @@ describe('llm steps', () => {
         assert.deepEqual([row.status, row.data.status], ['done', 200]);
         assert.equal(sink.requests.length, 1);
         assert.equal(fake.requests.length, 5, 'the first turn once; then 3 × 529 and the answer');
+      });
+
+      it('a retried attempt of a step that stopped finds the stop instead of asking the model again', async () => {
+        fake.setHandler((body) => (turnOf(body) === 0 ? callWarehouse(body) : reportStatus(body)));
+        const agent = await createLiveAgent(h, ws, reviewed());
+        const runId = randomUUID();
+        await h.stack.knex('runs').insert({
+          id: runId,
+          workspace_id: ws,
+          agent_id: agent.id,
+          agent_version: agent.current_version,
+          trigger: 'api',
+          input: '[]',
+          total: 1,
+        });
+        await h.stack
+          .knex('run_items')
+          .insert({ run_id: runId, seq: 0, status: 'running', data: orderMessage(650), node_id: 'notify' });
+        const activities = createActivities({ knex: h.stack.knex, config: h.config });
+        const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'page-under-test', runId: 'r' } });
+        const step = { runId, agentId: agent.id, agentVersion: agent.current_version, seq: 0, nodeId: 'notify' };
+        const attempt = (decisions?: Record<string, unknown>) =>
+          env.run(activities.executeStep, { ...step, maxAttempts: 1, decisions: decisions as never });
+
+        const stopped = (await attempt()) as { awaiting: string[] };
+        assert.equal(stopped.awaiting?.length, 1, 'the step stops on the call');
+        assert.deepEqual(await attempt(), stopped, 'the retry answers with the same approval');
+        assert.equal(fake.requests.length, 1, 'and does not ask the model again');
+        const approvals = await h.stack.knex('approvals').where({ run_id: runId });
+        assert.deepEqual(
+          approvals.map((a) => [a.id, a.workflow_id, a.status]),
+          [[stopped.awaiting[0], 'page-under-test', 'pending']],
+        );
+
+        const approve = { [stopped.awaiting[0]]: { approved: true, by: 'r' } };
+        assert.equal(await attempt(approve), 'advanced');
+        assert.equal(await attempt(approve), 'already_done', 'a retry of the resumed step after it settled');
+        assert.equal(sink.requests.length, 1);
+        const [row] = await items(h, runId);
+        assert.deepEqual([row.status, row.data.status], ['done', 200]);
       });
 
       it('cancelling the run while a call waits: the call never happens and the item is skipped', async () => {
