@@ -14,6 +14,7 @@ import { freePort } from '../support/ports';
 const repoRoot = path.resolve(__dirname, '../..');
 const defaultPorts = new Set([3000, 5433, 7233, 8233]);
 const apiKeyPattern = /\bcadre_[A-Za-z0-9]+_[A-Za-z0-9_-]{16,}/;
+const exampleCount = fs.readdirSync(path.join(repoRoot, 'examples')).filter((f) => f.endsWith('.json')).length;
 
 interface Ports {
   web: number;
@@ -324,7 +325,10 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
 
       assert.match(text, new RegExp(`Console: +http://localhost:${ports.web}\\b`));
       assert.match(text, new RegExp(`Temporal UI: +http://localhost:${ports.temporalUi}\\b`));
-      assert.match(text, /First start: a demo workspace \([0-9a-f-]{36}\) with 5 example agents/);
+      assert.match(
+        text,
+        new RegExp(`First start: a demo workspace \\([0-9a-f-]{36}\\) with ${exampleCount} example agents`),
+      );
 
       // /healthz names the versions it reached.
       const health = await fetch(`${baseUrl}/healthz`);
@@ -427,7 +431,7 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
 
       const agents = await api<List<AgentJson>>(baseUrl, first.apiKey, '/v1/agents');
       assert.equal(agents.status, 200, JSON.stringify(agents.body));
-      assert.equal(agents.body.data.length, 5, JSON.stringify(agents.body.data.map((a) => a.name)));
+      assert.equal(agents.body.data.length, exampleCount, JSON.stringify(agents.body.data.map((a) => a.name)));
       const route = agents.body.data.find((a) => a.name === 'Route invoice rows');
       assert.ok(route);
       assert.equal(route.id, first.agentId);
