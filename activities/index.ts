@@ -5,6 +5,7 @@ import { createItemStepActivities } from './item-steps';
 import { createPageAdvanceActivities } from './page-advance';
 import { createRunLifecycleActivities } from './run-lifecycle';
 import { createTriggerActivities } from './triggers';
+import { createSourceIndexingActivities } from './sources/indexing';
 
 export type { ActivityDeps } from './deps';
 
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createItemStepActivities(deps),
     ...createApprovalActivities(deps),
     ...createTriggerActivities(deps),
+    ...createSourceIndexingActivities(deps),
   });
 }
 

@@ -13,6 +13,7 @@ import { externalToolHandlers } from './tools/handlers';
 import { stateOpFor } from './page-advance';
 import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
+import { runRetrieveStep } from './sources/retrieve-step';
 
 export interface Decision {
   approved: boolean;
@@ -148,6 +149,8 @@ export function createItemStepActivities(deps: ActivityDeps) {
           next = saveResult(data, node.save_as, step.output);
           reasoning = [...((item.reasoning as unknown[]) ?? []), ...step.reasoning];
           usage = step.usage;
+        } else if (node.kind === 'retrieve') {
+          next = saveResult(data, node.save_as, await runRetrieveStep({ deps, spec, node, data, runId, seq }));
         } else if (node.kind !== 'approval') {
           throw ApplicationFailure.nonRetryable(
             `"${node.kind}" nodes are not available in this version of Cadre`,

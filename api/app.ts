@@ -10,6 +10,7 @@ import { runRoutes } from './routes/runs';
 import { apiKeyRoutes } from './routes/api-keys';
 import { hookRoutes } from './routes/hooks';
 import { triggerRoutes } from './routes/triggers';
+import { sourceRoutes } from './routes/sources';
 import type { SecretBox } from '../db/secret-box';
 
 export interface AppDeps extends RouteDeps {
@@ -63,6 +64,7 @@ export function createApp(deps: AppDeps) {
   v1.use(runRoutes(deps));
   v1.use(apiKeyRoutes(deps));
   v1.use(triggerRoutes(deps));
+  v1.use(sourceRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

@@ -1,12 +1,14 @@
 import type { Knex } from 'knex';
 import * as initial from './migrations/001_initial';
 import * as triggers from './migrations/002_triggers';
+import * as sources from './migrations/004_sources';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
 const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Promise<void> }> = {
   '001_initial': initial,
   '002_triggers': triggers,
+  '004_sources': sources,
 };
 
 const source: Knex.MigrationSource<string> = {

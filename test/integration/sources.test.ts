@@ -1,0 +1,264 @@
+// Sources end to end against the real Temporal and Postgres servers: upload through the API, indexing as a
+// workflow, retrieval from runs, and citations that open. Every document is made by the test (support/).
+import assert from 'node:assert/strict';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  items,
+  startApi,
+  startTestRun,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
+import { iou, textPdf } from '../support/source-samples';
+import { union, type Box } from '../../activities/sources/layout';
+import { stopOcr } from '../../activities/sources/ocr';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+type Json = any;
+const json = (res: Response): Promise<Json> => res.json();
+
+describe('sources and retrieval', function () {
+  this.timeout(300_000);
+  let h: Harness;
+  let api: { url: string; close(): Promise<void> };
+  let key: string;
+  let ws: string;
+
+  before(async () => {
+    h = await createHarness();
+    api = await startApi(h);
+    const t = await createTestWorkspace(h);
+    key = t.key;
+    ws = t.workspace.id;
+  });
+  after(async () => {
+    await api?.close();
+    await h?.close();
+    await stopOcr();
+  });
+
+  const call = (path: string, init: RequestInit & { json?: unknown; as?: string } = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('authorization', `Bearer ${init.as ?? key}`);
+    if (init.json !== undefined) headers.set('content-type', 'application/json');
+    return fetch(`${api.url}${path}`, {
+      ...init,
+      headers,
+      body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
+    });
+  };
+
+  async function upload(files: { name: string; content: Uint8Array | string }[], name?: string): Promise<Json[]> {
+    const form = new FormData();
+    if (name) form.append('name', name);
+    for (const f of files)
+      form.append('files', new Blob([typeof f.content === 'string' ? f.content : Buffer.from(f.content)]), f.name);
+    const res = await call('/v1/sources', { method: 'POST', body: form });
+    const body = await json(res);
+    assert.equal(res.status, 202, JSON.stringify(body));
+    return body.data;
+  }
+
+  /** Polls the source until its newest version has finished indexing (ready or failed). */
+  async function indexed(sourceId: string, timeoutMs = 240_000): Promise<Json> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const source = await json(await call(`/v1/sources/${sourceId}`));
+      if (source.latest_version && source.latest_version.status !== 'indexing') return source;
+      if (Date.now() > deadline) throw new Error(`source still indexing: ${JSON.stringify(source.latest_version)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  async function search(query: string, sources?: string[], top_k = 5): Promise<Json[]> {
+    const res = await call('/v1/sources/search', { method: 'POST', json: { query, sources, top_k } });
+    assert.equal(res.status, 200);
+    return (await json(res)).data;
+  }
+
+  describe('text formats', () => {
+    const samples = [
+      {
+        name: 'handbook.txt',
+        content:
+          'Welcome to Acme.\n\nOffice hours are nine to five.\nLunch is at noon.\n\nThe parking garage closes at midnight.',
+        query: 'parking garage',
+        paragraph: 3,
+        text: 'The parking garage closes at midnight.',
+      },
+      {
+        name: 'guide.md',
+        content: '# Onboarding\n\nRead the wiki first.\n\n## Laptops\n\nEvery engineer receives a laptop on day one.\n',
+        query: 'laptop engineer',
+        paragraph: 4,
+        text: 'Every engineer receives a laptop on day one.',
+      },
+      {
+        name: 'vendors.csv',
+        content: 'vendor,city,terms\nAcme,Berlin,net 30\nGlobex,Lisbon,net 45\nInitech,Oslo,net 60\n',
+        query: 'Lisbon',
+        paragraph: 3, // row 3 of the sheet: the header is row 1
+        text: 'vendor: Globex; city: Lisbon; terms: net 45',
+      },
+      {
+        name: 'products.json',
+        content: JSON.stringify([
+          { sku: 'A-1', name: 'anvil', weight_kg: 50 },
+          { sku: 'R-2', name: 'rocket skates', weight_kg: 4 },
+        ]),
+        query: 'rocket skates',
+        paragraph: 2,
+        text: 'sku: R-2\nname: rocket skates\nweight_kg: 4',
+      },
+      {
+        name: 'catalog.xml',
+        content:
+          '<?xml version="1.0"?><catalog><book id="b1"><title>Gardening basics</title></book><book id="b2"><title>Astronomy for beginners</title><year>2021</year></book></catalog>',
+        query: 'astronomy',
+        paragraph: 2,
+        text: 'book.title: Astronomy for beginners\nbook.year: 2021\nbook.id: b2',
+      },
+      {
+        name: 'policy.html',
+        content: `<html><head><title>Leave policy</title></head><body><nav><a href="/">Home</a> <a href="/jobs">Jobs</a></nav><main><article><h1>Leave policy</h1><p>Employees get twenty-eight days of paid leave every year, plus public holidays in their country.</p><p>Unused leave can be carried over until the end of March of the following year, up to five days.</p></article></main><footer>Copyright Acme, all rights reserved, menu sitemap</footer></body></html>`,
+        query: 'carried over unused leave',
+        paragraph: 3,
+        text: 'Unused leave can be carried over until the end of March of the following year, up to five days.',
+      },
+    ];
+
+    it('indexes txt, md, csv, json, xml and html uploaded at once, each a source with its paragraphs', async () => {
+      const created = await upload(samples.map((s) => ({ name: s.name, content: s.content })));
+      assert.deepEqual(
+        created.map((s) => s.name),
+        samples.map((s) => s.name),
+      );
+      for (const [i, source] of created.entries()) {
+        const done = await indexed(source.id);
+        assert.equal(done.latest_version.status, 'ready', JSON.stringify(done.latest_version));
+        assert.equal(done.current_version, 1);
+        assert.deepEqual(done.latest_version.progress, { pages_done: 1, pages_total: 1 });
+        const [hit] = await search(samples[i].query, [samples[i].name]);
+        assert.ok(hit, `nothing found in ${samples[i].name}`);
+        assert.equal(hit.source, samples[i].name);
+        assert.equal(hit.text, samples[i].text);
+        assert.equal(hit.paragraph, samples[i].paragraph);
+        assert.equal(hit.page, null);
+        assert.equal(hit.version, 1);
+      }
+      const html = await search('Copyright sitemap', ['policy.html']);
+      assert.equal(html.length, 0, 'the page footer is not main text');
+    });
+  });
+
+  describe('PDF with a text layer', () => {
+    let pdfBoxes: Box[][];
+    let sourceId: string;
+
+    before(async () => {
+      const pdf = await textPdf([
+        [
+          ['Acme was founded in 1952 in Springfield.', 'It makes anvils and rocket skates.'],
+          ['The board meets every quarter.'],
+        ],
+        [
+          ['Refunds are paid within fourteen days', 'of receiving the returned goods.'],
+          ['Shipping is free above 100 euros.'],
+        ],
+      ]);
+      pdfBoxes = pdf.boxes;
+      const [source] = await upload([{ name: 'company-facts.pdf', content: pdf.bytes }], 'Company facts');
+      sourceId = source.id;
+      assert.equal(source.name, 'Company facts');
+      const done = await indexed(sourceId);
+      assert.equal(done.latest_version.status, 'ready', JSON.stringify(done.latest_version));
+      assert.deepEqual(done.latest_version.progress, { pages_done: 2, pages_total: 2 });
+    });
+
+    it('finds a passage with its page, paragraph and the boxes of its lines', async () => {
+      const [hit] = await search('how fast are refunds paid?', ['Company facts']);
+      assert.equal(hit.text, 'Refunds are paid within fourteen days of receiving the returned goods.');
+      assert.equal(hit.page, 2);
+      assert.equal(hit.paragraph, 1);
+      assert.equal(hit.document, 'company-facts.pdf');
+      assert.deepEqual(hit.page_size, { width: 612, height: 792, unit: 'pt' });
+      assert.equal(hit.boxes.length, 2);
+      assert.ok(iou(union(hit.boxes), pdfBoxes[1][0]) >= 0.7, JSON.stringify([union(hit.boxes), pdfBoxes[1][0]]));
+      const [second] = await search('board meets quarter', ['Company facts']);
+      assert.deepEqual([second.page, second.paragraph], [1, 2]);
+    });
+
+    it('opens a citation: the passage, its boxes and the page picture, with the boxes highlighted on request', async () => {
+      const [hit] = await search('shipping free', ['Company facts']);
+      const res = await call(`/v1/passages/${hit.passage_id}`);
+      assert.equal(res.status, 200);
+      const citation = await json(res);
+      assert.equal(citation.source.name, 'Company facts');
+      assert.equal(citation.version, 1);
+      assert.equal(citation.page, 2);
+      assert.equal(citation.paragraph, 2);
+      assert.deepEqual(citation.boxes, hit.boxes);
+      const image = await call(new URL(citation.page_image_url).pathname);
+      assert.equal(image.status, 200);
+      assert.equal(image.headers.get('content-type'), 'image/png');
+      const png = Buffer.from(await image.arrayBuffer());
+      assert.equal(png.readUInt32BE(16), 1224); // 612 pt at 144 dpi
+      const highlighted = await call(`${new URL(citation.highlighted_image_url).pathname}?highlight=true`);
+      assert.equal(highlighted.status, 200);
+      assert.notDeepEqual(Buffer.from(await highlighted.arrayBuffer()), png);
+      assert.equal((await call('/v1/passages/999999999')).status, 404);
+    });
+  });
+
+  describe('retrieve nodes in runs', () => {
+    it('saves the passages found for each item and keeps them as the run’s source context', async () => {
+      const pdf = await textPdf([[['Our office dog is called Biscuit and loves tennis balls.']]]);
+      const [source] = await upload([{ name: 'pets.pdf', content: pdf.bytes }], 'Office pets');
+      await indexed(source.id);
+      const agent = await createLiveAgent(h, ws, {
+        name: 'answer questions',
+        sources: ['Office pets'],
+        nodes: [
+          { kind: 'input', id: 'in', format: 'json', next: 'look' },
+          { kind: 'retrieve', id: 'look', query: '{{question}}', top_k: 3 },
+        ],
+      });
+      const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ question: 'what is the dog called?' }]));
+      const done = await waitForRun(h, run.id);
+      assert.equal(done.status, 'completed', done.error);
+      const [item] = await items(h, run.id);
+      const [p] = item.data.passages;
+      assert.equal(p.source, 'Office pets');
+      assert.equal(p.version, 1);
+      assert.equal(p.page, 1);
+      assert.equal(p.paragraph, 1);
+      assert.match(p.text, /Biscuit/);
+      assert.ok(p.score > 0);
+      assert.match(p.citation_url, /\/v1\/passages\/\d+$/);
+      const context = await json(await call(`/v1/runs/${run.id}/source-context`));
+      assert.equal(context.data.length, 1);
+      assert.equal(context.data[0].query, 'what is the dog called?');
+      assert.equal(context.data[0].passages[0].passage_id, p.passage_id);
+    });
+
+    it('refuses a retrieve node searching a source the agent does not list', async () => {
+      const res = await call('/v1/agents', {
+        method: 'POST',
+        json: {
+          name: 'x',
+          sources: ['Office pets'],
+          nodes: [
+            { kind: 'input', id: 'in', next: 'r' },
+            { kind: 'retrieve', id: 'r', query: '{{text}}', sources: ['Secret plans'] },
+          ],
+        },
+      });
+      assert.equal(res.status, 422);
+      const body = await json(res);
+      assert.equal(body.code, 'retrieve_source_not_attached');
+      assert.match(body.detail, /"Secret plans"/);
+    });
+  });
+});
