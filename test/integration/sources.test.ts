@@ -11,7 +11,7 @@ import {
   waitForRun,
   type Harness,
 } from '../support/harness';
-import { iou, textPdf } from '../support/source-samples';
+import { iou, scannedPdf, textImage, textPdf } from '../support/source-samples';
 import { union, type Box } from '../../activities/sources/layout';
 import { stopOcr } from '../../activities/sources/ocr';
 
@@ -209,6 +209,62 @@ describe('sources and retrieval', function () {
       assert.equal(highlighted.status, 200);
       assert.notDeepEqual(Buffer.from(await highlighted.arrayBuffer()), png);
       assert.equal((await call('/v1/passages/999999999')).status, 404);
+    });
+  });
+
+  describe('OCR', () => {
+    it('reads a scanned PDF page (no text layer) and returns a box over the text it found', async () => {
+      const scan = await scannedPdf([
+        ['Invoice 4471 from Globex Corporation', 'is due on the first of June.'],
+        ['Late payments incur a fee of two percent per month.'],
+      ]);
+      const [source] = await upload([{ name: 'scan.pdf', content: scan.bytes }], 'Scanned invoices');
+      const done = await indexed(source.id);
+      assert.equal(done.latest_version.status, 'ready', JSON.stringify(done.latest_version));
+      const [hit] = await search('late payment fee', ['Scanned invoices']);
+      assert.ok(hit, 'the OCR text was not found');
+      assert.match(hit.text, /Late payments incur a fee of two percent per month/);
+      assert.deepEqual([hit.page, hit.paragraph], [1, 2]);
+      assert.ok(hit.ocr_confidence > 60);
+      const box = union(hit.boxes);
+      const overlap = iou(box, scan.boxes[1]);
+      assert.ok(
+        overlap >= 0.5,
+        `IoU ${overlap.toFixed(2)}: ${JSON.stringify(box)} vs ${JSON.stringify(scan.boxes[1])}`,
+      );
+      const citation = await json(await call(`/v1/passages/${hit.passage_id}`));
+      assert.equal(citation.ocr, true);
+      assert.ok(citation.words.length >= 9);
+      assert.ok(citation.words.every((w: Json) => w.confidence >= 0 && w.box.width > 0));
+    });
+
+    it('reads PNG, JPEG, GIF and TIFF images, with boxes in the image pixels', async () => {
+      const images = {
+        png: ['The warehouse in Rotterdam opens at six.'],
+        jpeg: ['Receipt total forty two euros paid by card.'],
+        gif: ['Form field applicant surname Müller.'],
+        tiff: ['Delivery note for twelve pallets of bricks.'],
+      } as const;
+      const made = await Promise.all(
+        Object.entries(images).map(async ([format, lines]) => ({
+          format,
+          ...(await textImage(format as 'png', [[...lines]])),
+        })),
+      );
+      const created = await upload(
+        made.map((m) => ({ name: `picture.${m.format === 'jpeg' ? 'jpg' : m.format}`, content: m.bytes })),
+      );
+      for (const [i, source] of created.entries()) {
+        const done = await indexed(source.id);
+        assert.equal(done.latest_version.status, 'ready', JSON.stringify(done.latest_version));
+        const words = images[made[i].format as keyof typeof images][0].split(' ').slice(1, 4).join(' ');
+        const [hit] = await search(words, [source.name]);
+        assert.ok(hit, `nothing found in ${source.name} for "${words}"`);
+        assert.match(hit.text.toLowerCase(), new RegExp(words.toLowerCase()));
+        assert.equal(hit.page, 1);
+        assert.equal(hit.page_size.unit, 'px');
+        assert.ok(iou(union(hit.boxes), made[i].boxes[0]) >= 0.5, `${made[i].format}: box off`);
+      }
     });
   });
 
