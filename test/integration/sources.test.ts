@@ -11,7 +11,20 @@ import {
   waitForRun,
   type Harness,
 } from '../support/harness';
-import { iou, scannedPdf, textImage, textPdf } from '../support/source-samples';
+import {
+  doc,
+  docx,
+  encryptedDocx,
+  encryptedPdf,
+  iou,
+  pptx,
+  scannedPdf,
+  textImage,
+  textPdf,
+  workbook,
+  zipBomb,
+} from '../support/source-samples';
+import { decideUpdate } from '../../workflows/run-page';
 import { union, type Box } from '../../activities/sources/layout';
 import { stopOcr } from '../../activities/sources/ocr';
 
@@ -265,6 +278,182 @@ describe('sources and retrieval', function () {
         assert.equal(hit.page_size.unit, 'px');
         assert.ok(iou(union(hit.boxes), made[i].boxes[0]) >= 0.5, `${made[i].format}: box off`);
       }
+    });
+  });
+
+  describe('Office formats', () => {
+    it('indexes docx, doc, xlsx, xls and pptx with their pages (sheets, slides) and paragraphs (rows)', async () => {
+      const sheets = {
+        Costs: [
+          ['item', 'price'],
+          ['paper', 5],
+          ['toner cartridge', 80],
+        ],
+        Staff: [
+          ['name', 'team'],
+          ['Ada Lovelace', 'analytics'],
+        ],
+      };
+      const files = [
+        { name: 'memo.docx', content: await docx(['Memo to all staff.', 'The cafeteria reopens on Monday.']) },
+        { name: 'old-memo.doc', content: doc(['Archive memo.', 'The fax machine was retired in 2009.']) },
+        { name: 'budget.xlsx', content: workbook(sheets, 'xlsx') },
+        { name: 'budget-old.xls', content: workbook(sheets, 'xls') },
+        {
+          name: 'deck.pptx',
+          content: await pptx([
+            ['Quarterly review', 'Revenue grew twelve percent'],
+            ['Hiring', 'Nine engineers join in May'],
+          ]),
+        },
+      ];
+      const created = await upload(files);
+      for (const source of created) {
+        const done = await indexed(source.id);
+        assert.equal(done.latest_version.status, 'ready', `${source.name}: ${JSON.stringify(done.latest_version)}`);
+      }
+      const expect = async (name: string, query: string, text: string, page: number | null, paragraph: number) => {
+        const [hit] = await search(query, [name]);
+        assert.ok(hit, `nothing found in ${name}`);
+        assert.deepEqual([hit.text, hit.page, hit.paragraph], [text, page, paragraph], name);
+      };
+      await expect('memo.docx', 'cafeteria', 'The cafeteria reopens on Monday.', null, 2);
+      await expect('old-memo.doc', 'fax machine', 'The fax machine was retired in 2009.', null, 2);
+      await expect('budget.xlsx', 'toner', 'item: toner cartridge; price: 80', 1, 3);
+      await expect('budget.xlsx', 'Lovelace', 'name: Ada Lovelace; team: analytics', 2, 2);
+      await expect('budget-old.xls', 'toner', 'item: toner cartridge; price: 80', 1, 3);
+      await expect('deck.pptx', 'engineers', 'Nine engineers join in May', 2, 2);
+    });
+  });
+
+  describe('limits and files that cannot be read', () => {
+    it('answers 413 for an image over 20 MB or a document over 50 MB, 415 for a kind of file it cannot read', async () => {
+      const form = (name: string, bytes: number) => {
+        const f = new FormData();
+        f.append('files', new Blob([Buffer.alloc(bytes)]), name);
+        return f;
+      };
+      const image = await call('/v1/sources', { method: 'POST', body: form('photo.png', 21 * 1024 * 1024) });
+      assert.equal(image.status, 413);
+      const imageBody = await json(image);
+      assert.equal(imageBody.code, 'file_too_large');
+      assert.match(imageBody.detail, /photo\.png is 21\.0 MB; images can be at most 20\.0 MB/);
+      const big = await call('/v1/sources', { method: 'POST', body: form('manual.pdf', 51 * 1024 * 1024) });
+      assert.equal(big.status, 413);
+      assert.match((await json(big)).detail, /manual\.pdf is more than 50\.0 MB; documents can be at most 50\.0 MB/);
+      const exe = await call('/v1/sources', { method: 'POST', body: form('setup.exe', 10) });
+      assert.equal(exe.status, 415);
+      assert.match((await json(exe)).detail, /setup\.exe: Cadre cannot read this kind of file/);
+      assert.equal((await json(await call('/v1/sources'))).data.filter((s: Json) => s.name === 'photo.png').length, 0);
+    });
+
+    it('marks a source failed with a reason for a lying extension, a damaged or protected file and a zip bomb', async () => {
+      const png = (await textImage('png', [['just a picture']])).bytes;
+      const cases = [
+        { name: 'report.pdf', content: png, reason: /report\.pdf is named like a PDF but its content is a PNG image/ },
+        {
+          name: 'broken.pdf',
+          content: Buffer.from('%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage without pages'),
+          reason: /broken\.pdf: the PDF cannot be read|broken\.pdf has no pages/,
+        },
+        { name: 'secret.pdf', content: encryptedPdf(), reason: /secret\.pdf: the PDF is password-protected/ },
+        { name: 'locked.docx', content: encryptedDocx(), reason: /locked\.docx is password-protected/ },
+        { name: 'bomb.docx', content: await zipBomb(320), reason: /bomb\.docx: .*more than 300 MB when unpacked/ },
+        { name: 'data.json', content: '{"unterminated": ', reason: /data\.json: the file is not valid JSON/ },
+        { name: 'empty.txt', content: '', reason: /empty\.txt is empty/ },
+      ];
+      const created = await upload(cases.map((c) => ({ name: c.name, content: c.content })));
+      for (const [i, source] of created.entries()) {
+        const done = await indexed(source.id);
+        assert.equal(done.latest_version.status, 'failed', source.name);
+        assert.equal(done.current_version, null);
+        assert.match(done.latest_version.error, cases[i].reason);
+        assert.equal(done.latest_version.documents[0].status, 'failed');
+      }
+      // the service is still up and indexing
+      const [ok] = await upload([{ name: 'after.txt', content: 'Still standing after the bad files.' }]);
+      assert.equal((await indexed(ok.id)).latest_version.status, 'ready');
+    });
+
+    it('lets a read-only key list sources but not upload', async () => {
+      const { key: readOnly } = await createTestWorkspace(h, { scopes: ['read'] });
+      assert.equal((await call('/v1/sources', { as: readOnly })).status, 200);
+      const form = new FormData();
+      form.append('files', new Blob(['x']), 'a.txt');
+      const res = await call('/v1/sources', { method: 'POST', body: form, as: readOnly });
+      assert.equal(res.status, 403);
+      assert.equal((await json(res)).code, 'missing_scope');
+    });
+  });
+
+  describe('versions by replacement', () => {
+    it('archives the old version, keeps its citations open, and lets a run under way keep its version', async () => {
+      const v1 = await textPdf([[['Widgets cost ten euros each.']]]);
+      const [source] = await upload([{ name: 'prices-2025.pdf', content: v1.bytes }], 'Price list');
+      await indexed(source.id);
+      const [oldHit] = await search('widgets cost', ['Price list']);
+      assert.equal(oldHit.version, 1);
+
+      const agent = await createLiveAgent(h, ws, {
+        name: 'price check',
+        sources: ['Price list'],
+        nodes: [
+          { kind: 'input', id: 'in', format: 'json', next: 'gate' },
+          { kind: 'approval', id: 'gate', next: 'look' },
+          { kind: 'retrieve', id: 'look', query: '{{q}}', top_k: 1 },
+        ],
+      });
+      const early = await startTestRun(h, ws, agent.id, JSON.stringify([{ q: 'widgets cost' }]));
+      await waitForRun(h, early.id, (r) => r.status === 'needs_review');
+
+      const v2 = await textPdf([[['Widgets cost twelve euros each from May.']]]);
+      const [replaced] = await upload([{ name: 'prices-2026.pdf', content: v2.bytes }], 'Price list');
+      assert.equal(replaced.id, source.id);
+      assert.equal(replaced.latest_version.version, 2);
+      const done = await indexed(source.id);
+      assert.equal(done.current_version, 2);
+      assert.deepEqual(
+        done.versions.map((v: Json) => [v.version, v.status, v.documents[0].file_name]),
+        [
+          [2, 'ready', 'prices-2026.pdf'],
+          [1, 'archived', 'prices-2025.pdf'],
+        ],
+      );
+      const [newHit] = await search('widgets cost', ['Price list']);
+      assert.equal(newHit.version, 2);
+      assert.match(newHit.text, /twelve/);
+
+      // the old citation still opens, with its page picture
+      const citation = await json(await call(`/v1/passages/${oldHit.passage_id}`));
+      assert.deepEqual([citation.version, citation.version_status], [1, 'archived']);
+      assert.match(citation.text, /ten euros/);
+      assert.equal((await call(new URL(citation.page_image_url).pathname)).status, 200);
+
+      // the run that started before the replacement searches version 1; a new run searches version 2
+      const approve = async (runId: string) => {
+        await waitForRun(h, runId, (r) => r.status === 'needs_review');
+        const approval = await h.stack.knex('approvals').where({ run_id: runId }).first();
+        await h.client.workflow
+          .getHandle(approval.workflow_id)
+          .executeUpdate(decideUpdate, { args: [{ approvalId: approval.id, approve: true, by: 'reviewer@test' }] });
+        return waitForRun(h, runId);
+      };
+      assert.equal((await approve(early.id)).status, 'completed');
+      assert.match((await items(h, early.id))[0].data.passages[0].text, /ten euros/);
+      const late = await startTestRun(h, ws, agent.id, JSON.stringify([{ q: 'widgets cost' }]));
+      await approve(late.id);
+      const [latePassage] = (await items(h, late.id))[0].data.passages;
+      assert.deepEqual([latePassage.version, /twelve/.test(latePassage.text)], [2, true]);
+    });
+
+    it('keeps the current version when a replacement fails', async () => {
+      const [source] = await upload([{ name: 'faq.txt', content: 'Returns are accepted for 30 days.' }], 'FAQ');
+      await indexed(source.id);
+      await upload([{ name: 'faq.json', content: '{broken' }], 'FAQ');
+      const after = await indexed(source.id);
+      assert.deepEqual([after.status, after.current_version], ['failed', 1]);
+      const [hit] = await search('returns accepted', ['FAQ']);
+      assert.equal(hit.version, 1);
     });
   });
 

@@ -192,3 +192,59 @@ export async function zipBomb(megabytes: number): Promise<Buffer> {
   zip.file('word/document.xml', Buffer.alloc(megabytes * 1024 * 1024));
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE', compressionOptions: { level: 9 } });
 }
+
+/** An OLE compound file with the given streams (SheetJS's CFB writer). */
+function oleFile(streams: Record<string, Buffer>): Buffer {
+  const cfb = XLSX.CFB.utils.cfb_new();
+  for (const [name, content] of Object.entries(streams)) XLSX.CFB.utils.cfb_add(cfb, `/${name}`, content);
+  return Buffer.from(XLSX.CFB.write(cfb, { type: 'buffer' }));
+}
+
+/**
+ * A Word 97–2003 document: the FIB of a WordDocument stream pointing at one piece of UTF-16 text through the
+ * piece table (CLX) of the 1Table stream — the structures a .doc reader follows to find the text.
+ */
+export function doc(paragraphs: string[]): Buffer {
+  const text = paragraphs.join('\r') + '\r';
+  const textAt = 0x800;
+  const word = Buffer.alloc(Math.max(4096, textAt + text.length * 2));
+  word.writeUInt16LE(0xa5ec, 0); // wIdent
+  word.writeUInt16LE(0x00c1, 2); // nFib: Word 97
+  word.writeUInt16LE(0x0200, 0xa); // fWhichTblStm: 1Table
+  word.writeUInt32LE(text.length, 0x4c); // ccpText
+  word.write(text, textAt, 'utf16le');
+  const clx = Buffer.alloc(1 + 4 + 8 + 8);
+  clx.writeUInt8(2, 0); // Pcdt
+  clx.writeUInt32LE(16, 1); // PlcPcd size: two CPs and one PCD
+  clx.writeUInt32LE(0, 5);
+  clx.writeUInt32LE(text.length, 9);
+  clx.writeUInt16LE(0, 13);
+  clx.writeUInt32LE(textAt, 15); // fc: uncompressed (UTF-16) text at this offset
+  clx.writeUInt16LE(0, 19);
+  word.writeUInt32LE(0, 0x1a2); // fcClx
+  word.writeUInt32LE(clx.length, 0x1a6); // lcbClx
+  return oleFile({ WordDocument: word, '1Table': clx });
+}
+
+/** What Office writes for a password-protected .docx: an OLE file with the encrypted package inside. */
+export function encryptedDocx(): Buffer {
+  return oleFile({ EncryptionInfo: Buffer.alloc(256, 1), EncryptedPackage: Buffer.alloc(4096, 7) });
+}
+
+/** A PDF with a user password (Standard security handler), which pdf.js cannot open without it. */
+export function encryptedPdf(): Buffer {
+  const hex = (n: number, seed: number) =>
+    Array.from({ length: n }, (_, i) => ((i * 37 + seed) % 256).toString(16).padStart(2, '0')).join('');
+  return Buffer.from(
+    [
+      '%PDF-1.4',
+      '1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj',
+      '2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj',
+      '3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >> endobj',
+      `4 0 obj << /Filter /Standard /V 1 /R 2 /O <${hex(32, 1)}> /U <${hex(32, 2)}> /P -4 >> endobj`,
+      `trailer << /Root 1 0 R /Encrypt 4 0 R /ID [<${hex(16, 3)}><${hex(16, 3)}>] /Size 5 >>`,
+      '%%EOF',
+    ].join('\n'),
+    'latin1',
+  );
+}
