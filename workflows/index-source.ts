@@ -36,7 +36,9 @@ export async function indexSource({ versionId }: IndexSourceInput): Promise<'rea
   const progress: IndexProgress = { pagesTotal: 0, pagesDone: 0, stage: 'checking' };
   setHandler(indexProgressQuery, () => progress);
   try {
-    const documents = await work.prepareSourceVersion({ versionId });
+    const prepared = await work.prepareSourceVersion({ versionId });
+    if ('failed' in prepared) return await fail(prepared.failed);
+    const { documents } = prepared;
     progress.pagesTotal = documents.reduce((n, d) => n + d.pages, 0);
     progress.stage = 'extracting';
     const batches = documents.flatMap((d) =>
@@ -47,14 +49,17 @@ export async function indexSource({ versionId }: IndexSourceInput): Promise<'rea
       })),
     );
     let next = 0;
+    let unreadable: string | undefined;
     const lane = async () => {
-      while (next < batches.length) {
+      while (next < batches.length && unreadable === undefined) {
         const batch = batches[next++];
-        await work.extractSourcePages(batch);
-        progress.pagesDone += batch.to - batch.from + 1;
+        const extracted = await work.extractSourcePages(batch);
+        if ('failed' in extracted) unreadable ??= extracted.failed;
+        else progress.pagesDone += batch.to - batch.from + 1;
       }
     };
     await Promise.all(Array.from({ length: parallelBatches }, lane));
+    if (unreadable !== undefined) return await fail(unreadable);
     progress.stage = 'embedding';
     await work.embedSourceVersion({ versionId });
     progress.stage = 'activating';
@@ -62,8 +67,12 @@ export async function indexSource({ versionId }: IndexSourceInput): Promise<'rea
     progress.stage = 'done';
     return outcome;
   } catch (err) {
+    return fail(reasonOf(err));
+  }
+
+  async function fail(reason: string): Promise<'failed'> {
     progress.stage = 'failed';
-    await db.failSourceVersion({ versionId, reason: reasonOf(err) });
+    await db.failSourceVersion({ versionId, reason });
     return 'failed';
   }
 }

@@ -78,132 +78,139 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
       'TooLarge',
     );
 
-  return {
-    /** Fetches web documents, checks every document is what it claims, and counts the pages to extract. */
-    async prepareSourceVersion({ versionId }: { versionId: string }): Promise<DocumentPlan[]> {
-      const docs = await knex('source_documents')
-        .where({ version_id: versionId })
-        .orderBy('position')
-        .select('id', 'file_name', 'url', 'format', 'content_type', knex.raw('content is null as missing'));
-      const plan: DocumentPlan[] = [];
-      for (const doc of docs) {
-        let fileName: string = doc.file_name;
-        let format = doc.format as Format | null;
-        let content: Buffer;
-        if (doc.url && doc.missing) {
-          const fetched = await fetchUrl(doc.url);
-          content = fetched.content;
-          format = formatFromContentType(fetched.contentType) ?? formatFromName(fetched.finalUrl.pathname) ?? 'html';
-          if (content.length > maxBytesFor(format)) throw tooLarge(doc.url, content.length);
-          fileName = doc.url;
-          await knex('source_documents')
-            .where({ id: doc.id })
-            .update({ content, format, content_type: fetched.contentType, size: content.length });
-        } else {
-          content = (await knex('source_documents').where({ id: doc.id }).first('content')).content;
-        }
-        if (!format) throw ApplicationFailure.nonRetryable(`${fileName}: unsupported kind of file`, 'Unsupported');
-        let pages: number;
-        try {
-          pages = await inspect(fileName, format, content);
-        } catch (err) {
-          await knex('source_documents')
-            .where({ id: doc.id })
-            .update({ status: 'failed', error: (err as Error).message });
-          throw unreadable(fileName, err);
-        }
-        await knex('source_documents').where({ id: doc.id }).update({ pages_total: pages, status: 'extracting' });
-        plan.push({ documentId: doc.id, pages });
+  /** Fetches web documents, checks every document is what it claims, and counts the pages to extract. */
+  async function prepare({ versionId }: { versionId: string }): Promise<DocumentPlan[]> {
+    const docs = await knex('source_documents')
+      .where({ version_id: versionId })
+      .orderBy('position')
+      .select('id', 'file_name', 'url', 'format', 'content_type', knex.raw('content is null as missing'));
+    const plan: DocumentPlan[] = [];
+    for (const doc of docs) {
+      let fileName: string = doc.file_name;
+      let format = doc.format as Format | null;
+      let content: Buffer;
+      if (doc.url && doc.missing) {
+        const fetched = await fetchUrl(doc.url);
+        content = fetched.content;
+        format = formatFromContentType(fetched.contentType) ?? formatFromName(fetched.finalUrl.pathname) ?? 'html';
+        if (content.length > maxBytesFor(format)) throw tooLarge(doc.url, content.length);
+        fileName = doc.url;
+        await knex('source_documents')
+          .where({ id: doc.id })
+          .update({ content, format, content_type: fetched.contentType, size: content.length });
+      } else {
+        content = (await knex('source_documents').where({ id: doc.id }).first('content')).content;
       }
-      await knex('source_versions')
-        .where({ id: versionId })
-        .update({ pages_total: plan.reduce((n, d) => n + d.pages, 0), pages_done: 0 });
-      return plan;
-    },
-
-    /** Extracts pages `from`..`to` of one document into passages; a retry replaces what an attempt wrote. */
-    async extractSourcePages({
-      documentId,
-      from,
-      to,
-    }: {
-      documentId: string;
-      from: number;
-      to: number;
-    }): Promise<number> {
-      const doc = await knex('source_documents as d')
-        .join('source_versions as v', 'v.id', 'd.version_id')
-        .where('d.id', documentId)
-        .first(
-          'd.id',
-          'd.file_name',
-          'd.url',
-          'd.format',
-          'd.content',
-          'd.pages_total',
-          'v.id as version_id',
-          'v.source_id',
-          'v.workspace_id',
-        );
-      let extraction;
+      if (!format) throw ApplicationFailure.nonRetryable(`${fileName}: unsupported kind of file`, 'Unsupported');
+      let pages: number;
       try {
-        extraction = await extract(doc.format, doc.content, from, to);
+        pages = await inspect(fileName, format, content);
       } catch (err) {
         await knex('source_documents')
-          .where({ id: documentId })
+          .where({ id: doc.id })
           .update({ status: 'failed', error: (err as Error).message });
-        throw unreadable(doc.url ?? doc.file_name, err);
+        throw unreadable(fileName, err);
       }
-      const passages = toPassages(extraction.paragraphs);
-      const units = to - from + 1;
-      await knex.transaction(async (trx) => {
-        const pageRange = (q: Knex.QueryBuilder) => (doc.format === 'pdf' ? q.whereBetween('page', [from, to]) : q);
-        await pageRange(trx('passages').where({ document_id: documentId })).delete();
-        await pageRange(trx('source_pages').where({ document_id: documentId })).delete();
-        if (extraction.pages.length > 0) {
-          await trx('source_pages').insert(
-            extraction.pages.map((p) => ({
-              document_id: documentId,
-              page: p.page,
-              width: p.width ?? null,
-              height: p.height ?? null,
-              unit: p.unit ?? null,
-              ocr: p.ocr ?? false,
-              ocr_confidence: p.ocrConfidence ?? null,
-              image: p.image ?? null,
-            })),
-          );
-        }
-        for (let i = 0; i < passages.length; i += 500) {
-          await trx('passages').insert(
-            passages.slice(i, i + 500).map((p) => ({
-              workspace_id: doc.workspace_id,
-              source_id: doc.source_id,
-              version_id: doc.version_id,
-              document_id: documentId,
-              page: p.page,
-              paragraph: p.paragraph,
-              part: p.part,
-              text: p.text,
-              boxes: p.boxes ? JSON.stringify(p.boxes) : null,
-              words: p.words ? JSON.stringify(p.words) : null,
-              ocr_confidence: p.ocrConfidence,
-            })),
-          );
-        }
-        // Progress counts each range once, even when an attempt is retried.
-        const [d] = await trx('source_documents')
-          .where({ id: documentId })
-          .update({ pages_done: trx.raw('least(pages_total, pages_done + ?)', [units]) })
-          .returning(['pages_done', 'pages_total']);
-        if (d.pages_done >= d.pages_total)
-          await trx('source_documents').where({ id: documentId }).update({ status: 'done' });
-        await trx('source_versions')
-          .where({ id: doc.version_id })
-          .update({ pages_done: trx.raw('least(pages_total, pages_done + ?)', [units]) });
-      });
-      return passages.length;
-    },
+      await knex('source_documents').where({ id: doc.id }).update({ pages_total: pages, status: 'extracting' });
+      plan.push({ documentId: doc.id, pages });
+    }
+    await knex('source_versions')
+      .where({ id: versionId })
+      .update({ pages_total: plan.reduce((n, d) => n + d.pages, 0), pages_done: 0 });
+    return plan;
+  }
+
+  /** Extracts pages `from`..`to` of one document into passages; a retry replaces what an attempt wrote. */
+  async function extractPages({
+    documentId,
+    from,
+    to,
+  }: {
+    documentId: string;
+    from: number;
+    to: number;
+  }): Promise<number> {
+    const doc = await knex('source_documents as d')
+      .join('source_versions as v', 'v.id', 'd.version_id')
+      .where('d.id', documentId)
+      .first(
+        'd.id',
+        'd.file_name',
+        'd.url',
+        'd.format',
+        'd.content',
+        'd.pages_total',
+        'v.id as version_id',
+        'v.source_id',
+        'v.workspace_id',
+      );
+    let extraction;
+    try {
+      extraction = await extract(doc.format, doc.content, from, to);
+    } catch (err) {
+      await knex('source_documents')
+        .where({ id: documentId })
+        .update({ status: 'failed', error: (err as Error).message });
+      throw unreadable(doc.url ?? doc.file_name, err);
+    }
+    const passages = toPassages(extraction.paragraphs);
+    const units = to - from + 1;
+    await knex.transaction(async (trx) => {
+      const pageRange = (q: Knex.QueryBuilder) => (doc.format === 'pdf' ? q.whereBetween('page', [from, to]) : q);
+      await pageRange(trx('passages').where({ document_id: documentId })).delete();
+      await pageRange(trx('source_pages').where({ document_id: documentId })).delete();
+      if (extraction.pages.length > 0) {
+        await trx('source_pages').insert(
+          extraction.pages.map((p) => ({
+            document_id: documentId,
+            page: p.page,
+            width: p.width ?? null,
+            height: p.height ?? null,
+            unit: p.unit ?? null,
+            ocr: p.ocr ?? false,
+            ocr_confidence: p.ocrConfidence ?? null,
+            image: p.image ?? null,
+          })),
+        );
+      }
+      for (let i = 0; i < passages.length; i += 500) {
+        await trx('passages').insert(
+          passages.slice(i, i + 500).map((p) => ({
+            workspace_id: doc.workspace_id,
+            source_id: doc.source_id,
+            version_id: doc.version_id,
+            document_id: documentId,
+            page: p.page,
+            paragraph: p.paragraph,
+            part: p.part,
+            text: p.text,
+            boxes: p.boxes ? JSON.stringify(p.boxes) : null,
+            words: p.words ? JSON.stringify(p.words) : null,
+            ocr_confidence: p.ocrConfidence,
+          })),
+        );
+      }
+      // Progress counts each range once, even when an attempt is retried.
+      const [d] = await trx('source_documents')
+        .where({ id: documentId })
+        .update({ pages_done: trx.raw('least(pages_total, pages_done + ?)', [units]) })
+        .returning(['pages_done', 'pages_total']);
+      if (d.pages_done >= d.pages_total)
+        await trx('source_documents').where({ id: documentId }).update({ status: 'done' });
+      await trx('source_versions')
+        .where({ id: doc.version_id })
+        .update({ pages_done: trx.raw('least(pages_total, pages_done + ?)', [units]) });
+    });
+    return passages.length;
+  }
+
+  return {
+    // A document that cannot be read is an outcome, not an activity failure: it comes back as `failed` with the
+    // reason, so the workflow fails the version without retries (and without a stack trace in the logs).
+    prepareSourceVersion: (args: { versionId: string }) =>
+      asOutcome(() => prepare(args)).then((o) => ('failed' in o ? o : { documents: o.value })),
+    extractSourcePages: (args: { documentId: string; from: number; to: number }) =>
+      asOutcome(() => extractPages(args)).then((o) => ('failed' in o ? o : { passages: o.value })),
 
     /** Embeds the version's passages that have no vector yet; nothing to do without an embedding model. */
     async embedSourceVersion({ versionId }: { versionId: string }): Promise<number> {
@@ -277,4 +284,13 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
       await knex('passages').where({ version_id: versionId }).delete();
     },
   };
+}
+
+async function asOutcome<T>(fn: () => Promise<T>): Promise<{ value: T } | { failed: string }> {
+  try {
+    return { value: await fn() };
+  } catch (err) {
+    if (err instanceof ApplicationFailure && err.nonRetryable) return { failed: err.message };
+    throw err;
+  }
 }
