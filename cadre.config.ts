@@ -36,6 +36,10 @@ export const cadreEnvSchema = z.object({
   ANTHROPIC_MODEL: z.string().default('claude-sonnet-4-6'),
   SMTP_URL: envOptionalString,
   SMTP_FROM: z.string().default('Cadre <cadre@localhost>'),
+  /** Vector retrieval with the local embedding model (`local`), or full-text retrieval only (`off`). */
+  CADRE_EMBEDDINGS: z.enum(['local', 'off']).default('local'),
+  /** Threads of the OCR pool in each worker; unset → the machine's cores less one (at most 4). */
+  CADRE_OCR_WORKERS: z.coerce.number().int().positive().optional(),
 });
 
 export class ConfigError extends Error {

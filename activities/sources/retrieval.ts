@@ -1,7 +1,7 @@
 // Retrieval from an agent's sources: full-text search (Postgres tsvector; any query word may match, passages
-// with all of them first, then by cover density) and, when an embedding model is available, vector search (pgvector, cosine), fused by
-// reciprocal rank. Each source is searched in the version that was in force when the run started, so a run
-// under way keeps its version while a replacement is indexed and activated.
+// with all of them first, then by cover density) and, when an embedding model is available, vector search
+// (pgvector, cosine), fused by reciprocal rank. Each source is searched in the version that was in force when
+// the run started, so a run under way keeps its version while a replacement is indexed and activated.
 import type { Knex } from 'knex';
 import { loadEmbedder } from './embedder';
 import type { Box } from './layout';
@@ -36,6 +36,8 @@ export interface RetrieveRequest {
 /** Reciprocal rank fusion's constant (Cormack et al. 2009). */
 const rrfK = 60;
 const candidates = 50;
+/** Below this cosine similarity a passage is unrelated to the query (all-MiniLM-L6-v2 puts those near 0). */
+const minSimilarity = 0.2;
 
 /** The version of each named source to search: the one in force at `asOf`, else the current one. */
 export async function versionsToSearch(
@@ -67,18 +69,21 @@ export async function retrieve(knex: Knex, req: RetrieveRequest): Promise<Retrie
   if (versions.length === 0 || req.query.trim() === '') return [];
 
   const ranked: string[][] = [];
-  const fullText: { id: string }[] = (
+  const fullText: { id: string; all_terms: boolean }[] = (
     await knex.raw(
       `with q as (
          select to_tsquery('simple', array_to_string(array(
            select quote_literal(l) from unnest(tsvector_to_array(to_tsvector('english', ?))) l), ' | ')) as q)
-       select p.id::text as id from passages p, q
+       select p.id::text as id, p.tsv @@ plainto_tsquery('english', ?) as all_terms from passages p, q
         where p.version_id = any(?) and p.tsv @@ q.q
-        order by (p.tsv @@ plainto_tsquery('english', ?)) desc, ts_rank_cd(p.tsv, q.q, 1) desc, p.id
+        order by all_terms desc, ts_rank_cd(p.tsv, q.q, 1) desc, p.id
         limit ?`,
-      [req.query, versions, req.query, candidates],
+      [req.query, req.query, versions, candidates],
     )
   ).rows;
+  // Two lexical lists: passages holding every query word (strong evidence: an exact term, a number, a name)
+  // and passages holding any of them. A passage in both outweighs one the vector search alone ranks first.
+  ranked.push(fullText.filter((r) => r.all_terms).map((r) => r.id));
   ranked.push(fullText.map((r) => r.id));
 
   const embedder = await loadEmbedder();
@@ -87,10 +92,10 @@ export async function retrieve(knex: Knex, req: RetrieveRequest): Promise<Retrie
     const nearest: { id: string }[] = (
       await knex.raw(
         `select p.id::text as id from passages p
-          where p.version_id = any(?) and p.embedding is not null
+          where p.version_id = any(?) and p.embedding is not null and p.embedding <=> ?::vector < ?
           order by p.embedding <=> ?::vector
           limit ?`,
-        [versions, JSON.stringify(vector), candidates],
+        [versions, JSON.stringify(vector), 1 - minSimilarity, JSON.stringify(vector), candidates],
       )
     ).rows;
     ranked.push(nearest.map((r) => r.id));
