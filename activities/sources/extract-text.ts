@@ -16,7 +16,14 @@ const numbered = (texts: string[]): Paragraph[] =>
 
 /** Paragraphs are separated by blank lines. */
 export function extractPlainText(bytes: Uint8Array): Extraction {
-  return { pages: [], paragraphs: numbered(decode(bytes).split(/\r?\n\s*\r?\n/)) };
+  return {
+    pages: [],
+    paragraphs: numbered(
+      decode(bytes)
+        .split(/\r?\n\s*\r?\n/)
+        .map((p) => p.replace(/\s+/g, ' ')),
+    ),
+  };
 }
 
 /** Blank lines separate paragraphs; a heading is a paragraph of its own. */

@@ -161,8 +161,11 @@ describe('sources and retrieval', function () {
         assert.equal(hit.page, null);
         assert.equal(hit.version, 1);
       }
-      const html = await search('Copyright sitemap', ['policy.html']);
-      assert.equal(html.length, 0, 'the page footer is not main text');
+      const html = await search('Copyright sitemap menu', ['policy.html'], 10);
+      assert.ok(
+        html.every((p) => !/Copyright|sitemap/.test(p.text)),
+        'the page footer is not main text',
+      );
     });
   });
 
@@ -457,6 +460,40 @@ describe('sources and retrieval', function () {
     });
   });
 
+  describe('hybrid retrieval', () => {
+    it('embeds passages with the local model and finds a passage that shares no word with the question', async () => {
+      const [source] = await upload(
+        [
+          {
+            name: 'plans.txt',
+            content:
+              'We plan to recruit nine software developers in May.\n\nThe cafeteria reopens on Monday with a new menu.\n\nParking permits are renewed every January.\n\nLunch in the canteen costs five euros.',
+          },
+        ],
+        'Plans',
+      );
+      await indexed(source.id);
+      const vectors = await h.stack
+        .knex('passages')
+        .where({ source_id: source.id })
+        .whereNotNull('embedding')
+        .count({ n: '*' })
+        .first();
+      assert.equal(Number(vectors?.n), 4);
+      const [hit] = await search('how many engineers will we hire?', ['Plans'], 1);
+      assert.ok(hit, 'vector search found nothing');
+      assert.equal(hit.text, 'We plan to recruit nine software developers in May.');
+      assert.equal(hit.paragraph, 1);
+      // a passage both searches find scores above one only the vector search found
+      const both = await search('cafeteria menu', ['Plans'], 3);
+      assert.deepEqual(
+        both.map((p) => p.paragraph),
+        [2, 4],
+      );
+      assert.ok(both[0].score > both[1].score);
+    });
+  });
+
   describe('retrieve nodes in runs', () => {
     it('saves the passages found for each item and keeps them as the run’s source context', async () => {
       const pdf = await textPdf([[['Our office dog is called Biscuit and loves tennis balls.']]]);
@@ -486,6 +523,19 @@ describe('sources and retrieval', function () {
       assert.equal(context.data.length, 1);
       assert.equal(context.data[0].query, 'what is the dog called?');
       assert.equal(context.data[0].passages[0].passage_id, p.passage_id);
+    });
+
+    it('warns when an agent lists an unknown source or more than 20 sources', async () => {
+      const names = Array.from({ length: 21 }, (_, i) => `Manual ${i + 1}`);
+      const res = await call('/v1/agents', {
+        method: 'POST',
+        json: { name: 'many sources', sources: ['Office pets', ...names], nodes: [{ kind: 'input', id: 'in' }] },
+      });
+      assert.equal(res.status, 201);
+      const { warnings } = await json(res);
+      assert.match(warnings[0], /the agent uses 22 sources; 10 to 20 are recommended/);
+      assert.equal(warnings.length, 22); // and one per unknown name
+      assert.match(warnings[1], /no source named "Manual 1"/);
     });
 
     it('refuses a retrieve node searching a source the agent does not list', async () => {
