@@ -11,6 +11,7 @@ import type { ItemData } from '../workflows/interpreter';
 import { isToolName, toolDefinitions } from './tools/definitions';
 import { externalToolHandlers } from './tools/handlers';
 import type { ActivityDeps } from './deps';
+import { sourcesToolFor } from './sources/llm-tool';
 
 export interface ModelStepResult {
   output: unknown;
@@ -73,6 +74,8 @@ export async function runModelStep({
     description: toolDefinitions[name].description,
     input_schema: z.toJSONSchema(toolDefinitions[name].input, { io: 'input' }) as Anthropic.Tool.InputSchema,
   }));
+  const sources = sourcesToolFor(spec);
+  if (sources) tools.push(sources.definition);
   const validate = node.output_schema ? ajv.compile(node.output_schema) : undefined;
   if (node.output_schema) {
     tools.push({
@@ -87,6 +90,7 @@ export async function runModelStep({
       text: [
         spec.instructions,
         `Step "${node.id}": ${node.instructions}`,
+        sources?.instructions ?? '',
         node.output_schema ? `When done, call ${submitTool} with the answer.` : '',
       ]
         .filter(Boolean)
@@ -154,6 +158,16 @@ export async function runModelStep({
             is_error: true,
             content: `Invalid output: ${problems}. Call ${submitTool} again with a valid answer.`,
           });
+          continue;
+        }
+        if (sources && block.name === sources.definition.name) {
+          // A search changes nothing: it needs no idempotency key or effects ledger.
+          const found = await sources.call(block.input, { deps, runId, seq, nodeId: node.id }).then(
+            (content) => ({ content, is_error: false }),
+            (err: unknown) => ({ content: err instanceof Error ? err.message : String(err), is_error: true }),
+          );
+          reasoning.push({ node: node.id, type: 'tool_result', tool: block.name, output: found.content });
+          results.push({ type: 'tool_result', tool_use_id: block.id, ...found });
           continue;
         }
         const tool = toolNames.find((t) => wireName(t) === block.name);

@@ -1,6 +1,7 @@
 // Sources end to end against the real Temporal and Postgres servers: upload through the API, indexing as a
 // workflow, retrieval from runs, and citations that open. Every document is made by the test (support/).
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import {
   createHarness,
   createLiveAgent,
@@ -25,6 +26,15 @@ import {
   zipBomb,
 } from '../support/source-samples';
 import { decideUpdate } from '../../workflows/run-page';
+import {
+  reply,
+  startFakeAnthropic,
+  text,
+  toolResultsOf,
+  toolUse,
+  turnOf,
+  type FakeAnthropic,
+} from '../fakes/anthropic';
 import { union, type Box } from '../../activities/sources/layout';
 import { stopOcr } from '../../activities/sources/ocr';
 
@@ -39,8 +49,31 @@ describe('sources and retrieval', function () {
   let key: string;
   let ws: string;
 
+  let fake: FakeAnthropic;
+  let site: http.Server;
+  let siteHost: string;
+
   before(async () => {
-    h = await createHarness();
+    fake = await startFakeAnthropic();
+    // A small web site for URL sources: a page, a redirect to it, and a missing page.
+    site = http.createServer((req, res) => {
+      if (req.url === '/moved') res.writeHead(302, { location: '/handbook.html' }).end();
+      else if (req.url === '/handbook.html')
+        res
+          .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+          .end(
+            '<html><head><title>Travel handbook</title></head><body><nav>Home | Jobs | Contact</nav><article><p>Book train tickets at least two weeks before a trip, in second class.</p><p>Hotel nights are reimbursed up to 120 euros in capital cities.</p></article><footer>Imprint and cookie settings</footer></body></html>',
+          );
+      else res.writeHead(404).end('not here');
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    siteHost = `127.0.0.1:${(site.address() as { port: number }).port}`;
+    h = await createHarness({
+      config: {
+        model: { apiKey: 'test', baseUrl: fake.url, name: 'claude-sonnet-4-6' },
+        http: { allowHosts: [siteHost] },
+      } as never,
+    });
     api = await startApi(h);
     const t = await createTestWorkspace(h);
     key = t.key;
@@ -49,6 +82,8 @@ describe('sources and retrieval', function () {
   after(async () => {
     await api?.close();
     await h?.close();
+    await fake?.close();
+    await new Promise((r) => site?.close(r));
     await stopOcr();
   });
 
@@ -166,6 +201,46 @@ describe('sources and retrieval', function () {
         html.every((p) => !/Copyright|sitemap/.test(p.text)),
         'the page footer is not main text',
       );
+    });
+  });
+
+  describe('web pages', () => {
+    it('fetches a URL (following a redirect) and indexes the main text of the page', async () => {
+      const res = await call('/v1/sources', {
+        method: 'POST',
+        json: { url: `http://${siteHost}/moved`, name: 'Travel handbook' },
+      });
+      assert.equal(res.status, 202);
+      const [source] = (await json(res)).data;
+      assert.equal(source.kind, 'url');
+      const done = await indexed(source.id);
+      assert.equal(done.latest_version.status, 'ready', JSON.stringify(done.latest_version));
+      assert.equal(done.latest_version.documents[0].format, 'html');
+      const [hit] = await search('hotel reimbursed', ['Travel handbook'], 1);
+      assert.equal(hit.text, 'Hotel nights are reimbursed up to 120 euros in capital cities.');
+      assert.equal(hit.paragraph, 3); // the title, then the two paragraphs
+      assert.equal(hit.document, `http://${siteHost}/moved`);
+      const all = await search('Imprint cookie settings Home Jobs Contact', ['Travel handbook'], 10);
+      assert.ok(
+        all.every((p: Json) => !/Imprint|Contact/.test(p.text)),
+        'menus and footers are not indexed',
+      );
+    });
+
+    it('fails a URL source that is internal (the address guard) or missing, with the reason', async () => {
+      const port = siteHost.split(':')[1];
+      const cases = [
+        { url: `http://localhost:${port}/handbook.html`, reason: /private or internal address/ },
+        { url: `http://${siteHost}/gone`, reason: /answered 404/ },
+      ];
+      for (const c of cases) {
+        const [source] = (await json(await call('/v1/sources', { method: 'POST', json: { url: c.url } }))).data;
+        const done = await indexed(source.id);
+        assert.equal(done.latest_version.status, 'failed');
+        assert.match(done.latest_version.error, c.reason);
+      }
+      const bad = await call('/v1/sources', { method: 'POST', json: { url: 'ftp://example.com/x' } });
+      assert.equal(bad.status, 422);
     });
   });
 
@@ -523,6 +598,36 @@ describe('sources and retrieval', function () {
       assert.equal(context.data.length, 1);
       assert.equal(context.data[0].query, 'what is the dog called?');
       assert.equal(context.data[0].passages[0].passage_id, p.passage_id);
+    });
+
+    it('offers llm nodes a search_sources tool and records what the model found', async () => {
+      fake.setHandler((body) => {
+        if (turnOf(body) === 0) return reply([toolUse('search_sources', { query: 'name of the office dog' })]);
+        const found = JSON.parse(String(toolResultsOf(body)[0].content));
+        return reply([
+          text(`The dog is ${/Biscuit/.test(found[0].text) ? 'Biscuit' : 'unknown'} (page ${found[0].page}).`),
+        ]);
+      });
+      const agent = await createLiveAgent(h, ws, {
+        name: 'ask the model',
+        sources: ['Office pets'],
+        nodes: [
+          { kind: 'input', id: 'in', format: 'json', next: 'ask' },
+          { kind: 'llm', id: 'ask', instructions: 'Answer the question from the sources.' },
+        ],
+      });
+      const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ question: 'what is the dog called?' }]));
+      const done = await waitForRun(h, run.id);
+      assert.equal(done.status, 'completed', done.error);
+      assert.equal((await items(h, run.id))[0].data.text, 'The dog is Biscuit (page 1).');
+      const first = fake.requests[fake.requests.length - 2].body;
+      assert.ok(first.tools?.some((t) => t.name === 'search_sources'));
+      assert.match(JSON.stringify(first.system), /search these sources with search_sources: \\"Office pets\\"/);
+      const context = await json(await call(`/v1/runs/${run.id}/source-context?item=0`));
+      assert.deepEqual(
+        context.data.map((c: Json) => [c.node_id, c.query, c.passages[0].source]),
+        [['ask', 'name of the office dog', 'Office pets']],
+      );
     });
 
     it('warns when an agent lists an unknown source or more than 20 sources', async () => {
