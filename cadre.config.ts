@@ -34,6 +34,10 @@ export const cadreEnvSchema = z.object({
   ANTHROPIC_API_KEY: envOptionalString,
   ANTHROPIC_BASE_URL: envOptionalString,
   ANTHROPIC_MODEL: z.string().default('claude-sonnet-4-6'),
+  /** When the model API stays unavailable (429, 5xx, overloaded) after the SDK's own retries, a step tries again
+   * this many more times, apart from the agent's item retries, waiting ANTHROPIC_RETRY_SECONDS, doubling. */
+  ANTHROPIC_UNAVAILABLE_RETRIES: z.coerce.number().int().min(0).max(20).default(4),
+  ANTHROPIC_RETRY_SECONDS: z.coerce.number().min(0.1).max(600).default(15),
   SMTP_URL: envOptionalString,
   SMTP_FROM: z.string().default('Cadre <cadre@localhost>'),
   /** Vector retrieval with the local embedding model (`local`), or full-text retrieval only (`off`). */
@@ -88,6 +92,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       apiKey: e.ANTHROPIC_API_KEY,
       baseUrl: e.ANTHROPIC_BASE_URL,
       name: e.ANTHROPIC_MODEL,
+      unavailableRetries: e.ANTHROPIC_UNAVAILABLE_RETRIES,
+      retrySeconds: e.ANTHROPIC_RETRY_SECONDS,
     },
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },

@@ -5,6 +5,8 @@ import { createItemStepActivities } from './item-steps';
 import { createPageAdvanceActivities } from './page-advance';
 import { createRunLifecycleActivities } from './run-lifecycle';
 import { createTriggerActivities } from './triggers';
+import { createAgentCallActivities } from './agent-calls';
+import { createFailureNoticeActivities } from './failure-notice';
 import { createSourceIndexingActivities } from './sources/indexing';
 
 export type { ActivityDeps } from './deps';
@@ -16,6 +18,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createItemStepActivities(deps),
     ...createApprovalActivities(deps),
     ...createTriggerActivities(deps),
+    ...createAgentCallActivities(deps),
+    ...createFailureNoticeActivities(deps),
     ...createSourceIndexingActivities(deps),
   });
 }

@@ -4,7 +4,6 @@
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/common';
-import { appendRunLog, recordNodeActivity } from '../db/run-progress';
 import { applyStateOps } from '../db/state-store';
 import type { AgentNode } from '../workflows/agent-model';
 import { nextNodeId, render, saveResult, type ItemData } from '../workflows/interpreter';
@@ -13,6 +12,7 @@ import { externalToolHandlers } from './tools/handlers';
 import { stateOpFor } from './page-advance';
 import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
+import { runFileSaver } from './run-files';
 import { runRetrieveStep } from './sources/retrieve-step';
 
 export interface Decision {
@@ -52,7 +52,12 @@ export function createItemStepActivities(deps: ActivityDeps) {
     }
     const input = toolDefinitions[node.tool].input.parse(args);
     const handler = externalToolHandlers[node.tool] as (i: unknown, c: unknown) => Promise<unknown>;
-    const result = await handler(input, { idempotencyKey: key, http: config.http, smtp: config.smtp });
+    const result = await handler(input, {
+      idempotencyKey: key,
+      http: config.http,
+      smtp: config.smtp,
+      saveFile: runFileSaver(knex, runId, key),
+    });
     await knex('effects')
       .insert({ key, run_id: runId, result: JSON.stringify(result ?? null) })
       .onConflict('key')
@@ -69,6 +74,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
       nodeId,
       decision,
       maxAttempts,
+      modelUnavailableRetries = 0,
     }: {
       runId: string;
       agentId: string;
@@ -77,6 +83,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
       nodeId: string;
       decision?: Decision;
       maxAttempts: number;
+      modelUnavailableRetries?: number;
     }): Promise<StepOutcome> {
       const spec = await loadSpec(knex, agentId, agentVersion);
       const node = nodeById(spec, nodeId);
@@ -86,48 +93,8 @@ export function createItemStepActivities(deps: ActivityDeps) {
       if (!item || item.node_id !== nodeId || ['done', 'failed', 'skipped'].includes(item.status))
         return 'already_done';
 
-      const settle = async (
-        patch: Record<string, unknown>,
-        outcome: 'done' | 'failed',
-        log?: string,
-        usage?: ModelStepResult['usage'],
-      ) => {
-        await knex.transaction(async (trx) => {
-          // Guarded by the node the item stands at, so a retried attempt cannot count the item twice.
-          const moved = await trx('run_items')
-            .where({ run_id: runId, seq, node_id: nodeId })
-            .whereNotIn('status', ['done', 'failed', 'skipped'])
-            .update({ ...patch, ...(usage ? { usage: JSON.stringify(usage) } : {}), updated_at: trx.fn.now() });
-          if (moved === 0) return;
-          if (usage) await addRunUsage(trx, runId, usage);
-          await recordNodeActivity(
-            trx,
-            runId,
-            new Map([
-              [
-                node.id,
-                { kind: node.kind, in: 1, done: outcome === 'done' ? 1 : 0, failed: outcome === 'failed' ? 1 : 0 },
-              ],
-            ]),
-          );
-          if (log) {
-            await appendRunLog(trx, [
-              {
-                run_id: runId,
-                level: outcome === 'failed' ? 'warn' : 'info',
-                node_id: node.id,
-                item_seq: seq,
-                message: log,
-              },
-            ]);
-          }
-          // Counted incrementally: recounting the run's items after every step costs O(items) per step.
-          const finalStatus = patch.status as string;
-          if (['done', 'failed', 'skipped'].includes(finalStatus)) {
-            await trx('runs').where({ id: runId }).increment(finalStatus, 1);
-          }
-        });
-      };
+      const settle = (patch: ItemPatch, outcome: 'done' | 'failed', log?: string, usage?: ModelStepResult['usage']) =>
+        settleItem(knex, { runId, seq, node, patch, outcome, log, usage });
 
       if (decision && !decision.approved) {
         const why = `rejected by ${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
@@ -172,12 +139,36 @@ export function createItemStepActivities(deps: ActivityDeps) {
         return 'advanced';
       } catch (err) {
         const attempt = Context.current().info.attempt;
+        // The model API being unavailable is not the item's fault: it has its own, slower retries on top.
+        if (
+          err instanceof ApplicationFailure &&
+          err.type === 'ModelUnavailable' &&
+          attempt < maxAttempts + modelUnavailableRetries
+        ) {
+          const wait = Math.min(600, config.model.retrySeconds * 2 ** (attempt - 1));
+          throw ApplicationFailure.create({
+            message: err.message,
+            type: 'ModelUnavailable',
+            details: err.details ? [...err.details] : undefined,
+            nextRetryDelay: `${wait} seconds`,
+          });
+        }
         if (!isPermanent(err) && attempt < maxAttempts) throw err; // Temporal retries with backoff
         const message = err instanceof Error ? err.message : String(err);
+        // A model step that failed still used tokens (and said why): both are kept with the item.
+        const spent =
+          err instanceof ApplicationFailure ? (err.details?.[0] as Partial<ModelStepResult> | undefined) : undefined;
         await settle(
-          { status: 'failed', error: `${node.id}: ${message}` },
+          {
+            status: 'failed',
+            error: `${node.id}: ${message}`,
+            ...(spent?.reasoning?.length
+              ? { reasoning: JSON.stringify([...((item.reasoning as unknown[]) ?? []), ...spent.reasoning]) }
+              : {}),
+          },
           'failed',
           `${node.id} failed after ${attempt} attempt(s): ${message}`,
+          spent?.usage,
         );
         return 'failed';
       }
@@ -185,20 +176,98 @@ export function createItemStepActivities(deps: ActivityDeps) {
   };
 }
 
-async function addRunUsage(trx: Knex.Transaction, runId: string, usage: ModelStepResult['usage']): Promise<void> {
-  await trx.raw(
-    `update runs set usage = jsonb_build_object(
-       'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :input,
-       'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :output,
-       'cache_read_tokens', coalesce((usage->>'cache_read_tokens')::bigint, 0) + :cacheRead,
-       'cost_usd', coalesce((usage->>'cost_usd')::numeric, 0) + :cost)
-     where id = :runId`,
+/** What a settled step changes on its item. */
+export interface ItemPatch {
+  status: 'pending' | 'done' | 'failed' | 'skipped';
+  error?: string;
+  data?: unknown;
+  node_id?: string | null;
+  /** The item's reasoning so far, as JSON text. */
+  reasoning?: string | null;
+}
+
+/**
+ * Moves an item past a per-item step (or fails it) with its node activity, log line, usage and the run's
+ * counters, in one statement: many items settle every second, and a single statement neither holds the
+ * embedded database for a transaction's round trips nor needs one to stay atomic. Guarded by the node the
+ * item stands at, so a retried attempt cannot count the item twice.
+ */
+export async function settleItem(
+  knex: Knex,
+  {
+    runId,
+    seq,
+    node,
+    patch,
+    outcome,
+    log,
+    usage,
+  }: {
+    runId: string;
+    seq: number;
+    node: AgentNode;
+    patch: ItemPatch;
+    outcome: 'done' | 'failed';
+    log?: string;
+    usage?: ModelStepResult['usage'];
+  },
+): Promise<void> {
+  const sets = ['status = :status', 'updated_at = now()'];
+  if ('error' in patch) sets.push('error = :error');
+  if ('data' in patch) sets.push('data = :data::jsonb');
+  if ('node_id' in patch) sets.push('node_id = :nodeId');
+  if ('reasoning' in patch) sets.push('reasoning = :reasoning::jsonb');
+  if (usage) sets.push('usage = :usage::jsonb');
+  // Counted incrementally: recounting the run's items after every step costs O(items) per step.
+  const counter = ['done', 'failed', 'skipped'].includes(patch.status) ? patch.status : null;
+  await knex.raw(
+    `with moved as (
+       update run_items set ${sets.join(', ')}
+       where run_id = :runId and seq = :seq and node_id = :node and status not in ('done', 'failed', 'skipped')
+       returning 1
+     ), activity as (
+       insert into node_activity (run_id, node_id, kind, items_in, items_done, items_failed, ended_at)
+       select :runId, :node, :kind, 1, :doneInc, :failedInc, now() where exists (select 1 from moved)
+       on conflict (run_id, node_id) do update set
+         items_in = node_activity.items_in + 1,
+         items_done = node_activity.items_done + excluded.items_done,
+         items_failed = node_activity.items_failed + excluded.items_failed,
+         ended_at = now()
+     ), logged as (
+       insert into run_logs (run_id, level, node_id, item_seq, message)
+       select :runId, :level, :node, :seq, :log::text where :log::text is not null and exists (select 1 from moved)
+     )
+     update runs set
+       done = done + (case when :counter::text = 'done' then 1 else 0 end),
+       failed = failed + (case when :counter::text = 'failed' then 1 else 0 end),
+       skipped = skipped + (case when :counter::text = 'skipped' then 1 else 0 end),
+       usage = case when :hasUsage then jsonb_build_object(
+         'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :input,
+         'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :output,
+         'cache_read_tokens', coalesce((usage->>'cache_read_tokens')::bigint, 0) + :cacheRead,
+         'cost_usd', coalesce((usage->>'cost_usd')::numeric, 0) + :cost) else usage end
+     where id = :runId and exists (select 1 from moved)`,
     {
       runId,
-      input: usage.input_tokens,
-      output: usage.output_tokens,
-      cacheRead: usage.cache_read_tokens,
-      cost: usage.cost_usd,
+      seq,
+      node: node.id,
+      kind: node.kind,
+      status: patch.status,
+      error: patch.error ?? null,
+      data: 'data' in patch ? JSON.stringify(patch.data) : null,
+      nodeId: patch.node_id ?? null,
+      reasoning: patch.reasoning ?? null,
+      usage: usage ? JSON.stringify(usage) : null,
+      doneInc: outcome === 'done' ? 1 : 0,
+      failedInc: outcome === 'failed' ? 1 : 0,
+      level: outcome === 'failed' ? 'warn' : 'info',
+      log: log ?? null,
+      counter,
+      hasUsage: usage !== undefined,
+      input: usage?.input_tokens ?? 0,
+      output: usage?.output_tokens ?? 0,
+      cacheRead: usage?.cache_read_tokens ?? 0,
+      cost: usage?.cost_usd ?? 0,
     },
   );
 }

@@ -10,6 +10,8 @@ import type { AgentNode, AgentSpec } from '../workflows/agent-model';
 import type { ItemData } from '../workflows/interpreter';
 import { isToolName, toolDefinitions } from './tools/definitions';
 import { externalToolHandlers } from './tools/handlers';
+import { approvalRequired } from './page-advance';
+import { runFileSaver } from './run-files';
 import type { ActivityDeps } from './deps';
 import { sourcesToolFor } from './sources/llm-tool';
 
@@ -103,6 +105,10 @@ export async function runModelStep({
   const usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cost_usd: 0 };
   const [, inPrice, outPrice] = prices.find(([re]) => re.test(config.model.name)) ?? prices[prices.length - 1];
   let schemaRetries = 0;
+  // A failure carries what the step used and said so far: the item's usage counts in the run's cost, and its
+  // reasoning shows why it failed.
+  const failure = (message: string, type: string, nonRetryable: boolean) =>
+    ApplicationFailure.create({ message, type, nonRetryable, details: [{ usage, reasoning }] });
 
   for (let turn = 0; turn < maxTurns; turn++) {
     let res: Anthropic.Message;
@@ -118,15 +124,15 @@ export async function runModelStep({
       if (!(err instanceof Anthropic.APIError) || err.status === undefined) {
         // unreachable ("Connection error."), timed out, or an unreadable answer: retried, and named as the model's
         const reason = err instanceof Error ? err.message : String(err);
-        throw ApplicationFailure.retryable(`the model API call failed: ${reason}`, 'ModelUnavailable');
+        throw failure(`the model API call failed: ${reason}`, 'ModelUnavailable', false);
       }
       // The SDK's own message embeds the raw JSON body; the item's error should read like the API's answer.
       const said = `(${err.status}): ${err.apiMessage ?? err.message}`;
       if (err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408) {
-        throw ApplicationFailure.nonRetryable(`the model API refused the request ${said}`, 'ModelRejected');
+        throw failure(`the model API refused the request ${said}`, 'ModelRejected', true);
       }
       // 429, 5xx, 529 overloaded: retried by the SDK, then by Temporal
-      throw ApplicationFailure.retryable(`the model API is unavailable ${said}`, 'ModelUnavailable');
+      throw failure(`the model API is unavailable ${said}`, 'ModelUnavailable', false);
     }
     usage.input_tokens += res.usage.input_tokens + (res.usage.cache_creation_input_tokens ?? 0);
     usage.cache_read_tokens += res.usage.cache_read_input_tokens ?? 0;
@@ -147,10 +153,7 @@ export async function runModelStep({
           if (validate(block.input)) return { output: block.input, reasoning, usage };
           const problems = ajv.errorsText(validate.errors);
           if (schemaRetries++ >= 1) {
-            throw ApplicationFailure.nonRetryable(
-              `the model's answer does not match the output schema: ${problems}`,
-              'SchemaViolation',
-            );
+            throw failure(`the model's answer does not match the output schema: ${problems}`, 'SchemaViolation', true);
           }
           results.push({
             type: 'tool_result',
@@ -178,6 +181,10 @@ export async function runModelStep({
           const handler = externalToolHandlers[tool] as ((i: unknown, c: unknown) => Promise<unknown>) | undefined;
           if (!handler) throw new Error(`${tool} can only be used from a tool node`);
           const input = toolDefinitions[tool].input.parse(block.input);
+          // A call the policy sends to a reviewer never runs from inside a model step (the API refuses such
+          // agents when they are saved; this guards agents saved before that rule).
+          if (approvalRequired(spec, tool, input))
+            throw new Error(`${tool} with these arguments needs a reviewer's approval; use a tool node for it`);
           // Attempt-independent (the model's tool_use ids change on every attempt) and recorded in the effects
           // ledger, so a retried activity repeating the same call gets the recorded result instead of acting twice.
           const digest = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
@@ -185,7 +192,12 @@ export async function runModelStep({
           const recorded = await deps.knex('effects').where({ key }).first('result');
           let out = recorded?.result;
           if (!recorded) {
-            out = await handler(input, { idempotencyKey: key, http: config.http, smtp: config.smtp });
+            out = await handler(input, {
+              idempotencyKey: key,
+              http: config.http,
+              smtp: config.smtp,
+              saveFile: runFileSaver(deps.knex, runId, key),
+            });
             await deps
               .knex('effects')
               .insert({ key, run_id: runId, result: JSON.stringify(out ?? null) })
@@ -207,11 +219,11 @@ export async function runModelStep({
     }
     if (validate) {
       if (schemaRetries++ >= 1)
-        throw ApplicationFailure.nonRetryable(`the model did not call ${submitTool} with an answer`, 'SchemaViolation');
+        throw failure(`the model did not call ${submitTool} with an answer`, 'SchemaViolation', true);
       messages.push({ role: 'user', content: `Call ${submitTool} with your answer.` });
       continue;
     }
     return { output: { text }, reasoning, usage };
   }
-  throw ApplicationFailure.nonRetryable(`the model did not finish within ${maxTurns} turns`, 'TooManyTurns');
+  throw failure(`the model did not finish within ${maxTurns} turns`, 'TooManyTurns', true);
 }

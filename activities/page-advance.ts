@@ -22,6 +22,8 @@ export interface StepAction {
   nodeId: string;
   /** Set when a person must decide first. */
   approvalId?: string;
+  /** Set at a call_agent node: the page workflow runs the other agent's run as its child. */
+  callAgent?: { wait: boolean };
 }
 
 interface ItemRow {
@@ -45,7 +47,7 @@ export function approvalRequired(spec: AgentSpec, tool: string, args: unknown): 
 
 export function stateOpFor(node: ToolNode, args: Record<string, unknown>): StateOp | undefined {
   const def = isToolName(node.tool) ? toolDefinitions[node.tool] : undefined;
-  if (!def || def.sideEffect === 'external') return undefined;
+  if (!def || !node.tool.startsWith('state.')) return undefined;
   const input = def.input.parse(args) as Record<string, unknown>;
   return { op: node.tool.slice('state.'.length), ...input } as StateOp;
 }
@@ -153,7 +155,11 @@ export function createPageAdvanceActivities({ knex }: ActivityDeps) {
         };
 
         const stop = (item: ItemRow, node: AgentNode, tool?: string, args?: unknown): StepAction => {
-          const action: StepAction = { seq: item.seq, nodeId: node.id };
+          const action: StepAction = {
+            seq: item.seq,
+            nodeId: node.id,
+            ...(node.kind === 'call_agent' ? { callAgent: { wait: node.wait } } : {}),
+          };
           const needsPerson =
             node.kind === 'approval' || (node.kind === 'tool' && approvalRequired(spec, node.tool, args));
           if (needsPerson && item.status !== 'needs_review') {

@@ -20,6 +20,8 @@ export interface RunPlan {
   pageWindow: number;
   concurrency: number;
   itemAttempts: number;
+  /** Extra attempts of a model step while the model API is unavailable (not counted against item retries). */
+  modelUnavailableRetries: number;
   stopOnFailure: boolean;
   approvalTimeoutSeconds: number;
   onApprovalTimeout: AgentSpec['policy']['on_approval_timeout'];
@@ -29,7 +31,7 @@ export interface RunPlan {
 
 export const pageSize = 1_000;
 
-export function createRunLifecycleActivities({ knex }: ActivityDeps) {
+export function createRunLifecycleActivities({ knex, config }: ActivityDeps) {
   return {
     /** Idempotent: a retry or a continued-as-new run finds its items already there. */
     async prepareRun({ runId }: { runId: string }): Promise<RunPlan> {
@@ -44,6 +46,7 @@ export function createRunLifecycleActivities({ knex }: ActivityDeps) {
         pageWindow: 4,
         concurrency: policy.concurrency,
         itemAttempts: policy.error_policy.retries + 1,
+        modelUnavailableRetries: config.model.unavailableRetries,
         stopOnFailure: policy.error_policy.on_item_failure === 'stop',
         approvalTimeoutSeconds: policy.approval_timeout_seconds,
         onApprovalTimeout: policy.on_approval_timeout,

@@ -80,7 +80,7 @@ const withoutFresh = (o: OpenedHere): Opened =>
   'skipped' in o ? o : { id: o.id, workspace_id: o.workspace_id, agent_id: o.agent_id, trigger: o.trigger };
 
 /** A finished run's results as the next agent's input: what its output nodes collected, else its items. */
-async function runResults(knex: Knex, runId: string): Promise<unknown[]> {
+export async function runResults(knex: Knex, runId: string): Promise<unknown[]> {
   const collected = await knex('run_items')
     .where({ run_id: runId })
     .whereNotNull('output_node')
@@ -96,9 +96,12 @@ export function createTriggerActivities({ knex }: ActivityDeps) {
       const trigger = await findTrigger(knex, triggerId);
       if (!trigger || trigger.kind !== 'schedule') return { skipped: 'the trigger was deleted' };
       const config = scheduleConfigSchema.parse(trigger.config);
+      // Temporal names each fire's workflow "<action workflow id>-<scheduled time>". The input must be the same
+      // on a retry of this activity, or the run its first attempt opened would look like another request.
+      const firedAt = fireId.slice(`scheduled-${triggerId}-`.length) || fireId;
       const opened = await openTriggeredRun(knex, trigger, {
         // With no input configured, each fire is one item saying when it fired: the agent still runs.
-        input: config.input || JSON.stringify({ fired_at: new Date().toISOString(), trigger: trigger.name }),
+        input: config.input || JSON.stringify({ fired_at: firedAt, trigger: trigger.name }),
         idempotencyKey: `schedule:${fireId}`,
         because: 'the schedule fired',
       });

@@ -5,11 +5,14 @@ import { pinoHttp } from 'pino-http';
 import { authenticate } from './auth';
 import type { Logger } from './logger';
 import { ApiError, problemHandler } from './problem';
+import { openApiDocument } from './openapi';
 import { agentRoutes, type RouteDeps } from './routes/agents';
 import { runRoutes } from './routes/runs';
 import { apiKeyRoutes } from './routes/api-keys';
 import { hookRoutes } from './routes/hooks';
 import { triggerRoutes } from './routes/triggers';
+import { toolRoutes } from './routes/tools';
+import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
 import type { SecretBox } from '../db/secret-box';
 
@@ -55,8 +58,14 @@ export function createApp(deps: AppDeps) {
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', checks });
   });
 
+  const openapi = openApiDocument(deps.links.publicUrl);
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+
   // Webhooks and forms come from outside the workspace: a signature or a public form stands in for a key.
   app.use('/v1', hookRoutes(deps));
+  app.use('/v1', publicRunRoutes(deps));
 
   const v1 = express.Router();
   v1.use(authenticate(deps.knex));
@@ -64,6 +73,8 @@ export function createApp(deps: AppDeps) {
   v1.use(runRoutes(deps));
   v1.use(apiKeyRoutes(deps));
   v1.use(triggerRoutes(deps));
+  v1.use(toolRoutes());
+  v1.use(runLinkRoutes(deps));
   v1.use(sourceRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {

@@ -26,6 +26,7 @@ export interface StartRunRequest {
   input: string;
   trigger: Trigger;
   triggerId?: string;
+  runLinkId?: string;
   idempotencyKey?: string;
 }
 

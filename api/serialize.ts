@@ -9,8 +9,19 @@ export interface Links {
   temporal: TemporalConfig;
 }
 
+/** Items of a run by where they stand; `pending` is what has not finished one way or another yet. */
+export function runCounts(run: Pick<RunRecord, 'total' | 'done' | 'failed' | 'needs_review' | 'skipped'>) {
+  return {
+    total: run.total,
+    pending: Math.max(0, run.total - run.done - run.failed - run.needs_review - run.skipped),
+    done: run.done,
+    failed: run.failed,
+    needs_review: run.needs_review,
+    skipped: run.skipped,
+  };
+}
+
 export function runJson(run: RunRecord, links: Links) {
-  const pending = Math.max(0, run.total - run.done - run.failed - run.needs_review - run.skipped);
   const end = run.ended_at ?? (run.status === 'running' || run.status === 'needs_review' ? new Date() : null);
   return {
     id: run.id,
@@ -24,14 +35,7 @@ export function runJson(run: RunRecord, links: Links) {
     started_at: run.started_at,
     ended_at: run.ended_at,
     duration_ms: end ? end.getTime() - new Date(run.started_at ?? run.created_at).getTime() : null,
-    counts: {
-      total: run.total,
-      pending,
-      done: run.done,
-      failed: run.failed,
-      needs_review: run.needs_review,
-      skipped: run.skipped,
-    },
+    counts: runCounts(run),
     error: run.error,
     usage: {
       input_tokens: Number(run.usage?.input_tokens ?? 0),

@@ -84,7 +84,12 @@ async function main() {
   );
 
   // Model steps: a fake Anthropic server answering after 1 s, 50 at a time.
-  fake.setHandler(() => ({ ...reply([text('ok')]), delayMs: llmDelayMs }));
+  // When model calls begin and end, to tell the run's fixed costs (input, first page, files) from per-item ones.
+  const calls: number[] = [];
+  fake.setHandler(() => {
+    calls.push(performance.now());
+    return { ...reply([text('ok')]), delayMs: llmDelayMs };
+  });
   const llmAgent = await createLiveAgent(h, ws, {
     name: 'bench-llm',
     nodes: [
@@ -102,8 +107,10 @@ async function main() {
   );
   const finished = await waitForRun(h, llmRun.id, undefined, 600_000);
   const llmWall = (performance.now() - start) / 1000;
+  const firstCall = (Math.min(...calls) - start) / 1000;
+  const callsSpan = (Math.max(...calls) - Math.min(...calls)) / 1000 + llmDelayMs / 1000;
   console.log(
-    `llm: ${llmItems} items, ${finished.done} done, ${finished.failed} failed, in ${llmWall.toFixed(1)} s (ideal ${(llmItems / llmConcurrency) * (llmDelayMs / 1000)} s)`,
+    `llm: ${llmItems} items, ${finished.done} done, ${finished.failed} failed, in ${llmWall.toFixed(1)} s (ideal ${(llmItems / llmConcurrency) * (llmDelayMs / 1000)} s); first model call after ${firstCall.toFixed(2)} s, model calls spanning ${callsSpan.toFixed(1)} s`,
   );
 
   clearInterval(sampler);
@@ -121,6 +128,8 @@ async function main() {
     llm_items: llmItems,
     llm_wall_s: Number(llmWall.toFixed(1)),
     llm_ideal_s: (llmItems / llmConcurrency) * (llmDelayMs / 1000),
+    llm_first_call_s: Number(firstCall.toFixed(2)),
+    llm_calls_span_s: Number(callsSpan.toFixed(1)),
     max_history_events: history.maxEvents,
     max_history_bytes: history.maxBytes,
     peak_worker_rss_mb: Math.round(peakRss / 2 ** 20),

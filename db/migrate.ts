@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as initial from './migrations/001_initial';
 import * as triggers from './migrations/002_triggers';
 import * as sources from './migrations/004_sources';
+import * as runLinks from './migrations/005_run_links';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -9,6 +10,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '001_initial': initial,
   '002_triggers': triggers,
   '004_sources': sources,
+  '005_run_links': runLinks,
 };
 
 const source: Knex.MigrationSource<string> = {

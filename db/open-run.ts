@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AgentRow } from './agents';
 import type { RunRecord, Trigger } from './runs';
-import { takeRunAllowance, type Workspace } from './workspaces';
+import { currentMonth, planLimits, takeRunAllowance, type Workspace } from './workspaces';
 
 export interface OpenRunRequest {
   workspace: Workspace;
@@ -13,6 +13,7 @@ export interface OpenRunRequest {
   input: string;
   trigger: Trigger;
   triggerId?: string;
+  runLinkId?: string;
   /** The same key with the same request finds the run it started; with another request it is refused. */
   idempotencyKey?: string;
 }
@@ -30,6 +31,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
   const requestHash = createHash('sha256')
     .update(JSON.stringify([req.agent.id, req.input]))
     .digest('hex');
+  if (!req.idempotencyKey) return openRunInOneStatement(knex, req, requestHash);
   try {
     return await knex.transaction(async (trx): Promise<OpenRunOutcome> => {
       const inserted = await trx('runs')
@@ -40,6 +42,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
           agent_version: req.agent.current_version,
           trigger: req.trigger,
           trigger_id: req.triggerId ?? null,
+          run_link_id: req.runLinkId ?? null,
           input: req.input,
           idempotency_key: req.idempotencyKey ?? null,
           request_hash: requestHash,
@@ -63,6 +66,41 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
     if (err instanceof AllowanceExhausted) return { outcome: 'allowance_exhausted' };
     throw err;
   }
+}
+
+/**
+ * Without an idempotency key there is nothing to look up: the allowance and the run row are written by one
+ * statement (atomic on its own), one round trip instead of a transaction's four. This is the common start.
+ */
+async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHash: string): Promise<OpenRunOutcome> {
+  const result = await knex.raw(
+    `with allowance as (
+       insert into workspace_usage (workspace_id, month, runs) values (:ws, :month, 1)
+       on conflict (workspace_id, month) do update set runs = workspace_usage.runs + 1
+         where :limit::int is null or workspace_usage.runs < :limit::int
+       returning runs
+     )
+     insert into runs (id, workspace_id, agent_id, agent_version, trigger, trigger_id, run_link_id, input,
+                       request_hash)
+     select :id, :ws, :agent, :version, :trigger, :triggerId, :runLinkId, :input, :hash
+     where exists (select 1 from allowance where :limit::int is null or runs <= :limit::int)
+     returning *`,
+    {
+      ws: req.workspace.id,
+      month: currentMonth(),
+      limit: planLimits[req.workspace.plan].runsPerMonth,
+      id: randomUUID(),
+      agent: req.agent.id,
+      version: req.agent.current_version,
+      trigger: req.trigger,
+      triggerId: req.triggerId ?? null,
+      runLinkId: req.runLinkId ?? null,
+      input: req.input,
+      hash: requestHash,
+    },
+  );
+  if (result.rows.length === 0) return { outcome: 'allowance_exhausted' };
+  return { outcome: 'created', run: { ...result.rows[0], agent_name: req.agent.name } };
 }
 
 /** Marks a run whose workflow could not be started, so it does not stay "running" forever. */

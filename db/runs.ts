@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 // `skipped`: a scheduled or triggered run that found its agent paused when it began, and did nothing.
 export const runStatuses = ['running', 'completed', 'failed', 'needs_review', 'cancelled', 'skipped'] as const;
 export type RunStatus = (typeof runStatuses)[number];
-export const triggers = ['manual', 'api', 'test', 'schedule', 'webhook', 'form', 'chain'] as const;
+export const triggers = ['manual', 'api', 'test', 'schedule', 'webhook', 'form', 'chain', 'run_link', 'agent'] as const;
 export type Trigger = (typeof triggers)[number];
 
 export interface RunRecord {
@@ -116,10 +116,12 @@ export function decodeCursor(cursor: string): string[] {
 export async function listItems(
   knex: Knex,
   runId: string,
-  page: { limit: number; cursor?: string; status?: string },
+  page: { limit: number; cursor?: string; status?: string; fromSeq?: number },
 ): Promise<{ data: Record<string, unknown>[]; next_cursor: string | null }> {
   const q = knex('run_items').where({ run_id: runId });
   if (page.status) q.where({ status: page.status });
+  // A jump to any position of a long run (the console's scrolling table), where a cursor can only go forward.
+  if (page.fromSeq !== undefined) q.where('seq', '>=', page.fromSeq);
   if (page.cursor) q.where('seq', '>', Number(decodeCursor(page.cursor)[0]));
   const rows = await q
     .orderBy('seq')

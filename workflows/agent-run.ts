@@ -104,8 +104,13 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
     return continueAsNew<typeof agentRun>({ runId, nextPage, failedSoFar: failed });
   }
   const status = await CancellationScope.nonCancellable(() => db.finishRun({ runId, cancelled, stoppedBy, error }));
-  // Cancellation of this run must not stop the chains its end fires (a chain may be on "cancelled").
-  await CancellationScope.nonCancellable(() => startChainedRuns(runId));
+  // Cancellation of this run must not stop what its end sets off: the failure notice, and chains (a chain may
+  // be on "cancelled").
+  await CancellationScope.nonCancellable(async () => {
+    // The notice is a courtesy: a mail server that stays down must not fail a run that has already ended.
+    await db.notifyFailures({ runId }).catch(() => undefined);
+    await startChainedRuns(runId);
+  });
   return status;
 }
 

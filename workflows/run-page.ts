@@ -6,13 +6,18 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
+  executeChild,
+  ParentClosePolicy,
   proxyActivities,
   setHandler,
+  startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { Decision } from '../activities/item-steps';
 import type { StepAction } from '../activities/page-advance';
 import type { RunPlan } from '../activities/run-lifecycle';
+import type { agentRun } from './agent-run';
+import { runSearchAttributes, runWorkflowId } from './run-identity';
 
 export interface RunPageInput {
   runId: string;
@@ -53,7 +58,11 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
     heartbeatTimeout: '10 seconds',
     // executeStep fails the item itself once the step's own errors use up `itemAttempts`; the extra
     // attempts here are for the infrastructure (a lost worker, a database restart), not for the item.
-    retry: { maximumAttempts: plan.itemAttempts + 5, initialInterval: '1 second', backoffCoefficient: 2 },
+    retry: {
+      maximumAttempts: plan.itemAttempts + (plan.modelUnavailableRetries ?? 0) + 5,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+    },
   });
 
   const waiting = new Set<string>(); // approval ids this page waits on
@@ -109,7 +118,40 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
     return { approved: d.approve, arguments: d.arguments, by: d.by, reason: d.reason };
   }
 
+  /** A call_agent step: the called run is a child of this page, waited on or left to run on its own. */
+  async function callAgent(action: StepAction, wait: boolean): Promise<void> {
+    const ids = {
+      runId,
+      seq: action.seq,
+      nodeId: action.nodeId,
+      agentId: plan.agentId,
+      agentVersion: plan.agentVersion,
+    };
+    const opened = await steps.openAgentCall(ids);
+    if ('outcome' in opened) {
+      if (opened.outcome === 'failed') failed++;
+      return;
+    }
+    const child = {
+      workflowId: runWorkflowId(opened.id),
+      args: [{ runId: opened.id }] as Parameters<typeof agentRun>,
+      typedSearchAttributes: runSearchAttributes(opened),
+    };
+    if (wait) {
+      // Cancelling this run cancels the run it waits on, which then ends cancelled with its counts.
+      await executeChild<typeof agentRun>('agentRun', {
+        ...child,
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      });
+    } else {
+      await startChild<typeof agentRun>('agentRun', { ...child, parentClosePolicy: ParentClosePolicy.ABANDON });
+    }
+    const outcome = await steps.finishAgentCall({ ...ids, calledRunId: opened.id, waited: wait });
+    if (outcome === 'failed') failed++;
+  }
+
   async function run(action: StepAction): Promise<void> {
+    if (action.callAgent) return callAgent(action, action.callAgent.wait);
     const decision = action.approvalId ? await awaitDecision(action.approvalId) : undefined;
     busy++;
     // Claim the slot inside the condition: Temporal evaluates every waiting condition in one pass, so a check
@@ -124,6 +166,7 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
         nodeId: action.nodeId,
         decision,
         maxAttempts: plan.itemAttempts,
+        modelUnavailableRetries: plan.modelUnavailableRetries ?? 0,
       });
       if (outcome === 'failed') failed++;
     } finally {

@@ -2,13 +2,16 @@
 // validate agents and the engine can apply approval policy without loading any connector code.
 import { z } from 'zod';
 
-export type SideEffect = 'read' | 'state' | 'external';
+export type SideEffect = 'read' | 'state' | 'files' | 'external';
 
 export interface ToolDefinition<S extends z.ZodTypeAny = z.ZodTypeAny> {
   name: string;
   description: string;
   input: S;
-  /** `state` tools touch only Cadre's own state store and run set-based; `external` ones reach other systems. */
+  /**
+   * `state` tools touch only Cadre's own state store and run set-based; `files` ones write files into the run;
+   * `external` ones reach other systems.
+   */
   sideEffect: SideEffect;
   approvalDefault: 'always' | 'never';
 }
@@ -66,6 +69,18 @@ export const toolDefinitions = {
       text: z.string().default(''),
     }),
     sideEffect: 'external',
+    approvalDefault: 'never',
+  },
+  'file.generate': {
+    name: 'file.generate',
+    description: 'Write rows into a file of the run (CSV, XLSX, JSON or Markdown) that people can download.',
+    input: z.object({
+      file_name: z.string().regex(/^[\w.-]{1,120}$/, 'a plain file name'),
+      format: z.enum(['csv', 'xlsx', 'json', 'markdown']).default('csv'),
+      rows: z.array(z.record(z.string(), z.unknown())).min(1).max(100_000),
+      fields: z.array(z.string()).optional(),
+    }),
+    sideEffect: 'files',
     approvalDefault: 'never',
   },
 } satisfies Record<string, ToolDefinition>;

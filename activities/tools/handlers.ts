@@ -4,11 +4,14 @@ import { createTransport, type Transporter } from 'nodemailer';
 import { ApplicationFailure } from '@temporalio/common';
 import { assertPublicUrl, BlockedAddressError } from './ssrf-guard';
 import { ToolInput, ToolName } from './definitions';
+import { renderOutputFile } from '../output-files';
 
 export interface ToolContext {
   idempotencyKey: string;
   http: { allowHosts: readonly string[] };
   smtp: { url?: string; from: string };
+  /** Stores a file in the run; the same key stores it once however often a retry asks. */
+  saveFile?: (file: { name: string; contentType: string; content: Buffer }) => Promise<Record<string, unknown>>;
 }
 
 type Handler<N extends ToolName> = (input: ToolInput<N>, ctx: ToolContext) => Promise<unknown>;
@@ -79,7 +82,15 @@ async function sendEmail(input: ToolInput<'email.send'>, ctx: ToolContext): Prom
   return { message_id: info.messageId, accepted: info.accepted };
 }
 
+async function generateFile(input: ToolInput<'file.generate'>, ctx: ToolContext): Promise<unknown> {
+  if (!ctx.saveFile) throw ApplicationFailure.nonRetryable('file.generate needs a run to write into', 'NoRun');
+  // renderOutputFile adds the format's extension unless the name already has it.
+  const file = await renderOutputFile(input.format, input.file_name, input.rows, input.fields);
+  return ctx.saveFile(file);
+}
+
 export const externalToolHandlers: { [N in ToolName]?: Handler<N> } = {
   'http.request': httpRequest,
   'email.send': sendEmail,
+  'file.generate': generateFile,
 };

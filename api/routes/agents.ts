@@ -15,13 +15,15 @@ import {
 } from '../../db/agents';
 import { lastRunPerAgent, runsThisMonthPerAgent } from '../../db/runs';
 import { recordEvent } from '../../db/timeline';
+import { dailyStats } from '../../db/stats';
 import { listTriggers } from '../../db/triggers';
 import { deleteSchedule, setSchedulesPaused } from '../schedule-sync';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
 import { planLimits, runsThisMonth, type Workspace } from '../../db/workspaces';
 import type { AgentSpec } from '../../workflows/agent-model';
 import { jsonDiff } from '../json-diff';
-import { validateAgentSpec } from '../agent-validation';
+import { loadAgent as loadAgentOr404 } from '../loaders';
+import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
 import { requireScope } from '../auth';
 import { ApiError } from '../problem';
@@ -42,11 +44,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
 
-  const loadAgent = async (workspaceId: string, id: string): Promise<AgentRow> => {
-    const agent = await getAgent(knex, workspaceId, id);
-    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${id} in this workspace`);
-    return agent;
-  };
+  const loadAgent = (workspaceId: string, id: string) => loadAgentOr404(knex, workspaceId, id);
 
   r.get('/agents', requireScope('read'), async (req, res) => {
     const ws = req.auth!.workspace;
@@ -87,6 +85,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   const createFromBody: RequestHandler = async (req, res) => {
     const ws = req.auth!.workspace;
     const spec = validateAgentSpec(req.body);
+    await checkAgentCalls(knex, ws.id, spec);
     const agent = await createWithinPlan(ws, spec, byKey(req));
     const warnings = await sourceWarnings(knex, ws.id, spec);
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec, warnings }));
@@ -134,6 +133,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
     const spec = validateAgentSpec(req.body);
+    await checkAgentCalls(knex, ws.id, spec, agent.id);
     const updated = await updateAgent(knex, agent, spec);
     await recordEvent(knex, {
       workspace_id: ws.id,
@@ -163,6 +163,25 @@ export function agentRoutes(deps: RouteDeps): Router {
     if (!spec)
       throw new ApiError(404, 'version_not_found', `agent ${agent.id} has no version ${param(req, 'version')}`);
     res.json({ version: Number(param(req, 'version')), spec });
+  });
+
+  // Restoring writes the old spec as a new version: history only grows, and running runs keep theirs.
+  r.post('/agents/:id/versions/:version/restore', requireScope('manage'), async (req, res) => {
+    const ws = req.auth!.workspace;
+    const agent = await loadAgent(ws.id, param(req, 'id'));
+    const version = Number(param(req, 'version'));
+    const spec = Number.isInteger(version) ? await getVersion(knex, agent.id, version) : undefined;
+    if (!spec)
+      throw new ApiError(404, 'version_not_found', `agent ${agent.id} has no version ${param(req, 'version')}`);
+    const updated = await updateAgent(knex, agent, spec);
+    await recordEvent(knex, {
+      workspace_id: ws.id,
+      agent_id: agent.id,
+      kind: 'agent_updated',
+      message: `version ${version} restored as version ${updated.current_version} ${byKey(req)}`,
+      details: { version: updated.current_version, restored_from: version, previous_version: agent.current_version },
+    });
+    res.json(agentJson(updated, { spec }));
   });
 
   r.get('/agents/:id/export', requireScope('read'), async (req, res) => {
@@ -266,6 +285,16 @@ export function agentRoutes(deps: RouteDeps): Router {
     if (!(await deleteState(knex, agent.id, param(req, 'key'))))
       throw new ApiError(404, 'state_key_not_found', `the agent's state store has no key "${param(req, 'key')}"`);
     res.status(204).end();
+  });
+
+  // The dashboard's figures: per day, runs by status, items, average duration and cost.
+  r.get('/stats/daily', requireScope('read'), async (req, res) => {
+    const days = req.query.days === undefined ? 30 : Number(req.query.days);
+    if (!Number.isInteger(days) || days < 1 || days > 366)
+      throw new ApiError(400, 'invalid_days', 'days must be a whole number from 1 to 366');
+    const agentId = typeof req.query.agent_id === 'string' ? req.query.agent_id : undefined;
+    if (agentId) await loadAgent(req.auth!.workspace.id, agentId);
+    res.json({ days, data: await dailyStats(knex, req.auth!.workspace.id, days, agentId) });
   });
 
   r.get('/usage', requireScope('read'), async (req, res) => {

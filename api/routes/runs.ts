@@ -27,6 +27,14 @@ import type { RouteDeps } from './agents';
 const finished = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 const progressPollMs = 500;
 
+function seqParam(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new ApiError(400, 'invalid_from_seq', 'from_seq must be a whole number from 0');
+  return n;
+}
+
 function dateParam(value: unknown, name: string): Date | undefined {
   if (value === undefined) return undefined;
   const d = new Date(String(value));
@@ -101,6 +109,7 @@ export function runRoutes(deps: RouteDeps): Router {
           limit: limitParam(req.query.limit, 100, 1000),
           cursor: cursorParam(req.query.cursor),
           status,
+          fromSeq: seqParam(req.query.from_seq),
         }),
       ),
     );

@@ -1,12 +1,13 @@
 // Managing an agent's triggers (schedules, webhooks, forms, chains) and reading its activity timeline.
 import { Router } from 'express';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { getAgent, type AgentRow } from '../../db/agents';
+import type { AgentRow } from '../../db/agents';
 import { CursorError } from '../../db/runs';
 import { listEvents, timelineKinds } from '../../db/timeline';
 import { getTrigger, listTriggers, setTriggerSecret, type TriggerRow } from '../../db/triggers';
 import { scheduleConfigSchema } from '../../workflows/trigger-model';
 import { requireScope } from '../auth';
+import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
 import { checkSchedule, ScheduleError } from '../schedule-spec';
 import { scheduleIdOf } from '../schedule-sync';
@@ -27,11 +28,7 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
 
-  const loadAgent = async (workspaceId: string, id: string): Promise<AgentRow> => {
-    const agent = await getAgent(knex, workspaceId, id);
-    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${id} in this workspace`);
-    return agent;
-  };
+  const loadAgent = (workspaceId: string, id: string) => loadAgentOr404(knex, workspaceId, id);
   const loadTrigger = async (workspaceId: string, id: string): Promise<{ trigger: TriggerRow; agent: AgentRow }> => {
     const trigger = await getTrigger(knex, workspaceId, id);
     if (!trigger) throw new ApiError(404, 'trigger_not_found', `no trigger ${id} in this workspace`);

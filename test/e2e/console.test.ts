@@ -179,8 +179,8 @@ function fakeApi() {
   app.get('/v1/runs/:id/items', (_req, res) =>
     res.json({
       data: [
-        { seq: 1, status: 'done', data: { amount: 5 }, output: { paid: true }, error: null, reasoning: [] },
-        { seq: 3, status: 'failed', data: {}, output: null, error: 'amount is missing', reasoning: [] },
+        { seq: 0, status: 'done', data: { amount: 5 }, output: { paid: true }, error: null, reasoning: [] },
+        { seq: 2, status: 'failed', data: {}, output: null, error: 'amount is missing', reasoning: [] },
       ],
       next_cursor: null,
     }),
@@ -255,6 +255,72 @@ function fakeApi() {
       next_fire_times: [ago(-3_600_000)],
     }),
   );
+  app.get('/v1/agents/:id/versions', (_req, res) =>
+    res.json({
+      data: [3, 2, 1].map((version) => ({ version, created_at: ago(version * 3_600_000) })),
+      next_cursor: null,
+    }),
+  );
+  app.get('/v1/agents/:id/diff', (req, res) =>
+    res.json({
+      from: Number(req.query.from),
+      to: Number(req.query.to),
+      changes: [{ path: 'instructions', from: 'Pay every invoice.', to: spec.instructions }],
+    }),
+  );
+  app.post('/v1/agents/:id/versions/:version/restore', (_req, res) => res.json({ ...agents[0], current_version: 4 }));
+  app.post('/v1/agents', (req, res) => res.status(201).json({ ...agents[1], id: 'agent-new', name: req.body.name }));
+  app.post('/v1/agents/import', (req, res) => {
+    if (!Array.isArray(req.body.nodes)) return problem(res, 422, 'nodes: Invalid input: expected array');
+    res.status(201).json({ ...agents[1], id: 'agent-imported', name: req.body.name });
+  });
+  app.post('/v1/agents/:id/duplicate', (req, res) =>
+    res.status(201).json({ ...agentById(req.params.id), id: 'agent-copy', state: 'draft' }),
+  );
+  app.get('/v1/agents/:id/export', (_req, res) => res.attachment('Invoice-router.json').json(spec));
+  app.get('/v1/agents/:id/state-store', (req, res) =>
+    res.json({
+      data:
+        req.params.id === 'agent-live'
+          ? [{ key: 'paid_total', value: 1234.5, version: 7, updated_at: ago(5_000) }]
+          : [],
+      next_cursor: null,
+    }),
+  );
+  app.delete('/v1/agents/:id/state-store/:key', (_req, res) => res.status(204).end());
+  app.get('/v1/agents/:id/run-links', (_req, res) => res.json({ data: [], next_cursor: null }));
+  app.get('/v1/tools', (_req, res) =>
+    res.json({
+      data: [
+        {
+          name: 'http.request',
+          description: 'Call a JSON/REST endpoint.',
+          side_effect: 'external',
+          approval_default: 'never',
+        },
+        { name: 'state.get', description: 'Read a value.', side_effect: 'read', approval_default: 'never' },
+      ],
+      next_cursor: null,
+    }),
+  );
+  app.put('/v1/agents/:id', (req, res) => {
+    if (!req.body.name) return problem(res, 422, 'name: Too small: expected string to have >=1 characters');
+    res.json({ ...agentById(req.params.id), current_version: 4, spec: req.body });
+  });
+  app.get('/v1/stats/daily', (req, res) =>
+    res.json({
+      days: Number(req.query.days),
+      data: Array.from({ length: Number(req.query.days) }, (_, i) => ({
+        date: new Date(now - (Number(req.query.days) - 1 - i) * 86_400_000).toISOString().slice(0, 10),
+        runs: i === 0 ? 0 : 3,
+        by_status: i === 0 ? {} : { completed: 2, failed: 1 },
+        items: i === 0 ? 0 : 120,
+        failed_items: i === 0 ? 0 : 7,
+        avg_duration_ms: i === 0 ? null : 65_000,
+        cost_usd: i === 0 ? 0 : 0.42,
+      })),
+    }),
+  );
   app.get('/v1/agents/:id/timeline', (_req, res) =>
     res.json({
       data: [
@@ -304,7 +370,7 @@ function fakeApi() {
         });
     res.status(202).json({ status: 'started', run_id: 'run-from-form' });
   });
-  return { app, calls };
+  return { app, calls, spec };
 }
 
 /** Serves the built console in a process of its own, so its environment is exactly the one given here. */
@@ -409,7 +475,7 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.equal(page.status, 200);
     const html = await page.text();
     assert.match(html, /href="\/agents\/agent-live"/);
-    assert.match(text(html), /Invoice router .*Live .*v3 .*Needs review .*42/);
+    assert.match(text(html), /Invoice router v3 .*Live .*Needs review .*42/);
     assert.match(text(html), /Draft helper .*Draft .*Never run/);
   });
 
@@ -427,6 +493,9 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.match(page, /Schedule every weekday at 09:00, Europe\/Berlin .*Run now .*skip the new fire/);
     assert.match(page, /Webhook Webhook .*POST http:\/\/cadre\.test\/v1\/hooks\/trigger-hook/);
     assert.match(page, /delivery msg_1 received again, skipped \(duplicate\) .*started a run/);
+    assert.match(page, /State store .*paid_total 1234\.5 7/);
+    await post('/agents/agent-live?/deleteState', { key: 'paid_total' });
+    assert.equal(callsTo('DELETE', '/v1/agents/agent-live/state-store/paid_total').length, 1);
   });
 
   it('previews a schedule from the builder, then adds it', async () => {
@@ -442,6 +511,22 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.deepEqual(callsTo('POST', '/v1/schedules/preview').at(-1)?.body, expected);
     await post('/agents/agent-live?/addSchedule', fields);
     assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/triggers').at(-1)?.body, { kind: 'schedule', ...expected });
+  });
+
+  it('publishes a form from the builder’s lines', async () => {
+    await post('/agents/agent-live?/addForm', {
+      title: 'Expense claim',
+      fields: 'Your email, email, required\nCategory, select: travel / meals\n2nd note',
+    });
+    assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/triggers').at(-1)?.body, {
+      kind: 'form',
+      title: 'Expense claim',
+      fields: [
+        { name: 'your_email', label: 'Your email', type: 'email', required: true },
+        { name: 'category', label: 'Category', type: 'select', required: false, options: ['travel', 'meals'] },
+        { name: 'f_2nd_note', label: '2nd note', type: 'text', required: false },
+      ],
+    });
   });
 
   it('serves a form trigger’s public page without the console, with errors next to their field', async () => {
@@ -462,6 +547,75 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     const sent = callsTo('POST', '/v1/forms/form-1/submissions').at(-1)!;
     assert.deepEqual(sent.body, { email: 'ana@example.com', category: 'travel' });
     assert.ok(sent.forwardedFor, 'the client address is forwarded for per-person rate limits');
+  });
+
+  it('draws the dashboard from the daily figures, with totals for the chosen range', async () => {
+    const html = await (await get('/dashboard?days=7')).text();
+    const page = text(html);
+    assert.match(page, /Runs 18 .*Completed 67% .*Items processed 720 .*Items failed 42 .*Model cost \$2\.52/);
+    assert.ok(api.calls.some((c) => c.path === '/v1/stats/daily?days=7'));
+    assert.equal((html.match(/<svg[^>]*role="img"/g) ?? []).length, 4, 'four charts');
+    assert.match(html, /<title>[\d-]+: completed 2<\/title>/);
+  });
+
+  it('creates, imports, duplicates and exports agents from the agents list', async () => {
+    const created = await post('/agents?/create', { name: 'Expense checker', description: 'Checks claims' });
+    assert.equal(created.status, 303);
+    assert.equal(created.headers.get('location'), '/agents/agent-new/edit');
+    const body = callsTo('POST', '/v1/agents').find((c) => c.path === '/v1/agents')!.body as {
+      name: string;
+      nodes: unknown[];
+    };
+    assert.equal(body.name, 'Expense checker');
+    assert.equal(body.nodes.length, 2);
+
+    const imported = await post('/agents?/import', { json: JSON.stringify(api.spec) });
+    assert.equal(imported.headers.get('location'), '/agents/agent-imported');
+    const refused = await post('/agents?/import', { json: '{"name": "x"}' });
+    assert.equal(refused.status, 422);
+    assert.match(text(await refused.text()), /nodes: Invalid input/);
+    const notJson = await post('/agents?/import', { json: 'hello' });
+    assert.equal(notJson.status, 400);
+
+    const copy = await post('/agents?/duplicate', { agent_id: 'agent-live' });
+    assert.equal(copy.headers.get('location'), '/agents/agent-copy');
+
+    const file = await get('/agents/agent-live/export');
+    assert.match(file.headers.get('content-disposition') ?? '', /attachment; filename="?Invoice-router\.json/);
+    assert.equal(((await file.json()) as { name: string }).name, 'Invoice router');
+  });
+
+  it('edits an agent in Operator Mode: tools with their approval policy, save as a new version', async () => {
+    const page = text(await (await get('/agents/agent-live/edit')).text());
+    assert.match(page, /Save version 4/);
+    assert.match(page, /http\.request Call a JSON\/REST endpoint\. external default \(never\)/);
+    assert.match(page, /Pay small invoices; a person approves large ones\./);
+
+    const edited = {
+      ...api.spec,
+      instructions: 'Pay every invoice under 500.',
+      policy: { approvals: { 'http.request': { mode: 'always' } } },
+    };
+    const saved = await post('/agents/agent-live/edit?/save', { spec: JSON.stringify(edited) });
+    assert.equal(saved.status, 303);
+    assert.equal(saved.headers.get('location'), '/agents/agent-live?saved=4');
+    assert.deepEqual(callsTo('PUT', '/v1/agents/agent-live').at(-1)?.body, edited);
+
+    const refused = await post('/agents/agent-live/edit?/save', { spec: JSON.stringify({ ...edited, name: '' }) });
+    assert.equal(refused.status, 422);
+    const html = await refused.text();
+    assert.match(text(html), /name: Too small/);
+    assert.match(html, /Pay every invoice under 500\./, 'what was typed is kept');
+  });
+
+  it('shows the version history with the changes between two versions, and restores one', async () => {
+    const page = text(await (await get('/agents/agent-live/versions?from=1&to=3')).text());
+    assert.match(page, /v3 current .*v2 .*Restore .*v1/);
+    assert.match(page, /Changes from v1 to v3 .*instructions Pay every invoice\. Pay small invoices/);
+    assert.ok(api.calls.some((c) => c.path === '/v1/agents/agent-live/diff?from=1&to=3'));
+    const restored = text(await (await post('/agents/agent-live/versions?/restore', { version: '1' })).text());
+    assert.match(restored, /Version 1 restored as version 4/);
+    assert.equal(callsTo('POST', '/v1/agents/agent-live/versions/1/restore').length, 1);
   });
 
   it('shows the API’s reason when it refuses a state change', async () => {
@@ -486,6 +640,16 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     const page = text(await (await get('/runs?status=failed')).text());
     assert.ok(api.calls.some((c) => c.path.startsWith('/v1/runs?') && c.path.includes('status=failed')));
     assert.match(page, /Failed .*Invoice router .*Schedule/);
+  });
+
+  it('filters runs by agent and trigger too, keeping the status', async () => {
+    const html = await (await get('/runs?status=failed&agent_id=agent-live&trigger=schedule')).text();
+    const sent = api.calls.filter((c) => c.path.startsWith('/v1/runs?')).at(-1)!.path;
+    assert.match(sent, /status=failed/);
+    assert.match(sent, /agent_id=agent-live/);
+    assert.match(sent, /trigger=schedule/);
+    assert.match(html, /<option value="agent-live" selected/);
+    assert.match(html, /<option value="schedule" selected/);
   });
 
   it('shows a run: progress, approvals to decide, node activity, outputs, files, items and log', async () => {
@@ -525,6 +689,29 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     });
     const decisions = callsTo('POST', '/v1/approvals/approval-1/decision').map((c) => c.body);
     assert.deepEqual(decisions, [{ decision: 'approve', comment: 'fine' }, { decision: 'reject' }]);
+  });
+
+  it('approves with edited arguments, and refuses edits that are not JSON', async () => {
+    const page = await (await get('/runs/11111111-1111-4111-8111-111111111111')).text();
+    assert.match(text(page), /Edit and approve .*Arguments to run with/);
+    await post('/approvals?/decide', {
+      approval_id: 'approval-1',
+      decision: 'approve_with_edits',
+      arguments: '{"amount": 4000}',
+    });
+    assert.deepEqual(callsTo('POST', '/v1/approvals/approval-1/decision').at(-1)?.body, {
+      decision: 'approve_with_edits',
+      arguments: { amount: 4000 },
+    });
+    const decisions = callsTo('POST', '/v1/approvals/approval-1/decision').length;
+    const bad = await post('/approvals?/decide', {
+      approval_id: 'approval-1',
+      decision: 'approve_with_edits',
+      arguments: '{amount',
+    });
+    assert.equal(bad.status, 400);
+    assert.match(text(await bad.text()), /not valid JSON/);
+    assert.equal(callsTo('POST', '/v1/approvals/approval-1/decision').length, decisions, 'nothing sent');
   });
 
   it('refuses form posts from another site without calling the API', async () => {

@@ -1,6 +1,7 @@
 // The documented run endpoint and the API around it, over real HTTP against the real engine.
 import assert from 'node:assert/strict';
 import { revokeApiKey } from '../../db/api-keys';
+import { checkedFetch } from '../support/openapi-check';
 import { currentMonth } from '../../db/workspaces';
 import {
   createHarness,
@@ -52,7 +53,7 @@ describe('API v1', () => {
       headers.set('content-type', 'application/json');
       body = JSON.stringify(init.json);
     }
-    return fetch(`${api.url}${path}`, { ...init, headers, body });
+    return checkedFetch(`${api.url}${path}`, { ...init, headers, body });
   };
   const run = (agent: string, json: unknown, init: Parameters<typeof call>[1] = {}) =>
     call(`/v1/agents/${agent}/run`, { method: 'POST', json, ...init });

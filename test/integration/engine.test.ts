@@ -267,6 +267,39 @@ describe('run engine', () => {
     assert.match(ann.raw, new RegExp(`Message-ID: <${run.id}:0:mail@cadre>`.replace(/[.]/g, '\\.').replace(/:/g, '.')));
   });
 
+  it('emails the error policy’s address once when items fail, with what failed and a link to the run', async () => {
+    const agent = await createLiveAgent(h, ws, {
+      name: 'strict numbers',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'cast' },
+        { kind: 'transform', id: 'cast', cast: { n: 'number' }, next: null },
+      ],
+      policy: { error_policy: { notify_email: 'ops@example.com' } },
+    });
+    const run = await startTestRun(h, ws, agent.id, '[{"n":"1"},{"n":"one"}]');
+    const done = await waitForRun(h, run.id);
+    assert.equal(done.status, 'completed');
+    const notice = await (async () => {
+      for (let i = 0; i < 100; i++) {
+        const m = smtp.messages.find((x) => x.to[0] === 'ops@example.com');
+        if (m) return m;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('no failure notice arrived');
+    })();
+    assert.match(notice.raw, /Subject: /);
+    assert.match(notice.raw, /\nCadre: 1 of 2 items failed in a run of "strict numbers"\./);
+    assert.match(notice.raw, /#1: cast:/);
+    assert.match(notice.raw, new RegExp(`/runs/${run.id}`));
+    assert.equal(smtp.messages.filter((m) => m.to[0] === 'ops@example.com').length, 1);
+
+    // Nothing failed → no email.
+    const clean = await startTestRun(h, ws, agent.id, '[{"n":"2"}]');
+    await waitForRun(h, clean.id);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(smtp.messages.filter((m) => m.to[0] === 'ops@example.com').length, 1);
+  });
+
   it('refuses calls to internal addresses unless the host is allowed, failing the item with the reason', async () => {
     const strict = await createHarness(); // default configuration: no hosts allowed
     try {

@@ -88,7 +88,9 @@ describe('llm steps', () => {
     sink = await startHttpSink();
     h = await createHarness({
       config: {
-        model: { apiKey: 'test-key', baseUrl: fake.url, name: modelName },
+        // No extra attempts for an unavailable model here: these tests count each request (one test below
+        // gives it some).
+        model: { apiKey: 'test-key', baseUrl: fake.url, name: modelName, unavailableRetries: 0, retrySeconds: 0.1 },
         http: { allowHosts: ['127.0.0.1'] },
       } as never,
     });
@@ -376,7 +378,9 @@ describe('llm steps', () => {
 
   describe('output schema', () => {
     const wrongly = (body: MessagesRequest) =>
-      reply([toolUse('submit_output', { ...extract(body), order: `#${extract(body).order}` })]);
+      reply([toolUse('submit_output', { ...extract(body), order: `#${extract(body).order}` })], {
+        usage: { input_tokens: 80, output_tokens: 10 },
+      });
 
     it('fails the item naming the schema problem when the answer violates the schema twice', async () => {
       fake.setHandler((body) => wrongly(body));
@@ -389,6 +393,14 @@ describe('llm steps', () => {
         "extract: the model's answer does not match the output schema: data/order must be integer",
       );
       assert.equal(fake.requests.length, 2); // one retry with the validation error, no more
+      // The two answers still cost tokens: the item and the run count them, and the reasoning shows them.
+      assert.deepEqual(
+        [rows[0].usage.input_tokens, rows[0].usage.output_tokens],
+        [160, 20],
+        'the failed item keeps its usage',
+      );
+      assert.equal(Number(done.usage.input_tokens), 160, "and the run's usage counts it");
+      assert.equal(rows[0].reasoning.filter((r: { type: string }) => r.type === 'tool_call').length, 2);
     });
 
     it('retries once with the validation error as an is_error tool_result, and accepts the corrected answer', async () => {
@@ -450,6 +462,37 @@ describe('llm steps', () => {
     assert.equal(fake.requests.filter((r) => extract(r.body).order === 22).length, 1); // a 400 is not retried
     const log = await h.stack.knex('run_logs').where({ run_id: done.id, item_seq: 1 }).first();
     assert.match(log.message, /prompt is too long/);
+  });
+
+  it('gives an unavailable model extra attempts of its own, apart from the item retries, before failing', async () => {
+    const patient = await createHarness({
+      config: {
+        model: { apiKey: 'test-key', baseUrl: fake.url, name: modelName, unavailableRetries: 2, retrySeconds: 0.2 },
+      } as never,
+    });
+    try {
+      const patientWs = (await createTestWorkspace(patient)).workspace.id;
+      // Two activity attempts' worth of 529s (three SDK tries each), then an answer.
+      fake.setHandler((body, index) => (index < 6 ? apiErrors.overloaded() : submitted(body)));
+      const { run: done, rows } = await run(
+        extractAgent('overloaded for a while'),
+        [orderMessage(50)],
+        patient,
+        patientWs,
+      );
+      assert.equal(done.status, 'completed', 'the item survives an overload with no item retries configured');
+      assert.equal(rows[0].status, 'done');
+      assert.equal(fake.requests.length, 7);
+
+      fake.reset();
+      fake.setHandler(() => apiErrors.overloaded());
+      const { rows: given } = await run(extractAgent('overloaded for good'), [orderMessage(51)], patient, patientWs);
+      assert.equal(given[0].status, 'failed');
+      assert.equal(given[0].error, 'extract: the model API is unavailable (529): Overloaded');
+      assert.equal(fake.requests.length, 9, 'one attempt and two extra, three SDK tries each');
+    } finally {
+      await patient.close();
+    }
   });
 
   it('names the model API when it cannot be reached (a wrong ANTHROPIC_BASE_URL)', async () => {

@@ -26,6 +26,7 @@ import {
   zipBomb,
 } from '../support/source-samples';
 import { decideUpdate } from '../../workflows/run-page';
+import { checkedFetch } from '../support/openapi-check';
 import {
   reply,
   startFakeAnthropic,
@@ -91,7 +92,8 @@ describe('sources and retrieval', function () {
     const headers = new Headers(init.headers);
     headers.set('authorization', `Bearer ${init.as ?? key}`);
     if (init.json !== undefined) headers.set('content-type', 'application/json');
-    return fetch(`${api.url}${path}`, {
+    // Every answer is checked against the OpenAPI document on its way to the test.
+    return checkedFetch(`${api.url}${path}`, {
       ...init,
       headers,
       body: init.json !== undefined ? JSON.stringify(init.json) : init.body,

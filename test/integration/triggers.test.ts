@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { reconcileSchedules, scheduleIdOf } from '../../api/schedule-sync';
+import { checkedFetch } from '../support/openapi-check';
 import { openRun } from '../../db/open-run';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 import { runSearchAttributes, runWorkflowId } from '../../workflows/run-identity';
@@ -70,7 +71,7 @@ describe('triggers', function () {
     const k = init.key === undefined ? key : init.key;
     if (k) headers.authorization = `Bearer ${k}`;
     if (init.json !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${api.url}${path}`, {
+    const res = await checkedFetch(`${api.url}${path}`, {
       method: init.method ?? (init.json !== undefined ? 'POST' : 'GET'),
       headers,
       body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
@@ -101,7 +102,9 @@ describe('triggers', function () {
       await eventually('two scheduled runs', async () => (await completed()).length >= 2);
       const run = (await completed())[0];
       assert.equal(run.trigger_id, trigger.id);
-      assert.deepEqual(Object.keys(JSON.parse(run.input)).sort(), ['fired_at', 'trigger']);
+      const fired = JSON.parse(run.input);
+      assert.deepEqual(Object.keys(fired).sort(), ['fired_at', 'trigger']);
+      assert.ok(!Number.isNaN(Date.parse(fired.fired_at)), `fired_at is the scheduled time: ${fired.fired_at}`);
 
       assert.equal((await setState(agent.id, 'paused')).status, 200);
       const handle = h.client.schedule.getHandle(trigger.schedule.schedule_id);
@@ -291,7 +294,7 @@ describe('triggers', function () {
         .update(`${id}.${ts}.${body}`)
         .digest('base64');
     const deliver = (url: string, body: string, headers: Record<string, string>) =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      checkedFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const now = () => Math.floor(Date.now() / 1000);
 
     let agent: { id: string };

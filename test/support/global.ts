@@ -104,8 +104,21 @@ const quietLogger = {
   error: (m: string) => console.error(m),
 };
 
+// However mocha ends (a hung pool, an error in teardown), the servers it started must not outlive it.
+process.once('exit', () => {
+  for (const child of children) {
+    try {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
 export async function mochaGlobalTeardown(): Promise<void> {
-  if (stack) await stack.knex.destroy();
+  // A test that failed mid-transaction can leave the pool waiting; stopping the servers must not wait on it.
+  if (stack)
+    await Promise.race([stack.knex.destroy().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000))]);
   for (const child of children.reverse()) {
     if (child.exitCode !== null) continue;
     const exited = new Promise((r) => child.once('exit', r));

@@ -26,8 +26,15 @@ describe('loadConfig', () => {
       dataDir,
       web: { host: '127.0.0.1', port: 3000, publicUrl: 'http://localhost:3000', bodyLimit: '1mb' },
       db: { url: undefined, embedded: true, embeddedPort: 5433, embeddedDir: path.join(dataDir, 'pglite') },
-      model: { apiKey: undefined, baseUrl: undefined, name: 'claude-sonnet-4-6' },
+      model: {
+        apiKey: undefined,
+        baseUrl: undefined,
+        name: 'claude-sonnet-4-6',
+        unavailableRetries: 4,
+        retrySeconds: 15,
+      },
       smtp: { url: undefined, from: 'Cadre <cadre@localhost>' },
+      secretKey: undefined, // a key generated under the data dir is used (db/secret-box.ts)
       http: { allowHosts: [] },
       logLevel: 'info',
     });
@@ -67,7 +74,13 @@ describe('loadConfig', () => {
       embeddedPort: 6543,
       embeddedDir: path.join(path.resolve('/srv/cadre'), 'pglite'),
     });
-    assert.deepEqual(c.model, { apiKey: 'sk-test', baseUrl: 'http://127.0.0.1:9999', name: 'claude-x' });
+    assert.deepEqual(c.model, {
+      apiKey: 'sk-test',
+      baseUrl: 'http://127.0.0.1:9999',
+      name: 'claude-x',
+      unavailableRetries: 4,
+      retrySeconds: 15,
+    });
     assert.deepEqual(c.smtp, { url: 'smtp://mail:25', from: 'Bot <bot@example.com>' });
     assert.deepEqual(c.http.allowHosts, ['intranet.local', '10.0.0.5:8080']);
     assert.equal(c.logLevel, 'debug');

@@ -23,6 +23,14 @@ export function timeAgo(iso: string | null | undefined, now: number): string {
   const at = new Date(iso).getTime();
   if (Number.isNaN(at)) return iso;
   const elapsed = now - at;
+  if (elapsed < -10 * SECOND) {
+    const ahead = -elapsed;
+    if (ahead < MINUTE) return `in ${Math.floor(ahead / SECOND)} s`;
+    if (ahead < HOUR) return `in ${Math.floor(ahead / MINUTE)} min`;
+    if (ahead < DAY) return `in ${Math.floor(ahead / HOUR)} h`;
+    if (ahead < 30 * DAY) return `in ${Math.floor(ahead / DAY)} d`;
+    return formatTimestamp(iso).slice(0, 10);
+  }
   if (elapsed < 10 * SECOND) return 'just now';
   if (elapsed < MINUTE) return `${Math.floor(elapsed / SECOND)} s ago`;
   if (elapsed < HOUR) return `${Math.floor(elapsed / MINUTE)} min ago`;
@@ -88,4 +96,17 @@ export function compactJson(value: unknown, max = 120): string {
 
 export function shortId(id: string): string {
   return id.length > 8 ? id.slice(0, 8) : id;
+}
+
+/** A moment as the clock on the wall of `timeZone` shows it: "Mon 29 Mar, 09:00". */
+export function formatInZone(iso: string, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+    hour12: false,
+  }).format(new Date(iso));
 }

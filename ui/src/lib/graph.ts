@@ -67,3 +67,47 @@ export function settings(node: SpecNode): { label: string; value: string; long: 
   }
   return rows;
 }
+
+export interface PlacedNode {
+  node: SpecNode;
+  layer: number;
+  row: number;
+}
+
+export interface PlacedEdge {
+  from: string;
+  to: string | null;
+  label: string | null;
+}
+
+/**
+ * Lays the graph out in columns for a left-to-right diagram: each node sits one column right of the furthest
+ * node that leads to it (the graph has no cycles: the API refuses them), rows in the order nodes are listed.
+ */
+export function layout(nodes: SpecNode[]): { placed: PlacedNode[]; edges: PlacedEdge[]; layers: number; rows: number } {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const layer = new Map<string, number>();
+  const visit = (id: string, depth: number, path: Set<string>) => {
+    if (!byId.has(id) || path.has(id)) return;
+    if ((layer.get(id) ?? -1) >= depth) return;
+    layer.set(id, depth);
+    const next = new Set(path).add(id);
+    for (const e of edges(byId.get(id)!)) if (e.target) visit(e.target, depth + 1, next);
+  };
+  if (nodes[0]) visit(nodes[0].id, 0, new Set());
+  // Nodes nothing leads to (the API refuses them, but the console shows what it is given) go in the first column.
+  for (const n of nodes) if (!layer.has(n.id)) layer.set(n.id, 0);
+  const rowsUsed = new Map<number, number>();
+  const placed = nodes.map((node) => {
+    const l = layer.get(node.id)!;
+    const row = rowsUsed.get(l) ?? 0;
+    rowsUsed.set(l, row + 1);
+    return { node, layer: l, row };
+  });
+  return {
+    placed,
+    edges: nodes.flatMap((n) => edges(n).map((e) => ({ from: n.id, to: e.target, label: e.label }))),
+    layers: Math.max(1, ...placed.map((p) => p.layer + 1)),
+    rows: Math.max(1, ...rowsUsed.values()),
+  };
+}

@@ -6,8 +6,9 @@ export const load: LayoutServerLoad = async ({ url }) => {
   // A load that reads nothing from the request would run once and be reused on every client-side navigation;
   // reading the URL makes it run again on each one, so `now` and the approvals count stay current.
   void url.href;
-  // Public pages (a form trigger's form) show nothing of the workspace.
-  if (url.pathname.startsWith('/forms/')) return { now: Date.now(), pendingApprovals: null, publicPage: true };
+  // Public pages (a form trigger's form, Run Mode) show nothing of the workspace.
+  if (url.pathname.startsWith('/forms/') || url.pathname.startsWith('/r/'))
+    return { now: Date.now(), pendingApprovals: null, publicPage: true };
   // The sidebar's pending-approvals count is a convenience: when the API cannot answer, the page's own load
   // reports the problem, so the count is left out instead of failing every page twice.
   let pendingApprovals: { count: number; more: boolean } | null = null;

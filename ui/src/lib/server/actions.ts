@@ -26,12 +26,24 @@ export const decideApproval = async ({ request }: RequestEvent) => {
   const form = await request.formData();
   const approvalId = formText(form, 'approval_id');
   const decision = formText(form, 'decision');
-  if (!approvalId || (decision !== 'approve' && decision !== 'reject')) {
+  if (!approvalId || !['approve', 'reject', 'approve_with_edits'].includes(decision)) {
     return fail(400, { ok: false, message: 'Choose Approve or Reject.' } satisfies ActionOutcome);
   }
   const comment = formText(form, 'comment') || undefined;
+  let edited: unknown;
+  if (decision === 'approve_with_edits') {
+    try {
+      edited = JSON.parse(formText(form, 'arguments'));
+    } catch {
+      return fail(400, { ok: false, message: 'The edited arguments are not valid JSON.' } satisfies ActionOutcome);
+    }
+  }
   return attempt(async () => {
-    await api.decideApproval(approvalId, decision, comment);
-    return decision === 'approve' ? 'Approved: the run continues.' : 'Rejected.';
+    await api.decideApproval(approvalId, decision as 'approve' | 'reject' | 'approve_with_edits', comment, edited);
+    return decision === 'reject'
+      ? 'Rejected.'
+      : decision === 'approve'
+        ? 'Approved: the run continues.'
+        : 'Approved with your edits: the run continues with them.';
   });
 };

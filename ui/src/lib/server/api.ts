@@ -92,7 +92,7 @@ export const api = {
   listRuns: (filter: Page & { agent_id?: string; status?: RunStatus; trigger?: RunTrigger } = {}) =>
     getJson<List<Run>>('/v1/runs', { ...filter }),
   getRun: (id: string) => getJson<RunDetails>(`/v1/runs/${seg(id)}`),
-  listRunItems: (id: string, filter: Page & { status?: ItemStatus } = {}) =>
+  listRunItems: (id: string, filter: Page & { status?: ItemStatus; from_seq?: number } = {}) =>
     getJson<List<RunItem>>(`/v1/runs/${seg(id)}/items`, { ...filter }),
   listRunLogs: (id: string, page: Page = {}) => getJson<List<LogEntry>>(`/v1/runs/${seg(id)}/logs`, { ...page }),
   downloadRunFile: (runId: string, fileId: string) =>
@@ -107,6 +107,15 @@ export const api = {
     const data = pages.flatMap((p) => p.data).sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at));
     return { data, more: pages.some((p) => p.next_cursor != null) };
   },
-  decideApproval: (id: string, decision: 'approve' | 'reject', comment?: string) =>
-    postJson<unknown>(`/v1/approvals/${seg(id)}/decision`, comment ? { decision, comment } : { decision }),
+  decideApproval: (
+    id: string,
+    decision: 'approve' | 'reject' | 'approve_with_edits',
+    comment?: string,
+    edited?: unknown,
+  ) =>
+    postJson<unknown>(`/v1/approvals/${seg(id)}/decision`, {
+      decision,
+      ...(comment ? { comment } : {}),
+      ...(edited !== undefined ? { arguments: edited } : {}),
+    }),
 };

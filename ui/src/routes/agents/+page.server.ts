@@ -1,7 +1,75 @@
+import { fail, isHttpError, redirect } from '@sveltejs/kit';
+import { formText } from '$lib/server/actions';
+import { agentsApi } from '$lib/server/agents-api';
 import { api } from '$lib/server/api';
-import type { PageServerLoad } from './$types';
+import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ url }) => {
   const agents = await api.listAgents({ limit: 100, cursor: url.searchParams.get('cursor') });
   return { agents: agents.data, nextCursor: agents.next_cursor };
+};
+
+/** A new agent starts as the smallest workflow that runs: its input, collected into a CSV file. */
+const starter = (name: string, description: string) => ({
+  name,
+  description,
+  instructions: '',
+  nodes: [
+    { kind: 'input', id: 'input', format: 'auto', next: 'output' },
+    { kind: 'output', id: 'output', format: 'csv', file_name: 'results.csv' },
+  ],
+});
+
+/** Calls the API; a refusal comes back to the form as its message, with what was typed. */
+async function creating(call: () => Promise<{ id: string }>, then: (id: string) => string, form: object) {
+  let id = '';
+  try {
+    id = (await call()).id;
+  } catch (e) {
+    if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message, ...form });
+    throw e;
+  }
+  redirect(303, then(id));
+}
+
+export const actions: Actions = {
+  create: async ({ request }) => {
+    const form = await request.formData();
+    const name = formText(form, 'name');
+    if (!name) return fail(400, { ok: false, message: 'Give the agent a name.', name });
+    return creating(
+      () => agentsApi.create(starter(name, formText(form, 'description'))),
+      (id) => `/agents/${id}/edit`,
+      { name },
+    );
+  },
+
+  import: async ({ request }) => {
+    const form = await request.formData();
+    const file = form.get('file');
+    const text = file instanceof File && file.size > 0 ? await file.text() : formText(form, 'json');
+    let spec: unknown;
+    try {
+      spec = JSON.parse(text);
+    } catch {
+      return fail(400, {
+        ok: false,
+        message: 'That is not JSON: choose a file exported from Cadre, or paste its text.',
+      });
+    }
+    return creating(
+      () => agentsApi.import(spec),
+      (id) => `/agents/${id}`,
+      {},
+    );
+  },
+
+  duplicate: async ({ request }) => {
+    const id = formText(await request.formData(), 'agent_id');
+    return creating(
+      () => agentsApi.duplicate(id),
+      (copy) => `/agents/${copy}`,
+      {},
+    );
+  },
 };

@@ -2,27 +2,63 @@ import { fail, redirect } from '@sveltejs/kit';
 import { attempt, formText } from '$lib/server/actions';
 import { api } from '$lib/server/api';
 import { triggersApi } from '$lib/server/triggers-api';
+import { agentsApi } from '$lib/server/agents-api';
 import type { ActionOutcome, AgentState } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, runs, triggers, timeline, agents] = await Promise.all([
+  const [agent, runs, triggers, timeline, agents, runLinks, state] = await Promise.all([
     api.getAgent(params.id),
     api.listRuns({ agent_id: params.id, limit: 10 }),
     triggersApi.list(params.id),
     triggersApi.timeline(params.id),
     api.listAgents(),
+    agentsApi.runLinks(params.id),
+    agentsApi.stateStore(params.id),
   ]);
   return {
     agent,
     runs: runs.data,
     moreRuns: runs.next_cursor != null,
     triggers: triggers.data,
+    runLinks: runLinks.filter((l) => !l.revoked_at),
+    state,
     timeline: timeline.data,
     // Agents this one can be chained after.
     otherAgents: agents.data.filter((a) => a.id !== params.id).map((a) => ({ id: a.id, name: a.name })),
   };
 };
+
+const FIELD_TYPES = ['text', 'textarea', 'number', 'email', 'date', 'select', 'checkbox'];
+
+/**
+ * One line of the form builder, "Label, type, required" or "Category, select: travel / meals": the API checks
+ * the result and names what is wrong.
+ */
+function formFieldFromLine(line: string) {
+  const [label, typePart = 'text', ...flags] = line.split(',').map((p) => p.trim());
+  const [type, optionText] = typePart.split(':').map((p) => p.trim());
+  const name =
+    label
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .replace(/^(\d)/, 'f_$1') || 'field';
+  return {
+    name,
+    label,
+    type: FIELD_TYPES.includes(type) ? type : 'text',
+    required: flags.includes('required'),
+    ...(optionText
+      ? {
+          options: optionText
+            .split('/')
+            .map((o) => o.trim())
+            .filter(Boolean),
+        }
+      : {}),
+  };
+}
 
 const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
@@ -85,6 +121,19 @@ export const actions: Actions = {
     return outcome;
   },
 
+  addForm: async ({ params, request }) => {
+    const form = await request.formData();
+    const fields = formText(form, 'fields')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .map(formFieldFromLine);
+    return attempt(async () => {
+      const t = await triggersApi.create(params.id, { kind: 'form', title: formText(form, 'title'), fields });
+      return `Form published at ${t.form?.url}.`;
+    });
+  },
+
   addChain: async ({ params, request }) => {
     const form = await request.formData();
     const statuses = ['completed', 'failed', 'needs_review', 'cancelled'].filter((s) => form.get(`on_${s}`) === 'on');
@@ -111,6 +160,28 @@ export const actions: Actions = {
     return attempt(async () => {
       await triggersApi.fire(id);
       return 'Schedule fired: a run is starting.';
+    });
+  },
+
+  createRunLink: async ({ params }) =>
+    attempt(async () => {
+      const link = await agentsApi.createRunLink(params.id);
+      return `Run Mode link (copy it now, it is shown once): ${link.url}${link.warning ? ` (${link.warning})` : ''}`;
+    }),
+
+  revokeRunLink: async ({ request }) => {
+    const id = formText(await request.formData(), 'link_id');
+    return attempt(async () => {
+      await agentsApi.revokeRunLink(id);
+      return 'Link revoked: it opens nothing any more.';
+    });
+  },
+
+  deleteState: async ({ params, request }) => {
+    const key = formText(await request.formData(), 'key');
+    return attempt(async () => {
+      await agentsApi.deleteState(params.id, key);
+      return `Removed "${key}" from the state store.`;
     });
   },
 

@@ -21,9 +21,10 @@ async function panel<T>(load: Promise<T>): Promise<{ value: T; error: null } | {
 export const load: PageServerLoad = async ({ params, url }) => {
   const requested = url.searchParams.get('items');
   const itemStatus = ITEM_FILTERS.find((s) => s === requested);
+  // The first 100 items come with the page; the rest load as they scroll into view (ItemsTable).
   const [run, items, logs] = await Promise.all([
     api.getRun(params.id),
-    panel(api.listRunItems(params.id, { status: itemStatus, limit: 50 })),
+    panel(api.listRunItems(params.id, { status: itemStatus, limit: 100 })),
     panel(api.listRunLogs(params.id, { limit: 200 })),
   ]);
 

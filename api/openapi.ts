@@ -1,0 +1,988 @@
+// The OpenAPI 3.1 document of API v1 (GET /v1/openapi.json). Request bodies are the very zod schemas the routes
+// validate with (agent spec, trigger input, run body…), turned into JSON Schema 2020-12 by zod itself; the
+// response shapes are declared here, and the test suite checks every response it receives against them
+// (test/support/openapi-check.ts), so the document cannot drift from what the API answers.
+import { z } from 'zod';
+import { runStatuses, triggers } from '../db/runs';
+import { scopes } from '../db/api-keys';
+import { agentSpecSchema } from '../workflows/agent-model';
+import { scheduleConfigSchema, triggerInputSchema } from '../workflows/trigger-model';
+import { timelineKinds } from '../db/timeline';
+
+/** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), without the per-schema `$schema` marker. */
+const jsonSchema = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  });
+  return rest as Record<string, unknown>;
+};
+
+// ---- Shapes of responses -------------------------------------------------------------------------------------
+const ts = { type: 'string', format: 'date-time' };
+const nullable = (s: object) => ({ anyOf: [s, { type: 'null' }] });
+const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
+  type: 'object',
+  properties,
+  required,
+});
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const list = (item: object) => obj({ data: { type: 'array', items: item }, next_cursor: nullable({ type: 'string' }) });
+const counts = obj(
+  Object.fromEntries(
+    ['total', 'pending', 'done', 'failed', 'needs_review', 'skipped'].map((k) => [k, { type: 'integer' }]),
+  ),
+);
+
+const schemas: Record<string, unknown> = {
+  Problem: {
+    ...obj({
+      type: { type: 'string' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      code: { type: 'string' },
+      detail: { type: 'string' },
+    }),
+    description: 'RFC 9457 problem details with a stable machine-readable `code`; some add fields (errors, state…).',
+  },
+  Run: obj({
+    id: { type: 'string', format: 'uuid' },
+    agent_id: { type: 'string', format: 'uuid' },
+    agent_name: { type: 'string' },
+    agent_version: { type: 'integer' },
+    status: { enum: [...runStatuses] },
+    trigger: { enum: [...triggers] },
+    input: { type: 'string' },
+    created_at: ts,
+    started_at: nullable(ts),
+    ended_at: nullable(ts),
+    duration_ms: nullable({ type: 'number' }),
+    counts,
+    error: nullable({ type: 'string' }),
+    usage: obj({ input_tokens: { type: 'number' }, output_tokens: { type: 'number' }, cost_usd: { type: 'number' } }),
+    links: obj({ self: { type: 'string' }, console: { type: 'string' }, temporal: { type: 'string' } }),
+  }),
+  Approval: obj(
+    {
+      id: { type: 'string' },
+      run_id: { type: 'string' },
+      item_seq: { type: 'integer' },
+      node_id: { type: 'string' },
+      tool: { type: 'string' },
+      message: nullable({ type: 'string' }),
+      arguments: {},
+      status: { enum: ['pending', 'escalated', 'approved', 'rejected', 'timed_out', 'cancelled'] },
+      decided_by: nullable({ type: 'string' }),
+      requested_at: ts,
+      decided_at: nullable(ts),
+    },
+    ['id', 'run_id', 'item_seq', 'node_id', 'tool', 'status', 'requested_at'],
+  ),
+  Agent: obj(
+    {
+      id: { type: 'string', format: 'uuid' },
+      workspace_id: { type: 'string', format: 'uuid' },
+      name: { type: 'string' },
+      description: { type: 'string' },
+      state: { enum: ['draft', 'ready', 'live', 'paused'] },
+      current_version: { type: 'integer' },
+      tested_version: nullable({ type: 'integer' }),
+      created_at: ts,
+      updated_at: ts,
+      spec: jsonSchema(agentSpecSchema, 'output'),
+      last_run: nullable(ref('Run')),
+      runs_this_month: { type: 'integer' },
+      warnings: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'When saved: sources the agent lists that do not exist yet, or more than 20 of them.',
+      },
+    },
+    ['id', 'workspace_id', 'name', 'state', 'current_version', 'created_at', 'updated_at'],
+  ),
+  Trigger: obj(
+    {
+      id: { type: 'string', format: 'uuid' },
+      agent_id: { type: 'string', format: 'uuid' },
+      kind: { enum: ['schedule', 'webhook', 'form', 'chain'] },
+      name: { type: 'string' },
+      config: { type: 'object' },
+      active: { type: 'boolean' },
+      created_at: ts,
+      updated_at: ts,
+      secret: { type: 'string', description: 'A webhook signing secret: only when created or rotated.' },
+      schedule: obj({
+        schedule_id: { type: 'string' },
+        paused: { type: 'boolean' },
+        description: { type: 'string' },
+        policies: { type: 'string' },
+        timezone: { type: 'string' },
+        next_fire_times: { type: 'array', items: ts },
+      }),
+      webhook: obj({
+        url: { type: 'string' },
+        signing: { type: 'string' },
+        replay_window_seconds: { type: 'integer' },
+      }),
+      form: obj({ url: { type: 'string' }, definition_url: { type: 'string' }, fields: { type: 'array' } }),
+      chain: obj({ source_agent_id: { type: 'string' }, on_statuses: { type: 'array' } }, ['source_agent_id']),
+    },
+    ['id', 'agent_id', 'kind', 'name', 'config', 'active', 'created_at', 'updated_at'],
+  ),
+  TimelineEvent: obj({
+    id: { type: 'integer' },
+    at: ts,
+    kind: { enum: [...timelineKinds] },
+    message: { type: 'string' },
+    run_id: nullable({ type: 'string' }),
+    trigger_id: nullable({ type: 'string' }),
+    details: { type: 'object' },
+  }),
+  ApiKey: obj(
+    {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      prefix: { type: 'string' },
+      scopes: { type: 'array', items: { enum: [...scopes] } },
+      created_at: ts,
+      last_used_at: nullable(ts),
+      revoked_at: nullable(ts),
+      key: { type: 'string', description: 'The key itself: only when created or rotated.' },
+    },
+    ['id', 'name', 'scopes', 'created_at'],
+  ),
+  SourceVersion: obj({
+    version: { type: 'integer' },
+    status: { enum: ['indexing', 'ready', 'failed', 'archived'] },
+    error: nullable({ type: 'string' }),
+    progress: obj({ pages_done: { type: 'integer' }, pages_total: { type: 'integer' } }),
+    passages: { type: 'integer' },
+    created_at: ts,
+    created_by: nullable({ type: 'string' }),
+    indexed_at: nullable(ts),
+    activated_at: nullable(ts),
+    archived_at: nullable(ts),
+    documents: {
+      type: 'array',
+      items: obj({
+        id: { type: 'string', format: 'uuid' },
+        file_name: { type: 'string' },
+        url: nullable({ type: 'string' }),
+        format: nullable({ type: 'string' }),
+        size: nullable({ type: 'integer' }),
+        sha256: nullable({ type: 'string' }),
+        status: { enum: ['pending', 'extracting', 'done', 'failed'] },
+        error: nullable({ type: 'string' }),
+        pages_total: { type: 'integer' },
+        pages_done: { type: 'integer' },
+      }),
+    },
+  }),
+  Source: obj(
+    {
+      id: { type: 'string', format: 'uuid' },
+      name: { type: 'string' },
+      kind: { enum: ['files', 'url'] },
+      status: { enum: ['indexing', 'ready', 'failed', 'archived'], description: 'Of the newest version.' },
+      current_version: nullable({ type: 'integer', description: 'The version agents use.' }),
+      latest_version: nullable(ref('SourceVersion')),
+      versions: { type: 'array', items: ref('SourceVersion') },
+      used_by: { type: 'array', items: { type: 'string' }, description: 'Agents listing the source.' },
+      created_at: ts,
+      updated_at: ts,
+      links: obj({ self: { type: 'string' } }),
+    },
+    ['id', 'name', 'kind', 'status', 'current_version', 'latest_version', 'used_by', 'created_at', 'updated_at'],
+  ),
+  Passage: obj({
+    passage_id: { type: 'string' },
+    source: { type: 'string' },
+    source_id: { type: 'string', format: 'uuid' },
+    version: { type: 'integer' },
+    document: { type: 'string' },
+    page: nullable({ type: 'integer' }),
+    paragraph: { type: 'integer' },
+    part: { type: 'integer' },
+    text: { type: 'string' },
+    boxes: nullable({ type: 'array', items: ref('Box') }),
+    page_size: nullable(obj({ width: { type: 'number' }, height: { type: 'number' }, unit: { enum: ['pt', 'px'] } })),
+    ocr_confidence: nullable({ type: 'number' }),
+    score: { type: 'number', description: 'Reciprocal rank fusion of full-text and vector ranks.' },
+    citation_url: { type: 'string' },
+  }),
+  Box: {
+    ...obj({ x: { type: 'number' }, y: { type: 'number' }, width: { type: 'number' }, height: { type: 'number' } }),
+    description: "A line's box in page units (PDF points or image pixels) from the page's top-left corner.",
+  },
+  Citation: obj({
+    id: { type: 'string' },
+    source: obj({ id: { type: 'string', format: 'uuid' }, name: { type: 'string' } }),
+    version: { type: 'integer' },
+    version_status: { enum: ['indexing', 'ready', 'failed', 'archived'] },
+    document: obj({ id: { type: 'string' }, file_name: { type: 'string' }, format: nullable({ type: 'string' }) }),
+    page: nullable({ type: 'integer' }),
+    paragraph: { type: 'integer' },
+    part: { type: 'integer' },
+    text: { type: 'string' },
+    boxes: nullable({ type: 'array', items: ref('Box') }),
+    words: nullable({
+      type: 'array',
+      items: obj({ text: { type: 'string' }, confidence: { type: 'number' }, box: ref('Box') }),
+    }),
+    ocr_confidence: nullable({ type: 'number' }),
+    page_size: nullable(obj({ width: { type: 'number' }, height: { type: 'number' }, unit: { enum: ['pt', 'px'] } })),
+    ocr: { type: 'boolean' },
+    page_image_url: nullable({ type: 'string' }),
+    highlighted_image_url: nullable({ type: 'string' }),
+  }),
+  PublicRun: obj({
+    id: { type: 'string' },
+    status: { enum: [...runStatuses] },
+    created_at: ts,
+    ended_at: nullable(ts),
+    counts,
+    error: nullable({ type: 'string' }),
+    outputs: { type: 'array' },
+    files: { type: 'array' },
+  }),
+};
+
+// ---- Routes --------------------------------------------------------------------------------------------------
+type Scope = 'run' | 'read' | 'manage' | 'public';
+interface Route {
+  method: 'get' | 'post' | 'put' | 'delete';
+  path: string;
+  id: string;
+  summary: string;
+  scope: Scope;
+  body?: Record<string, unknown>;
+  /** Request media types other than JSON (a multipart upload), instead of `body`. */
+  bodyContent?: Record<string, { schema: unknown }>;
+  /** Status → response schema; `null` for an empty body, `'file'`/`'events'` for binary or SSE. */
+  ok: Record<number, unknown>;
+  /** Problem statuses besides the ones every route of its kind can answer. */
+  errors?: number[];
+}
+
+const runBody = obj({ input: { type: 'string', description: 'The data the run receives, split into items.' } });
+const anyObject = { type: 'object' };
+const r = (route: Route) => route;
+
+export const routes: Route[] = [
+  r({
+    method: 'get',
+    path: '/agents',
+    id: 'listAgents',
+    summary: 'Agents of the workspace',
+    scope: 'read',
+    ok: { 200: list(ref('Agent')) },
+  }),
+  r({
+    method: 'post',
+    path: '/agents',
+    id: 'createAgent',
+    summary: 'Create an agent (Draft, version 1)',
+    scope: 'manage',
+    body: jsonSchema(agentSpecSchema),
+    ok: { 201: ref('Agent') },
+    errors: [403, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/agents/import',
+    id: 'importAgent',
+    summary: 'Import an exported agent as a Draft',
+    scope: 'manage',
+    body: jsonSchema(agentSpecSchema),
+    ok: { 201: ref('Agent') },
+    errors: [403, 422],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}',
+    id: 'getAgent',
+    summary: 'An agent with the spec of its current version',
+    scope: 'read',
+    ok: { 200: ref('Agent') },
+  }),
+  r({
+    method: 'put',
+    path: '/agents/{id}',
+    id: 'updateAgent',
+    summary: 'Save a new version',
+    scope: 'manage',
+    body: jsonSchema(agentSpecSchema),
+    ok: { 200: ref('Agent') },
+    errors: [422],
+  }),
+  r({
+    method: 'delete',
+    path: '/agents/{id}',
+    id: 'deleteAgent',
+    summary: 'Delete an agent and its schedules',
+    scope: 'manage',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'post',
+    path: '/agents/{id}/duplicate',
+    id: 'duplicateAgent',
+    summary: 'A Draft copy',
+    scope: 'manage',
+    ok: { 201: ref('Agent') },
+    errors: [403],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/diff',
+    id: 'diffVersions',
+    summary: 'Changes between two versions (?from=&to=)',
+    scope: 'read',
+    ok: { 200: obj({ from: { type: 'integer' }, to: { type: 'integer' }, changes: { type: 'array' } }) },
+    errors: [400],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/versions',
+    id: 'listVersions',
+    summary: 'Saved versions, newest first',
+    scope: 'read',
+    ok: { 200: list(obj({ version: { type: 'integer' }, created_at: ts })) },
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/versions/{version}',
+    id: 'getVersion',
+    summary: 'One saved version',
+    scope: 'read',
+    ok: { 200: obj({ version: { type: 'integer' }, spec: anyObject }) },
+  }),
+  r({
+    method: 'post',
+    path: '/agents/{id}/versions/{version}/restore',
+    id: 'restoreVersion',
+    summary: 'Save an old version again as the newest',
+    scope: 'manage',
+    ok: { 200: ref('Agent') },
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/export',
+    id: 'exportAgent',
+    summary: 'The spec as a JSON file',
+    scope: 'read',
+    ok: { 200: anyObject },
+  }),
+  r({
+    method: 'post',
+    path: '/agents/{id}/state',
+    id: 'setAgentState',
+    summary: 'Move through the lifecycle',
+    scope: 'manage',
+    body: obj({ state: { enum: ['draft', 'ready', 'live', 'paused'] } }),
+    ok: { 200: ref('Agent') },
+    errors: [409, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/agents/{id}/run',
+    id: 'runAgent',
+    summary: 'Start a run of a Live agent (spec §4); Idempotency-Key supported',
+    scope: 'run',
+    body: runBody,
+    ok: { 202: ref('Run') },
+    errors: [409, 422, 429, 503],
+  }),
+  r({
+    method: 'post',
+    path: '/agents/{id}/manual-run',
+    id: 'runAgentManually',
+    summary: 'The same start, recorded as manual',
+    scope: 'run',
+    body: runBody,
+    ok: { 202: ref('Run') },
+    errors: [409, 422, 429, 503],
+  }),
+  r({
+    method: 'post',
+    path: '/agents/{id}/test-run',
+    id: 'testRunAgent',
+    summary: 'A test run, in any state',
+    scope: 'manage',
+    body: runBody,
+    ok: { 202: ref('Run') },
+    errors: [422, 429, 503],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/state-store',
+    id: 'listState',
+    summary: "The agent's durable key/value entries",
+    scope: 'read',
+    ok: { 200: list(anyObject) },
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/state-store/{key}',
+    id: 'getState',
+    summary: 'One entry',
+    scope: 'read',
+    ok: { 200: anyObject },
+  }),
+  r({
+    method: 'put',
+    path: '/agents/{id}/state-store/{key}',
+    id: 'putState',
+    summary: 'Set an entry (expected_version for optimistic concurrency)',
+    scope: 'manage',
+    body: obj({ value: {}, expected_version: { type: 'integer' } }, []),
+    ok: { 200: anyObject },
+    errors: [409, 422],
+  }),
+  r({
+    method: 'delete',
+    path: '/agents/{id}/state-store/{key}',
+    id: 'deleteState',
+    summary: 'Remove an entry',
+    scope: 'manage',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/triggers',
+    id: 'listTriggers',
+    summary: 'Schedules, webhooks, forms and chains of the agent',
+    scope: 'read',
+    ok: { 200: list(ref('Trigger')) },
+  }),
+  r({
+    method: 'post',
+    path: '/agents/{id}/triggers',
+    id: 'createTrigger',
+    summary: 'Add a trigger',
+    scope: 'manage',
+    body: jsonSchema(triggerInputSchema),
+    ok: { 201: ref('Trigger') },
+    errors: [422],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/timeline',
+    id: 'agentTimeline',
+    summary: 'Activity timeline, newest first',
+    scope: 'read',
+    ok: { 200: list(ref('TimelineEvent')) },
+    errors: [400],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/run-links',
+    id: 'listRunLinks',
+    summary: 'Run Mode links',
+    scope: 'read',
+    ok: { 200: list(anyObject) },
+  }),
+  r({
+    method: 'post',
+    path: '/agents/{id}/run-links',
+    id: 'createRunLink',
+    summary: 'A Run Mode link (token shown once)',
+    scope: 'manage',
+    body: obj({ name: { type: 'string' } }, []),
+    ok: { 201: anyObject },
+    errors: [422],
+  }),
+  r({
+    method: 'delete',
+    path: '/run-links/{id}',
+    id: 'revokeRunLink',
+    summary: 'Revoke a Run Mode link',
+    scope: 'manage',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'get',
+    path: '/triggers/{id}',
+    id: 'getTrigger',
+    summary: 'A trigger',
+    scope: 'read',
+    ok: { 200: ref('Trigger') },
+  }),
+  r({
+    method: 'put',
+    path: '/triggers/{id}',
+    id: 'updateTrigger',
+    summary: 'Change a trigger',
+    scope: 'manage',
+    body: jsonSchema(triggerInputSchema),
+    ok: { 200: ref('Trigger') },
+    errors: [422],
+  }),
+  r({
+    method: 'delete',
+    path: '/triggers/{id}',
+    id: 'deleteTrigger',
+    summary: 'Remove a trigger (and its schedule)',
+    scope: 'manage',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'post',
+    path: '/triggers/{id}/rotate-secret',
+    id: 'rotateWebhookSecret',
+    summary: 'A new webhook signing secret (shown once)',
+    scope: 'manage',
+    ok: { 200: ref('Trigger') },
+    errors: [409],
+  }),
+  r({
+    method: 'post',
+    path: '/triggers/{id}/fire',
+    id: 'fireSchedule',
+    summary: 'Run a schedule now',
+    scope: 'run',
+    ok: { 202: obj({ fired: { type: 'boolean' }, trigger_id: { type: 'string' } }) },
+    errors: [409, 503],
+  }),
+  r({
+    method: 'post',
+    path: '/schedules/preview',
+    id: 'previewSchedule',
+    summary: 'Description and next fire times of a schedule',
+    scope: 'read',
+    body: jsonSchema(scheduleConfigSchema),
+    ok: {
+      200: obj({
+        description: { type: 'string' },
+        policies: { type: 'string' },
+        timezone: { type: 'string' },
+        next_fire_times: { type: 'array', items: ts },
+      }),
+    },
+    errors: [422],
+  }),
+  r({
+    method: 'get',
+    path: '/runs',
+    id: 'listRuns',
+    summary: 'Runs, newest first (?agent_id=&status=&trigger=&from=&to=&cursor=)',
+    scope: 'read',
+    ok: { 200: list(ref('Run')) },
+    errors: [400],
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}',
+    id: 'getRun',
+    summary: 'A run with node activity, approvals, outputs and files',
+    scope: 'read',
+    ok: {
+      200: {
+        allOf: [
+          ref('Run'),
+          obj({
+            node_activity: { type: 'array' },
+            approvals: { type: 'array', items: ref('Approval') },
+            outputs: { type: 'array' },
+            files: { type: 'array' },
+          }),
+        ],
+      },
+    },
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}/items',
+    id: 'listRunItems',
+    summary: 'Items with output and error (?status=&cursor=&from_seq=)',
+    scope: 'read',
+    ok: { 200: list(obj({ seq: { type: 'integer' }, status: { type: 'string' } }, ['seq', 'status'])) },
+    errors: [400],
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}/logs',
+    id: 'listRunLogs',
+    summary: 'Log lines, oldest first',
+    scope: 'read',
+    ok: { 200: list(anyObject) },
+    errors: [400],
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}/events',
+    id: 'runEvents',
+    summary: 'Live progress as server-sent events',
+    scope: 'read',
+    ok: { 200: 'events' },
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}/files/{fileId}',
+    id: 'downloadRunFile',
+    summary: 'A file the run made',
+    scope: 'read',
+    ok: { 200: 'file' },
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}/approvals',
+    id: 'listRunApprovals',
+    summary: 'Approvals of a run',
+    scope: 'read',
+    ok: { 200: list(ref('Approval')) },
+  }),
+  r({
+    method: 'post',
+    path: '/runs/{id}/cancel',
+    id: 'cancelRun',
+    summary: 'Cancel a run',
+    scope: 'run',
+    ok: { 202: ref('Run') },
+    errors: [409],
+  }),
+  r({
+    method: 'get',
+    path: '/approvals',
+    id: 'listApprovals',
+    summary: 'Approvals of the workspace, oldest first (?status=)',
+    scope: 'read',
+    ok: { 200: list(ref('Approval')) },
+    errors: [400],
+  }),
+  r({
+    method: 'post',
+    path: '/approvals/{id}/decision',
+    id: 'decideApproval',
+    summary: 'Approve, reject or approve with edits',
+    scope: 'run',
+    body: obj(
+      {
+        decision: { enum: ['approve', 'reject', 'approve_with_edits'] },
+        arguments: anyObject,
+        comment: { type: 'string' },
+      },
+      ['decision'],
+    ),
+    ok: { 200: ref('Approval') },
+    errors: [409, 422],
+  }),
+  r({
+    method: 'get',
+    path: '/api-keys',
+    id: 'listApiKeys',
+    summary: 'API keys of the workspace (never their secrets)',
+    scope: 'manage',
+    ok: { 200: list(ref('ApiKey')) },
+  }),
+  r({
+    method: 'post',
+    path: '/api-keys',
+    id: 'createApiKey',
+    summary: 'A new key (shown once)',
+    scope: 'manage',
+    body: obj({ name: { type: 'string' }, scopes: { type: 'array', items: { enum: [...scopes] } } }, [
+      'name',
+      'scopes',
+    ]),
+    ok: { 201: ref('ApiKey') },
+    errors: [422],
+  }),
+  r({
+    method: 'post',
+    path: '/api-keys/{id}/rotate',
+    id: 'rotateApiKey',
+    summary: 'Replace a key (the old one stops at once)',
+    scope: 'manage',
+    ok: { 201: ref('ApiKey') },
+  }),
+  r({
+    method: 'delete',
+    path: '/api-keys/{id}',
+    id: 'revokeApiKey',
+    summary: 'Revoke a key',
+    scope: 'manage',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'get',
+    path: '/usage',
+    id: 'getUsage',
+    summary: 'Plan and runs this month',
+    scope: 'read',
+    ok: {
+      200: obj({
+        plan: { type: 'string' },
+        runs_this_month: { type: 'integer' },
+        runs_per_month: nullable({ type: 'integer' }),
+      }),
+    },
+  }),
+  r({
+    method: 'get',
+    path: '/stats/daily',
+    id: 'dailyStats',
+    summary: 'Per day: runs by status, items, durations, cost (?days=&agent_id=)',
+    scope: 'read',
+    ok: { 200: obj({ days: { type: 'integer' }, data: { type: 'array' } }) },
+    errors: [400],
+  }),
+  r({
+    method: 'get',
+    path: '/tools',
+    id: 'listTools',
+    summary: 'Built-in tools with their default approval',
+    scope: 'read',
+    ok: { 200: list(anyObject) },
+  }),
+  r({
+    method: 'post',
+    path: '/hooks/{id}',
+    id: 'deliverWebhook',
+    summary: 'A webhook delivery (Standard Webhooks signature: webhook-id, webhook-timestamp, webhook-signature)',
+    scope: 'public',
+    body: anyObject,
+    ok: { 202: anyObject, 200: anyObject },
+    errors: [400, 401, 404, 409, 413, 422, 429, 503],
+  }),
+  r({
+    method: 'get',
+    path: '/forms/{id}',
+    id: 'getForm',
+    summary: "A form trigger's public definition",
+    scope: 'public',
+    ok: { 200: anyObject },
+    errors: [404],
+  }),
+  r({
+    method: 'post',
+    path: '/forms/{id}/submissions',
+    id: 'submitForm',
+    summary: 'Submit a form (422 names each field; rate limited per client)',
+    scope: 'public',
+    body: anyObject,
+    ok: { 202: anyObject, 200: anyObject },
+    errors: [400, 404, 409, 413, 415, 422, 429, 503],
+  }),
+  r({
+    method: 'get',
+    path: '/public/run-links/{token}',
+    id: 'openRunLink',
+    summary: 'Run Mode: what the link opens',
+    scope: 'public',
+    ok: { 200: anyObject },
+    errors: [403, 404],
+  }),
+  r({
+    method: 'post',
+    path: '/public/run-links/{token}/runs',
+    id: 'startPublicRun',
+    summary: 'Run Mode: start a run',
+    scope: 'public',
+    body: runBody,
+    ok: { 202: ref('PublicRun') },
+    errors: [400, 403, 404, 409, 413, 415, 422, 429, 503],
+  }),
+  r({
+    method: 'get',
+    path: '/public/run-links/{token}/runs/{runId}',
+    id: 'getPublicRun',
+    summary: 'Run Mode: a run started from the link',
+    scope: 'public',
+    ok: { 200: ref('PublicRun') },
+    errors: [403, 404],
+  }),
+  r({
+    method: 'get',
+    path: '/public/run-links/{token}/runs/{runId}/files/{fileId}',
+    id: 'downloadPublicRunFile',
+    summary: 'Run Mode: a file of the run',
+    scope: 'public',
+    ok: { 200: 'file' },
+    errors: [403, 404],
+  }),
+  r({
+    method: 'get',
+    path: '/sources',
+    id: 'listSources',
+    summary: 'Sources of the workspace, with their newest version',
+    scope: 'read',
+    ok: { 200: list(ref('Source')) },
+  }),
+  r({
+    method: 'post',
+    path: '/sources',
+    id: 'addSources',
+    summary: 'Upload files (several at once) or a URL; a name that exists adds a version that replaces it',
+    scope: 'manage',
+    bodyContent: {
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          properties: {
+            name: { type: 'string', description: 'One source of all the files; without it, one per file.' },
+            files: { type: 'array', items: { type: 'string', format: 'binary' }, maxItems: 20 },
+          },
+          required: ['files'],
+        },
+      },
+      'application/json': {
+        schema: obj({ url: { type: 'string', format: 'uri' }, name: { type: 'string' } }, ['url']),
+      },
+    },
+    ok: { 202: obj({ data: { type: 'array', items: ref('Source') } }) },
+    errors: [403],
+  }),
+  r({
+    method: 'get',
+    path: '/sources/{id}',
+    id: 'getSource',
+    summary: 'A source with all its versions and documents',
+    scope: 'read',
+    ok: { 200: ref('Source') },
+  }),
+  r({
+    method: 'delete',
+    path: '/sources/{id}',
+    id: 'deleteSource',
+    summary: 'Delete a source, its versions and passages',
+    scope: 'manage',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'post',
+    path: '/sources/search',
+    id: 'searchSources',
+    summary: 'Search sources as a retrieve node does (current versions)',
+    scope: 'read',
+    body: obj(
+      {
+        query: { type: 'string', minLength: 1 },
+        sources: { type: 'array', items: { type: 'string' } },
+        top_k: { type: 'integer', minimum: 1, maximum: 50 },
+      },
+      ['query'],
+    ),
+    ok: { 200: obj({ data: { type: 'array', items: ref('Passage') } }) },
+  }),
+  r({
+    method: 'get',
+    path: '/passages/{id}',
+    id: 'openCitation',
+    summary: 'A citation: the passage, its page, paragraph and boxes',
+    scope: 'read',
+    ok: { 200: ref('Citation') },
+  }),
+  r({
+    method: 'get',
+    path: '/passages/{id}/page-image',
+    id: 'getCitationPageImage',
+    summary: "The passage's page as a picture (?highlight=true draws its boxes)",
+    scope: 'read',
+    ok: { 200: 'file' },
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}/source-context',
+    id: 'getRunSourceContext',
+    summary: "What each item's retrieval found (?item=<seq>)",
+    scope: 'read',
+    ok: {
+      200: list(
+        obj({
+          item_seq: { type: 'integer' },
+          node_id: { type: 'string' },
+          query: { type: 'string' },
+          passages: { type: 'array', items: ref('Passage') },
+          at: ts,
+        }),
+      ),
+    },
+    errors: [400],
+  }),
+];
+
+/** Problems every authenticated route can answer, besides its own. */
+const authProblems = [401, 403, 404];
+const bodyProblems = [400, 413, 415, 422];
+
+function response(schema: unknown) {
+  if (schema === null) return { description: 'No content' };
+  if (schema === 'file')
+    return {
+      description: 'The file',
+      content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+    };
+  if (schema === 'events')
+    return {
+      description: 'Server-sent events (`progress`, then `end`)',
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    };
+  return { description: 'OK', content: { 'application/json': { schema } } };
+}
+
+export function openApiDocument(publicUrl: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const problems = new Set([
+      ...(route.scope === 'public' ? [] : authProblems),
+      ...((route.body || route.bodyContent) && route.scope !== 'public' ? bodyProblems : []),
+      ...(route.errors ?? []),
+      500,
+    ]);
+    const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    paths[route.path] ??= {};
+    paths[route.path][route.method] = {
+      operationId: route.id,
+      summary: route.summary,
+      ...(route.scope === 'public' ? { security: [] } : { security: [{ bearer: [route.scope] }] }),
+      ...(params.length ? { parameters: params } : {}),
+      ...(route.body || route.bodyContent
+        ? {
+            requestBody: {
+              required: true,
+              content: route.bodyContent ?? { 'application/json': { schema: route.body } },
+            },
+          }
+        : {}),
+      responses: {
+        ...Object.fromEntries(Object.entries(route.ok).map(([status, schema]) => [status, response(schema)])),
+        ...Object.fromEntries(
+          [...problems]
+            .sort()
+            .map((status) => [
+              String(status),
+              { description: 'Problem', content: { 'application/problem+json': { schema: ref('Problem') } } },
+            ]),
+        ),
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Cadre API',
+      version: '1',
+      description:
+        'Agents, runs, approvals, triggers, files and sources of a workspace. Authenticate with `Authorization: Bearer <API_KEY>`; errors are `application/problem+json`.',
+    },
+    servers: [{ url: `${publicUrl}/v1` }],
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A workspace API key. Scopes: run (start runs, decide approvals), read, manage (implies read).',
+        },
+      },
+      schemas,
+    },
+    paths,
+  };
+}

@@ -1,0 +1,21 @@
+// The catalogue of built-in tools: what an agent can call, what it touches and whether a call needs approval
+// by default. The console's editor lists them with their approval policy.
+import { Router } from 'express';
+import { z } from 'zod';
+import { toolDefinitions, type ToolDefinition } from '../../activities/tools/definitions';
+import { requireScope } from '../auth';
+
+export function toolRoutes(): Router {
+  const r = Router();
+  const catalogue = Object.values(toolDefinitions as Record<string, ToolDefinition>).map((t) => ({
+    name: t.name,
+    description: t.description,
+    side_effect: t.sideEffect,
+    approval_default: t.approvalDefault,
+    input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }),
+  }));
+  r.get('/tools', requireScope('read'), (_req, res) => {
+    res.json({ data: catalogue, next_cursor: null });
+  });
+  return r;
+}

@@ -1,0 +1,297 @@
+// The console in a real browser against the real stack (Temporal dev server, embedded Postgres, a worker, the
+// API with the built console mounted as the web process mounts it): a person creates an agent, edits it, tests
+// it, puts it live, runs it, approves, downloads the result, cancels a run, and opens Run Mode. Screenshots of
+// every main page go to test-output/screenshots (ignored by git).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http, { type Server } from 'node:http';
+import path from 'node:path';
+import type { RequestHandler } from 'express';
+import { createApp } from '../../api/app';
+import { createLogger } from '../../api/logger';
+import { createApiKey } from '../../db/api-keys';
+import { secretBox } from '../../db/secret-box';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  startTestRun,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
+
+const repoDir = path.join(__dirname, '..', '..');
+const chromiumPath = '/usr/bin/chromium';
+const shots = path.join(repoDir, 'test-output', 'screenshots');
+
+/** The little of playwright-core this suite uses, so it type-checks whether or not the package is installed. */
+interface Page {
+  $$(selector: string): Promise<unknown[]>;
+  evaluate(script: string): Promise<unknown>;
+  $(selector: string): Promise<{ textContent(): Promise<string | null> } | null>;
+  goto(url: string): Promise<unknown>;
+  click(selector: string): Promise<void>;
+  fill(selector: string, value: string): Promise<void>;
+  check(selector: string): Promise<void>;
+  selectOption(selector: string, value: string): Promise<unknown>;
+  waitForURL(url: string | RegExp): Promise<void>;
+  waitForSelector(selector: string, options?: { timeout?: number }): Promise<unknown>;
+  innerText(selector: string): Promise<string>;
+  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
+  url(): string;
+  on(event: 'dialog', listener: (dialog: { accept(): Promise<void> }) => void): void;
+  on(event: 'pageerror', listener: (error: Error) => void): void;
+  waitForEvent(event: 'download'): Promise<{ suggestedFilename(): string; path(): Promise<string | null> }>;
+}
+interface Browser {
+  newPage(options?: object): Promise<Page>;
+  close(): Promise<void>;
+}
+
+describe('console flow in a browser against the real stack', function () {
+  this.timeout(300_000);
+  let h: Harness;
+  let server: Server;
+  let base = '';
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+
+  before(async function () {
+    let playwright: { chromium: { launch(o: object): Promise<Browser> } } | undefined;
+    try {
+      playwright = await import('playwright-core' as string);
+    } catch {
+      playwright = undefined;
+    }
+    if (!playwright || !fs.existsSync(chromiumPath)) {
+      console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
+      this.skip();
+    }
+    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
+    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+
+    h = await createHarness();
+    const { workspace } = await createTestWorkspace(h);
+    const { key } = await createApiKey(h.stack.knex, workspace.id, 'console (internal)', ['read', 'run', 'manage']);
+    // As scripts/web.ts does: one server for the API and the console, which reads through the API.
+    server = await new Promise<Server>((resolve) => {
+      // The console needs the server's address before it loads, so the handler is attached after listen.
+      const s = http.createServer();
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    process.env.CADRE_CONSOLE_API_KEY = key;
+    process.env.CADRE_INTERNAL_API_URL = base;
+    const consoleHandler = (await import(path.join(repoDir, 'ui', 'build', 'handler.js'))).handler as RequestHandler;
+    server.removeAllListeners('request');
+    server.on(
+      'request',
+      createApp({
+        knex: h.stack.knex,
+        temporal: h.client,
+        temporalConfig: h.temporalConfig,
+        links: { publicUrl: base, temporal: h.temporalConfig },
+        bodyLimit: '1mb',
+        secrets: secretBox('console flow'),
+        logger: createLogger('silent', 'web'),
+        versions: { temporal: 'test', postgres: 'test' },
+        ready: async () => ({ temporal: true, postgres: true }),
+        console: consoleHandler,
+      }),
+    );
+
+    fs.mkdirSync(shots, { recursive: true });
+    browser = await playwright!.chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    page.on('dialog', (d) => void d.accept()); // "Cancel this run?" → yes
+    page.on('pageerror', (e) => problems.push(e.message));
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await h?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  // What a person reads (innerText leaves out the page's scripts and hidden parts).
+  const text = async (selector = 'main') => page.innerText(selector);
+  const agentId = () => /\/agents\/([0-9a-f-]{36})/.exec(page.url())![1];
+
+  /** Replaces a node of the diagram through the editor's side panel. */
+  async function setNode(id: string, node: object) {
+    // Clicking a node selects it, clicking it again unselects it: click only when it is not the one open.
+    const open = await page.$('label[for="e-node"]');
+    if (!open || (await open.textContent()) !== `Node ${id}`) await page.click(`g[aria-label$=" node ${id}"]`);
+    await page.waitForSelector('#e-node');
+    await page.fill('#e-node', JSON.stringify(node, null, 2));
+    await page.click('button:has-text("Apply to the diagram")');
+  }
+
+  /** Approves `count` pending approvals on the run page, one after the other, as a reviewer would. */
+  async function approve(count: number) {
+    const runUrl = page.url();
+    for (let i = 0; i < count; i++) {
+      await page.waitForSelector('button:has-text("Approve")');
+      await page.click('button:has-text("Approve")');
+      await page.waitForSelector('.notice');
+      await page.goto(runUrl);
+    }
+  }
+
+  async function waitForText(pattern: RegExp, selector = 'main') {
+    const deadline = Date.now() + 60_000;
+    while (!pattern.test(await text(selector))) {
+      if (Date.now() > deadline)
+        throw new Error(`the page never showed ${pattern}: ${(await text(selector)).slice(0, 500)}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+
+  it('create → edit → test run → live → run → approve → download; cancel; Run Mode', async () => {
+    await page.goto(`${base}/agents`);
+    await shot('agents-empty');
+    await page.fill('#a-name', 'Expense approver');
+    await page.fill('#a-description', 'A person approves each expense line; the rest becomes a CSV.');
+    await page.click('button:has-text("Create and edit")');
+    await page.waitForURL(/\/agents\/[0-9a-f-]{36}\/edit$/);
+    const id = agentId();
+
+    await page.fill('#e-instructions', 'Approve each expense line, then collect it in a report.');
+    await page.selectOption('#e-kind', 'approval');
+    await page.click('button:has-text("Add")');
+    await setNode('approval-1', { kind: 'approval', id: 'approval-1', message: 'Pay this expense?', next: 'output' });
+    await setNode('input', { kind: 'input', id: 'input', format: 'csv', next: 'approval-1' });
+    await page.check('text=Public run page allowed');
+    await shot('agent-editor');
+    await page.click('button:has-text("Save version 2")');
+    await page.waitForURL(new RegExp(`/agents/${id}\\?saved=2$`));
+    assert.match(await text(), /Saved as version 2/);
+    assert.match(await text(), /Approve each expense line/);
+
+    // A test run, approved, lets the draft become ready, then live.
+    await page.fill('#run-input', 'item,amount\nTaxi,23');
+    await page.click('.run-form button');
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    await waitForText(/Pay this expense\?/);
+    await approve(1);
+    await waitForText(/Completed/);
+    await page.goto(`${base}/agents/${id}`);
+    await page.click('button:has-text("Mark ready")');
+    await page.waitForSelector('button:has-text("Go live")');
+    await page.click('button:has-text("Go live")');
+    await page.waitForSelector('button:has-text("Pause")');
+    await shot('agent');
+
+    // A real run: the progress bar moves as a person approves.
+    await page.fill('#run-input', 'item,amount\nHotel,180\nTrain,64\nLunch,18');
+    await page.click('.run-form button');
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    const runUrl = page.url();
+    await waitForText(/0 of 3 items finished/);
+    await shot('run-waiting');
+    await page.click('button:has-text("Approve")');
+    await waitForText(/1 of 3 items finished/);
+    await page.goto(`${base}/approvals`);
+    assert.match(await text(), /Pay this expense\?/);
+    await shot('approvals');
+    await page.goto(runUrl);
+    await approve(2);
+    await waitForText(/3 of 3 items finished/);
+    await waitForText(/Completed/);
+    await shot('run-completed');
+    const download = page.waitForEvent('download');
+    await page.click('a:has-text("results.csv")');
+    const file = await download;
+    assert.equal(file.suggestedFilename(), 'results.csv');
+    assert.equal(fs.readFileSync((await file.path())!, 'utf8'), 'item,amount\nHotel,180\nTrain,64\nLunch,18\n');
+
+    // Cancel a run while it waits.
+    await page.goto(`${base}/agents/${id}`);
+    await page.fill('#run-input', 'item,amount\nDinner,95');
+    await page.click('.run-form button');
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    await waitForText(/Pay this expense\?/);
+    await page.click('button:has-text("Cancel run")');
+    await waitForText(/Cancelled/);
+    await shot('run-cancelled');
+
+    // Run Mode: a public link, no edit rights from there.
+    await page.goto(`${base}/agents/${id}`);
+    await page.click('button:has-text("New link")');
+    await waitForText(/Run Mode link \(copy it now, it is shown once\): http/);
+    const link = /(http:\/\/\S+\/r\/[A-Za-z0-9_-]{43})/.exec(await text())![1];
+    const token = link.split('/r/')[1];
+    await page.goto(link);
+    assert.match(await text('body'), /Expense approver/);
+    assert.doesNotMatch(await text('body'), /Dashboard|Approvals|Agents/, 'nothing of the workspace around it');
+    await shot('run-mode');
+    for (const route of [`/r/${token}/edit`, `/r/${token}/agents`]) {
+      assert.equal((await fetch(`${base}${route}`)).status, 404, route);
+    }
+    for (const [method, route] of [
+      ['PUT', `/v1/agents/${id}`],
+      ['POST', `/v1/agents/${id}/state`],
+      ['GET', `/v1/agents/${id}/export`],
+    ]) {
+      const res = await fetch(`${base}${route}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: method === 'GET' ? undefined : '{}',
+      });
+      assert.ok([401, 403, 404].includes(res.status), `${method} ${route} with the Run Mode token: ${res.status}`);
+    }
+    await page.fill('#rm-input', 'item,amount\nBus,3');
+    await page.click('button:has-text("Run")');
+    await page.waitForURL(/\/r\/[A-Za-z0-9_-]{43}\/runs\/[0-9a-f-]{36}$/);
+    await waitForText(/0 of 1 items finished|Needs review/, 'body');
+
+    // The other main pages, for the screenshots.
+    for (const [name, url] of [
+      ['runs', '/runs'],
+      ['dashboard', '/dashboard'],
+      ['versions', `/agents/${id}/versions`],
+      ['agents', '/agents'],
+    ]) {
+      await page.goto(`${base}${url}`);
+      await shot(name);
+    }
+    assert.deepEqual(problems, [], 'no script errors on any page');
+  });
+
+  it('keeps the items table of a 10,000-item run to the rows in view, and reaches the last item by scrolling', async () => {
+    const workspaceId = (await h.stack.knex('api_keys').where({ name: 'console (internal)' }).first('workspace_id'))
+      .workspace_id;
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Ten thousand',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'mark' },
+        { kind: 'transform', id: 'mark', set: { seen: true }, next: null },
+      ],
+    });
+    const input = JSON.stringify(Array.from({ length: 10_000 }, (_, n) => ({ n })));
+    const run = await startTestRun(h, workspaceId, agent.id, input);
+    await waitForRun(h, run.id, undefined, 120_000);
+
+    await page.goto(`${base}/runs/${run.id}`);
+    await page.waitForSelector('[role="table"] [role="row"][aria-rowindex="1"]');
+    const rendered = await page.$$('[role="table"] [role="row"][aria-rowindex]');
+    assert.ok(rendered.length < 60, `only the rows in view are in the page (${rendered.length})`);
+    // Scrolled in the page itself (this file is compiled without the DOM's types).
+    await page.evaluate(
+      "(() => { const v = document.querySelector('.viewport'); v.scrollTop = v.scrollHeight; v.dispatchEvent(new Event('scroll')); })()",
+    );
+    await page.waitForSelector('[role="row"][aria-rowindex="10000"]:has-text("9999")');
+    await page.click('[role="row"][aria-rowindex="10000"]');
+    await waitForText(/Item 9999/);
+    assert.match(await text(), /"n": 9999/);
+    await shot('run-10000-items');
+    assert.deepEqual(problems, []);
+  });
+});

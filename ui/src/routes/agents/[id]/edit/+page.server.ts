@@ -1,0 +1,32 @@
+// Operator Mode: edit an agent's instructions, workflow, tools' approval policy and error policy. Saving
+// writes a new version; the API checks it and its refusal (422, one reason per problem) is shown here.
+import { fail, isHttpError, redirect } from '@sveltejs/kit';
+import { api } from '$lib/server/api';
+import { editorApi } from '$lib/server/editor-api';
+import type { Actions, PageServerLoad } from './$types';
+
+export const load: PageServerLoad = async ({ params }) => {
+  const [agent, tools] = await Promise.all([api.getAgent(params.id), editorApi.tools()]);
+  return { agent, tools };
+};
+
+export const actions: Actions = {
+  save: async ({ params, request }) => {
+    const raw = (await request.formData()).get('spec');
+    let spec: unknown;
+    try {
+      spec = JSON.parse(typeof raw === 'string' ? raw : '');
+    } catch {
+      return fail(400, { ok: false, message: 'The edited agent could not be read; reload the page and try again.' });
+    }
+    let saved = 0;
+    try {
+      saved = (await editorApi.save(params.id, spec)).current_version;
+    } catch (e) {
+      // The API's refusal (422 names each problem) goes back to the editor with what was typed.
+      if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message, spec: raw });
+      throw e;
+    }
+    redirect(303, `/agents/${params.id}?saved=${saved}`);
+  },
+};

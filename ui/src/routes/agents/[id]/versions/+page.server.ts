@@ -1,0 +1,25 @@
+// An agent's version history: every saved version, what changed between any two, and restoring an old one
+// (which saves it again as the newest version).
+import { attempt, formText } from '$lib/server/actions';
+import { api } from '$lib/server/api';
+import { versionsApi } from '$lib/server/versions-api';
+import type { Actions, PageServerLoad } from './$types';
+
+export const load: PageServerLoad = async ({ params, url }) => {
+  const [agent, versions] = await Promise.all([api.getAgent(params.id), versionsApi.list(params.id)]);
+  const newest = agent.current_version;
+  const to = Number(url.searchParams.get('to')) || newest;
+  const from = Number(url.searchParams.get('from')) || Math.max(1, to - 1);
+  const diff = from !== to ? await versionsApi.diff(params.id, from, to) : { from, to, changes: [] };
+  return { agent, versions: versions.data, diff };
+};
+
+export const actions: Actions = {
+  restore: async ({ params, request }) => {
+    const version = Number(formText(await request.formData(), 'version'));
+    return attempt(async () => {
+      const agent = await versionsApi.restore(params.id, version);
+      return `Version ${version} restored as version ${agent.current_version}.`;
+    });
+  },
+};
