@@ -226,12 +226,13 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
           .select('id', 'text');
         if (batch.length === 0) return done;
         const vectors = await embedder.embed(batch.map((p) => p.text));
-        await knex.transaction(async (trx) => {
-          for (const [i, p] of batch.entries())
-            await trx('passages')
-              .where({ id: p.id })
-              .update({ embedding: JSON.stringify(vectors[i]) });
-        });
+        // One statement per batch (the embedded database serves one statement at a time).
+        await knex.raw(
+          `update passages set embedding = v.e::vector
+             from (select unnest(?::bigint[]) as id, unnest(?::text[]) as e) v
+            where passages.id = v.id`,
+          [batch.map((p) => p.id), vectors.map((v) => JSON.stringify(v))],
+        );
         done += batch.length;
       }
     },

@@ -526,6 +526,16 @@ describe('sources and retrieval', function () {
       assert.deepEqual([latePassage.version, /twelve/.test(latePassage.text)], [2, true]);
     });
 
+    it('deletes a source with its versions, so its citations no longer open', async () => {
+      const [source] = await upload([{ name: 'old.txt', content: 'The old office was on Elm Street.' }], 'Old office');
+      await indexed(source.id);
+      const [hit] = await search('Elm Street', ['Old office']);
+      assert.equal((await call(`/v1/sources/${source.id}`, { method: 'DELETE' })).status, 204);
+      assert.equal((await call(`/v1/sources/${source.id}`)).status, 404);
+      assert.equal((await call(`/v1/passages/${hit.passage_id}`)).status, 404);
+      assert.deepEqual(await search('Elm Street', ['Old office']), []);
+    });
+
     it('keeps the current version when a replacement fails', async () => {
       const [source] = await upload([{ name: 'faq.txt', content: 'Returns are accepted for 30 days.' }], 'FAQ');
       await indexed(source.id);
