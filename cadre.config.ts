@@ -40,6 +40,10 @@ export const cadreEnvSchema = z.object({
   ANTHROPIC_RETRY_SECONDS: z.coerce.number().min(0.1).max(600).default(15),
   SMTP_URL: envOptionalString,
   SMTP_FROM: z.string().default('Cadre <cadre@localhost>'),
+  /** Vector retrieval with the local embedding model (`local`), or full-text retrieval only (`off`). */
+  CADRE_EMBEDDINGS: z.enum(['local', 'off']).default('local'),
+  /** Threads of the OCR pool in each worker; unset → the machine's cores less one (at most 4). */
+  CADRE_OCR_WORKERS: z.coerce.number().int().positive().optional(),
 });
 
 export class ConfigError extends Error {

@@ -7,6 +7,7 @@ import { createRunLifecycleActivities } from './run-lifecycle';
 import { createTriggerActivities } from './triggers';
 import { createAgentCallActivities } from './agent-calls';
 import { createFailureNoticeActivities } from './failure-notice';
+import { createSourceIndexingActivities } from './sources/indexing';
 
 export type { ActivityDeps } from './deps';
 
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTriggerActivities(deps),
     ...createAgentCallActivities(deps),
     ...createFailureNoticeActivities(deps),
+    ...createSourceIndexingActivities(deps),
   });
 }
 

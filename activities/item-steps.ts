@@ -15,6 +15,7 @@ import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
 import { dropStoppedModelStep, loadStoppedModelStep, stopModelStepForApproval, usageSince } from './model-approvals';
 import { runFileSaver } from './run-files';
+import { runRetrieveStep } from './sources/retrieve-step';
 
 export interface Decision {
   approved: boolean;
@@ -175,6 +176,8 @@ export function createItemStepActivities(deps: ActivityDeps) {
           next = saveResult(data, node.save_as, step.result.output);
           reasoning = [...priorReasoning, ...step.result.reasoning];
           usage = step.result.usage;
+        } else if (node.kind === 'retrieve') {
+          next = saveResult(data, node.save_as, await runRetrieveStep({ deps, spec, node, data, runId, seq }));
         } else if (node.kind !== 'approval') {
           throw ApplicationFailure.nonRetryable(
             `"${node.kind}" nodes are not available in this version of Cadre`,

@@ -16,6 +16,7 @@ import { externalToolHandlers } from './tools/handlers';
 import { approvalRequired } from './page-advance';
 import { runFileSaver } from './run-files';
 import type { ActivityDeps } from './deps';
+import { sourcesToolFor } from './sources/llm-tool';
 import type { Decision } from './item-steps';
 
 export type ModelUsage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cost_usd: number };
@@ -112,6 +113,8 @@ export async function runModelStep({
     description: toolDefinitions[name].description,
     input_schema: z.toJSONSchema(toolDefinitions[name].input, { io: 'input' }) as Anthropic.Tool.InputSchema,
   }));
+  const sources = sourcesToolFor(spec);
+  if (sources) tools.push(sources.definition);
   const validate = node.output_schema ? ajv.compile(node.output_schema) : undefined;
   if (node.output_schema) {
     tools.push({
@@ -126,6 +129,7 @@ export async function runModelStep({
       text: [
         spec.instructions,
         `Step "${node.id}": ${node.instructions}`,
+        sources?.instructions ?? '',
         node.output_schema ? `When done, call ${submitTool} with the answer.` : '',
       ]
         .filter(Boolean)
@@ -279,6 +283,14 @@ export async function runModelStep({
             is_error: true,
             content: `Invalid output: ${problems}. Call ${submitTool} again with a valid answer.`,
           };
+          continue;
+        }
+        if (sources && block.name === sources.definition.name) {
+          // A search changes nothing: it needs no idempotency key or effects ledger.
+          call.result = await sources.call(block.input, { deps, runId, seq, nodeId: node.id }).then(
+            (content) => answered(call, content, false),
+            (err: unknown) => answered(call, err instanceof Error ? err.message : String(err), true),
+          );
           continue;
         }
         const tool = toolNames.find((t) => wireName(t) === block.name);

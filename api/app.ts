@@ -13,6 +13,7 @@ import { hookRoutes } from './routes/hooks';
 import { triggerRoutes } from './routes/triggers';
 import { toolRoutes } from './routes/tools';
 import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
+import { sourceRoutes } from './routes/sources';
 import type { SecretBox } from '../db/secret-box';
 
 export interface AppDeps extends RouteDeps {
@@ -74,6 +75,7 @@ export function createApp(deps: AppDeps) {
   v1.use(triggerRoutes(deps));
   v1.use(toolRoutes());
   v1.use(runLinkRoutes(deps));
+  v1.use(sourceRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

@@ -100,6 +100,11 @@ const schemas: Record<string, unknown> = {
       spec: jsonSchema(agentSpecSchema, 'output'),
       last_run: nullable(ref('Run')),
       runs_this_month: { type: 'integer' },
+      warnings: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'When saved: sources the agent lists that do not exist yet, or more than 20 of them.',
+      },
     },
     ['id', 'workspace_id', 'name', 'state', 'current_version', 'created_at', 'updated_at'],
   ),
@@ -154,6 +159,90 @@ const schemas: Record<string, unknown> = {
     },
     ['id', 'name', 'scopes', 'created_at'],
   ),
+  SourceVersion: obj({
+    version: { type: 'integer' },
+    status: { enum: ['indexing', 'ready', 'failed', 'archived'] },
+    error: nullable({ type: 'string' }),
+    progress: obj({ pages_done: { type: 'integer' }, pages_total: { type: 'integer' } }),
+    passages: { type: 'integer' },
+    created_at: ts,
+    created_by: nullable({ type: 'string' }),
+    indexed_at: nullable(ts),
+    activated_at: nullable(ts),
+    archived_at: nullable(ts),
+    documents: {
+      type: 'array',
+      items: obj({
+        id: { type: 'string', format: 'uuid' },
+        file_name: { type: 'string' },
+        url: nullable({ type: 'string' }),
+        format: nullable({ type: 'string' }),
+        size: nullable({ type: 'integer' }),
+        sha256: nullable({ type: 'string' }),
+        status: { enum: ['pending', 'extracting', 'done', 'failed'] },
+        error: nullable({ type: 'string' }),
+        pages_total: { type: 'integer' },
+        pages_done: { type: 'integer' },
+      }),
+    },
+  }),
+  Source: obj(
+    {
+      id: { type: 'string', format: 'uuid' },
+      name: { type: 'string' },
+      kind: { enum: ['files', 'url'] },
+      status: { enum: ['indexing', 'ready', 'failed', 'archived'], description: 'Of the newest version.' },
+      current_version: nullable({ type: 'integer', description: 'The version agents use.' }),
+      latest_version: nullable(ref('SourceVersion')),
+      versions: { type: 'array', items: ref('SourceVersion') },
+      used_by: { type: 'array', items: { type: 'string' }, description: 'Agents listing the source.' },
+      created_at: ts,
+      updated_at: ts,
+      links: obj({ self: { type: 'string' } }),
+    },
+    ['id', 'name', 'kind', 'status', 'current_version', 'latest_version', 'used_by', 'created_at', 'updated_at'],
+  ),
+  Passage: obj({
+    passage_id: { type: 'string' },
+    source: { type: 'string' },
+    source_id: { type: 'string', format: 'uuid' },
+    version: { type: 'integer' },
+    document: { type: 'string' },
+    page: nullable({ type: 'integer' }),
+    paragraph: { type: 'integer' },
+    part: { type: 'integer' },
+    text: { type: 'string' },
+    boxes: nullable({ type: 'array', items: ref('Box') }),
+    page_size: nullable(obj({ width: { type: 'number' }, height: { type: 'number' }, unit: { enum: ['pt', 'px'] } })),
+    ocr_confidence: nullable({ type: 'number' }),
+    score: { type: 'number', description: 'Reciprocal rank fusion of full-text and vector ranks.' },
+    citation_url: { type: 'string' },
+  }),
+  Box: {
+    ...obj({ x: { type: 'number' }, y: { type: 'number' }, width: { type: 'number' }, height: { type: 'number' } }),
+    description: "A line's box in page units (PDF points or image pixels) from the page's top-left corner.",
+  },
+  Citation: obj({
+    id: { type: 'string' },
+    source: obj({ id: { type: 'string', format: 'uuid' }, name: { type: 'string' } }),
+    version: { type: 'integer' },
+    version_status: { enum: ['indexing', 'ready', 'failed', 'archived'] },
+    document: obj({ id: { type: 'string' }, file_name: { type: 'string' }, format: nullable({ type: 'string' }) }),
+    page: nullable({ type: 'integer' }),
+    paragraph: { type: 'integer' },
+    part: { type: 'integer' },
+    text: { type: 'string' },
+    boxes: nullable({ type: 'array', items: ref('Box') }),
+    words: nullable({
+      type: 'array',
+      items: obj({ text: { type: 'string' }, confidence: { type: 'number' }, box: ref('Box') }),
+    }),
+    ocr_confidence: nullable({ type: 'number' }),
+    page_size: nullable(obj({ width: { type: 'number' }, height: { type: 'number' }, unit: { enum: ['pt', 'px'] } })),
+    ocr: { type: 'boolean' },
+    page_image_url: nullable({ type: 'string' }),
+    highlighted_image_url: nullable({ type: 'string' }),
+  }),
   PublicRun: obj({
     id: { type: 'string' },
     status: { enum: [...runStatuses] },
@@ -175,6 +264,8 @@ interface Route {
   summary: string;
   scope: Scope;
   body?: Record<string, unknown>;
+  /** Request media types other than JSON (a multipart upload), instead of `body`. */
+  bodyContent?: Record<string, { schema: unknown }>;
   /** Status → response schema; `null` for an empty body, `'file'`/`'events'` for binary or SSE. */
   ok: Record<number, unknown>;
   /** Problem statuses besides the ones every route of its kind can answer. */
@@ -718,6 +809,105 @@ export const routes: Route[] = [
     ok: { 200: 'file' },
     errors: [403, 404],
   }),
+  r({
+    method: 'get',
+    path: '/sources',
+    id: 'listSources',
+    summary: 'Sources of the workspace, with their newest version',
+    scope: 'read',
+    ok: { 200: list(ref('Source')) },
+  }),
+  r({
+    method: 'post',
+    path: '/sources',
+    id: 'addSources',
+    summary: 'Upload files (several at once) or a URL; a name that exists adds a version that replaces it',
+    scope: 'manage',
+    bodyContent: {
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          properties: {
+            name: { type: 'string', description: 'One source of all the files; without it, one per file.' },
+            files: { type: 'array', items: { type: 'string', format: 'binary' }, maxItems: 20 },
+          },
+          required: ['files'],
+        },
+      },
+      'application/json': {
+        schema: obj({ url: { type: 'string', format: 'uri' }, name: { type: 'string' } }, ['url']),
+      },
+    },
+    ok: { 202: obj({ data: { type: 'array', items: ref('Source') } }) },
+    errors: [403],
+  }),
+  r({
+    method: 'get',
+    path: '/sources/{id}',
+    id: 'getSource',
+    summary: 'A source with all its versions and documents',
+    scope: 'read',
+    ok: { 200: ref('Source') },
+  }),
+  r({
+    method: 'delete',
+    path: '/sources/{id}',
+    id: 'deleteSource',
+    summary: 'Delete a source, its versions and passages',
+    scope: 'manage',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'post',
+    path: '/sources/search',
+    id: 'searchSources',
+    summary: 'Search sources as a retrieve node does (current versions)',
+    scope: 'read',
+    body: obj(
+      {
+        query: { type: 'string', minLength: 1 },
+        sources: { type: 'array', items: { type: 'string' } },
+        top_k: { type: 'integer', minimum: 1, maximum: 50 },
+      },
+      ['query'],
+    ),
+    ok: { 200: obj({ data: { type: 'array', items: ref('Passage') } }) },
+  }),
+  r({
+    method: 'get',
+    path: '/passages/{id}',
+    id: 'openCitation',
+    summary: 'A citation: the passage, its page, paragraph and boxes',
+    scope: 'read',
+    ok: { 200: ref('Citation') },
+  }),
+  r({
+    method: 'get',
+    path: '/passages/{id}/page-image',
+    id: 'getCitationPageImage',
+    summary: "The passage's page as a picture (?highlight=true draws its boxes)",
+    scope: 'read',
+    ok: { 200: 'file' },
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}/source-context',
+    id: 'getRunSourceContext',
+    summary: "What each item's retrieval found (?item=<seq>)",
+    scope: 'read',
+    ok: {
+      200: list(
+        obj({
+          item_seq: { type: 'integer' },
+          node_id: { type: 'string' },
+          query: { type: 'string' },
+          passages: { type: 'array', items: ref('Passage') },
+          at: ts,
+        }),
+      ),
+    },
+    errors: [400],
+  }),
 ];
 
 /** Problems every authenticated route can answer, besides its own. */
@@ -744,7 +934,7 @@ export function openApiDocument(publicUrl: string) {
   for (const route of routes) {
     const problems = new Set([
       ...(route.scope === 'public' ? [] : authProblems),
-      ...(route.body && route.scope !== 'public' ? bodyProblems : []),
+      ...((route.body || route.bodyContent) && route.scope !== 'public' ? bodyProblems : []),
       ...(route.errors ?? []),
       500,
     ]);
@@ -760,8 +950,13 @@ export function openApiDocument(publicUrl: string) {
       summary: route.summary,
       ...(route.scope === 'public' ? { security: [] } : { security: [{ bearer: [route.scope] }] }),
       ...(params.length ? { parameters: params } : {}),
-      ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
+      ...(route.body || route.bodyContent
+        ? {
+            requestBody: {
+              required: true,
+              content: route.bodyContent ?? { 'application/json': { schema: route.body } },
+            },
+          }
         : {}),
       responses: {
         ...Object.fromEntries(Object.entries(route.ok).map(([status, schema]) => [status, response(schema)])),
@@ -782,7 +977,7 @@ export function openApiDocument(publicUrl: string) {
       title: 'Cadre API',
       version: '1',
       description:
-        'Agents, runs, approvals, triggers and files of a workspace. Authenticate with `Authorization: Bearer <API_KEY>`; errors are `application/problem+json`.',
+        'Agents, runs, approvals, triggers, files and sources of a workspace. Authenticate with `Authorization: Bearer <API_KEY>`; errors are `application/problem+json`.',
     },
     servers: [{ url: `${publicUrl}/v1` }],
     components: {

@@ -1,18 +1,20 @@
 import type { Knex } from 'knex';
 import * as initial from './migrations/001_initial';
 import * as triggers from './migrations/002_triggers';
-import * as engineModelApprovals from './migrations/003_engine_model_approvals';
-import * as engineRunParents from './migrations/003_engine_run_parents';
 import * as runLinks from './migrations/005_run_links';
+import * as modelApprovals from './migrations/006_model_approvals';
+import * as runParents from './migrations/007_run_parents';
+import * as sources from './migrations/008_sources';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
 const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Promise<void> }> = {
   '001_initial': initial,
   '002_triggers': triggers,
-  '003_engine_model_approvals': engineModelApprovals,
-  '003_engine_run_parents': engineRunParents,
   '005_run_links': runLinks,
+  '006_model_approvals': modelApprovals,
+  '007_run_parents': runParents,
+  '008_sources': sources,
 };
 
 const source: Knex.MigrationSource<string> = {

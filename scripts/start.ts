@@ -11,6 +11,7 @@ import { connectDatabase, connectTemporal } from './connections';
 import { main, StartupError } from './fail-fast';
 import { Supervised, tcpOpen, waitFor } from './supervisor';
 import { ensureTemporalCli } from './temporal-cli';
+import { ensureEmbeddingModel } from './embedding-model';
 
 const root = path.resolve(__dirname, '..');
 
@@ -145,6 +146,12 @@ main('cadre', async () => {
     }
 
     ensureConsoleBuilt();
+    // Vector retrieval needs the local embedding model; without it sources still work with full-text retrieval.
+    if (process.env.CADRE_EMBEDDINGS !== 'off') {
+      await ensureEmbeddingModel().catch((err) =>
+        console.warn(`vector retrieval is off: the embedding model could not be installed (${(err as Error).message})`),
+      );
+    }
     const { knex } = await connectDatabase(config, { migrate: true });
     const seed = await seedDemoWorkspace(knex);
     await knex.destroy();

@@ -24,6 +24,7 @@ import type { AgentSpec } from '../../workflows/agent-model';
 import { jsonDiff } from '../json-diff';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
+import { sourceWarnings } from '../source-warnings';
 import { requireScope } from '../auth';
 import { ApiError } from '../problem';
 import { startRun, type RunServiceDeps } from '../run-service';
@@ -86,7 +87,8 @@ export function agentRoutes(deps: RouteDeps): Router {
     const spec = validateAgentSpec(req.body);
     await checkAgentCalls(knex, ws.id, spec);
     const agent = await createWithinPlan(ws, spec, byKey(req));
-    res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
+    const warnings = await sourceWarnings(knex, ws.id, spec);
+    res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec, warnings }));
   };
   r.post('/agents', requireScope('manage'), ...body, createFromBody);
   // Takes what GET /v1/agents/:id/export gives (the spec as JSON), so agents move between workspaces.
@@ -140,7 +142,7 @@ export function agentRoutes(deps: RouteDeps): Router {
       message: `configuration changed: version ${updated.current_version} saved ${byKey(req)}`,
       details: { version: updated.current_version, previous_version: agent.current_version },
     });
-    res.json(agentJson(updated, { spec }));
+    res.json(agentJson(updated, { spec, warnings: await sourceWarnings(knex, ws.id, spec) }));
   });
 
   r.delete('/agents/:id', requireScope('manage'), async (req, res) => {

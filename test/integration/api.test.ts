@@ -300,9 +300,9 @@ describe('API v1', () => {
           },
         }),
         422,
-        'retrieve_unavailable',
+        'retrieve_without_sources',
       );
-      assert.match(retrieve.detail, /sources are not available/);
+      assert.match(retrieve.detail, /node "r" searches the agent's sources, but the agent has none/);
     });
 
     it('keeps a per-agent state store with optimistic concurrency', async () => {

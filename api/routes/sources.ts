@@ -1,0 +1,300 @@
+// Sources: upload files (several at once) or a URL, follow indexing, replace by uploading under the same name,
+// search, and open citations (the passage, its page picture and the boxes of the text on it).
+import { createCanvas, loadImage } from '@napi-rs/canvas';
+import express, { Router, type Request } from 'express';
+import { z } from 'zod';
+import { retrieve } from '../../activities/sources/retrieval';
+import {
+  addVersion,
+  agentsUsing,
+  deleteSource,
+  getPageImage,
+  getPassage,
+  getSource,
+  listDocuments,
+  listSources,
+  listVersions,
+  type DocumentRow,
+  type NewDocument,
+  type SourceRow,
+  type VersionRow,
+} from '../../db/sources';
+import { getRun } from '../../db/runs';
+import type { indexSource } from '../../workflows/index-source';
+import { requireScope } from '../auth';
+import { ApiError } from '../problem';
+import { readUpload } from '../source-upload';
+import { jsonBody, param, parseBody } from '../validation';
+import type { RouteDeps } from './agents';
+
+const sourceName = z
+  .string()
+  .trim()
+  .min(1, 'a source name cannot be empty')
+  .max(200, 'a source name has at most 200 characters');
+
+const urlBody = z.object({
+  url: z.url({ protocol: /^https?$/, error: 'url must be an http or https URL' }),
+  name: sourceName.optional(),
+});
+
+const searchBody = z.object({
+  query: z.string().min(1),
+  sources: z.array(z.string()).optional(),
+  top_k: z.number().int().min(1).max(50).default(5),
+});
+
+/** Who made a change: until accounts exist, the API key that made it. */
+const byKey = (req: Request) => `API key "${req.auth!.key.name}"`;
+
+export function sourceRoutes(deps: RouteDeps): Router {
+  const { knex, temporal, temporalConfig } = deps;
+  const r = Router();
+  const base = `${deps.links.publicUrl}/v1`;
+
+  const documentJson = (d: DocumentRow) => ({
+    id: d.id,
+    file_name: d.file_name,
+    url: d.url,
+    format: d.format,
+    size: d.size,
+    sha256: d.sha256,
+    status: d.status,
+    error: d.error,
+    pages_total: d.pages_total,
+    pages_done: d.pages_done,
+  });
+  const versionJson = (v: VersionRow, docs: DocumentRow[]) => ({
+    version: v.version,
+    status: v.status,
+    error: v.error,
+    progress: { pages_done: v.pages_done, pages_total: v.pages_total },
+    passages: v.passages,
+    created_at: v.created_at,
+    created_by: v.created_by,
+    indexed_at: v.indexed_at,
+    activated_at: v.activated_at,
+    archived_at: v.archived_at,
+    documents: docs.filter((d) => d.version_id === v.id).map(documentJson),
+  });
+
+  /** Sources with their versions (newest first), documents and the agents that use them. */
+  const sourcesJson = async (workspaceId: string, sources: SourceRow[], allVersions: boolean) => {
+    const versions = await listVersions(
+      knex,
+      sources.map((s) => s.id),
+    );
+    const shown = allVersions
+      ? versions
+      : versions.filter((v) =>
+          sources.some(
+            (s) => v.source_id === s.id && (v.version === s.latest_version || v.id === s.current_version_id),
+          ),
+        );
+    const docs = await listDocuments(
+      knex,
+      shown.map((v) => v.id),
+    );
+    const usedBy = await agentsUsing(knex, workspaceId);
+    return sources.map((s) => {
+      const own = shown.filter((v) => v.source_id === s.id);
+      const latest = own.find((v) => v.version === s.latest_version);
+      const current = own.find((v) => v.id === s.current_version_id);
+      return {
+        id: s.id,
+        name: s.name,
+        kind: s.kind,
+        status: latest?.status ?? 'indexing',
+        current_version: current?.version ?? null,
+        latest_version: latest ? versionJson(latest, docs) : null,
+        ...(allVersions ? { versions: own.map((v) => versionJson(v, docs)) } : {}),
+        used_by: usedBy.get(s.name) ?? [],
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+        links: { self: `${base}/sources/${s.id}` },
+      };
+    });
+  };
+
+  const loadSource = async (workspaceId: string, id: string) => {
+    const source = await getSource(knex, workspaceId, id);
+    if (!source) throw new ApiError(404, 'source_not_found', `no source ${id} in this workspace`);
+    return source;
+  };
+
+  const startIndexing = async (version: VersionRow) => {
+    try {
+      await temporal.workflow.start<typeof indexSource>('indexSource', {
+        taskQueue: temporalConfig.taskQueue,
+        workflowId: version.workflow_id!,
+        args: [{ versionId: version.id }],
+      });
+    } catch (err) {
+      await knex('source_versions')
+        .where({ id: version.id })
+        .update({ status: 'failed', error: `indexing could not start: ${(err as Error).message}` });
+      throw err;
+    }
+  };
+
+  r.get('/sources', requireScope('read'), async (req, res) => {
+    const ws = req.auth!.workspace.id;
+    res.json({ data: await sourcesJson(ws, await listSources(knex, ws), false), next_cursor: null });
+  });
+
+  // Files as multipart/form-data (any number of file fields; an optional "name" puts them all in one source,
+  // otherwise each file is a source named after it), or {"url": …, "name": …} as JSON. A name that exists
+  // already adds a version that replaces the current one once indexed.
+  r.post('/sources', requireScope('manage'), async (req, res) => {
+    const ws = req.auth!.workspace.id;
+    const batches: { name: string; kind: 'files' | 'url'; documents: NewDocument[] }[] = [];
+    if (req.is('multipart/form-data')) {
+      const { fields, files } = await readUpload(req);
+      if (files.length === 0)
+        throw new ApiError(422, 'no_files', 'the upload has no files; send them as multipart/form-data file fields');
+      const name = fields.name === undefined ? undefined : parseBody(sourceName, fields.name);
+      const docs = files.map((f) => ({
+        fileName: f.fileName,
+        format: f.format,
+        contentType: f.contentType,
+        content: f.content,
+      }));
+      if (name) batches.push({ name, kind: 'files', documents: docs });
+      else for (const d of docs) batches.push({ name: d.fileName, kind: 'files', documents: [d] });
+    } else if (req.is('application/json')) {
+      await new Promise<void>((resolve, reject) =>
+        express.json({ limit: deps.bodyLimit })(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
+      );
+      const body = parseBody(urlBody, req.body);
+      const url = new URL(body.url);
+      batches.push({
+        name: body.name ?? `${url.host}${url.pathname === '/' ? '' : url.pathname}`,
+        kind: 'url',
+        documents: [{ fileName: url.href, url: url.href }],
+      });
+    } else {
+      throw new ApiError(
+        415,
+        'unsupported_media_type',
+        'upload files as multipart/form-data, or send {"url": "…"} as application/json',
+      );
+    }
+
+    const created: SourceRow[] = [];
+    for (const b of batches) {
+      const { source, version } = await addVersion(knex, ws, { ...b, createdBy: byKey(req) });
+      await startIndexing(version);
+      created.push(source);
+    }
+    const data = await sourcesJson(ws, created, false);
+    if (data.length === 1) res.location(data[0].links.self);
+    res.status(202).json({ data });
+  });
+
+  r.get('/sources/:id', requireScope('read'), async (req, res) => {
+    const ws = req.auth!.workspace.id;
+    const source = await loadSource(ws, param(req, 'id'));
+    res.json((await sourcesJson(ws, [source], true))[0]);
+  });
+
+  r.delete('/sources/:id', requireScope('manage'), async (req, res) => {
+    const ws = req.auth!.workspace.id;
+    const source = await loadSource(ws, param(req, 'id'));
+    const indexing = (await listVersions(knex, [source.id])).filter((v) => v.status === 'indexing');
+    for (const v of indexing) {
+      await temporal.workflow
+        .getHandle(v.workflow_id!)
+        .terminate('source deleted')
+        .catch(() => undefined); // already finished
+    }
+    await deleteSource(knex, ws, source.id);
+    res.status(204).end();
+  });
+
+  // Searches sources as a retrieve node would (all the workspace's sources unless some are named).
+  r.post('/sources/search', requireScope('read'), ...jsonBody(deps.bodyLimit), async (req, res) => {
+    const ws = req.auth!.workspace.id;
+    const body = parseBody(searchBody, req.body);
+    const names = body.sources ?? (await listSources(knex, ws)).map((s) => s.name);
+    const data = await retrieve(knex, {
+      workspaceId: ws,
+      sourceNames: names,
+      query: body.query,
+      topK: body.top_k,
+      publicUrl: deps.links.publicUrl,
+    });
+    res.json({ data });
+  });
+
+  // A citation: the passage where it was found, with the boxes of its lines on the page and the page's picture.
+  r.get('/passages/:id', requireScope('read'), async (req, res) => {
+    const p = await getPassage(knex, req.auth!.workspace.id, param(req, 'id'));
+    if (!p) throw new ApiError(404, 'passage_not_found', `no passage ${param(req, 'id')} in this workspace`);
+    res.json({
+      id: String(p.id),
+      source: { id: p.source_id, name: p.source_name },
+      version: p.version,
+      version_status: p.version_status,
+      document: { id: p.document_id, file_name: p.file_name, format: p.format },
+      page: p.page,
+      paragraph: p.paragraph,
+      part: p.part,
+      text: p.text,
+      boxes: p.boxes,
+      words: p.words,
+      ocr_confidence: p.ocr_confidence,
+      page_size:
+        p.page_width && p.page_height ? { width: p.page_width, height: p.page_height, unit: p.page_unit } : null,
+      ocr: p.page_ocr ?? false,
+      page_image_url: p.has_image ? `${base}/passages/${p.id}/page-image` : null,
+      highlighted_image_url: p.has_image && p.boxes ? `${base}/passages/${p.id}/page-image?highlight=true` : null,
+    });
+  });
+
+  // The page's picture; with ?highlight=true the passage's boxes are drawn on it.
+  r.get('/passages/:id/page-image', requireScope('read'), async (req, res) => {
+    const p = await getPassage(knex, req.auth!.workspace.id, param(req, 'id'));
+    if (!p) throw new ApiError(404, 'passage_not_found', `no passage ${param(req, 'id')} in this workspace`);
+    const image = p.page === null ? undefined : await getPageImage(knex, p.document_id, p.page);
+    if (!image)
+      throw new ApiError(
+        404,
+        'no_page_image',
+        `passage ${p.id} comes from a ${p.format} file, which has no page pictures`,
+      );
+    if (req.query.highlight !== 'true' || !p.boxes || !p.page_width) {
+      res.type(image[0] === 0xff ? 'image/jpeg' : 'image/png').send(image);
+      return;
+    }
+    const img = await loadImage(image);
+    const canvas = createCanvas(img.width, img.height);
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    const k = img.width / p.page_width;
+    ctx.fillStyle = 'rgba(255, 213, 0, 0.35)';
+    ctx.strokeStyle = 'rgba(230, 120, 0, 0.9)';
+    ctx.lineWidth = Math.max(1, img.width / 600);
+    for (const b of p.boxes) {
+      ctx.fillRect(b.x * k, b.y * k, b.width * k, b.height * k);
+      ctx.strokeRect(b.x * k, b.y * k, b.width * k, b.height * k);
+    }
+    res.type('image/png').send(canvas.toBuffer('image/png'));
+  });
+
+  // The source context of run details: what each item's retrieval found.
+  r.get('/runs/:id/source-context', requireScope('read'), async (req, res) => {
+    const run = await getRun(knex, req.auth!.workspace.id, param(req, 'id'));
+    if (!run) throw new ApiError(404, 'run_not_found', `no run ${param(req, 'id')} in this workspace`);
+    const q = knex('run_source_context').where({ run_id: run.id }).orderBy(['item_seq', 'at']);
+    if (req.query.item !== undefined) {
+      const seq = Number(req.query.item);
+      if (!Number.isInteger(seq) || seq < 0)
+        throw new ApiError(400, 'invalid_item', 'item must be the sequence number of an item of the run');
+      q.andWhere({ item_seq: seq });
+    }
+    const rows = await q.select('item_seq', 'node_id', 'query', 'passages', 'at');
+    res.json({ data: rows, next_cursor: null });
+  });
+
+  return r;
+}
