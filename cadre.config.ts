@@ -42,6 +42,8 @@ export const cadreEnvSchema = z.object({
   SMTP_FROM: z.string().default('Cadre <cadre@localhost>'),
   /** Vector retrieval with the local embedding model (`local`), or full-text retrieval only (`off`). */
   CADRE_EMBEDDINGS: z.enum(['local', 'off']).default('local'),
+  /** How long a deleted account can be recovered before it is erased for good (spec §8: 30 days). */
+  CADRE_ACCOUNT_RECOVERY_SECONDS: z.coerce.number().int().min(1).default(30 * 86_400),
   /** Threads of the OCR pool in each worker; unset → the machine's cores less one (at most 4). */
   CADRE_OCR_WORKERS: z.coerce.number().int().positive().optional(),
 });
@@ -98,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
     secretKey: e.CADRE_SECRET_KEY,
+    accountRecoverySeconds: e.CADRE_ACCOUNT_RECOVERY_SECONDS,
     logLevel: e.CADRE_LOG_LEVEL,
   };
 }

@@ -23,6 +23,8 @@ export interface AppDeps extends RouteDeps {
   secrets: SecretBox;
   /** Sends password resets and invitations; unset → links are shown or printed instead. */
   smtp?: SmtpSettings;
+  /** How long a deleted account can be recovered (CADRE_ACCOUNT_RECOVERY_SECONDS). */
+  accountRecoverySeconds?: number;
   logger: Logger;
   /** Versions reached at start, named by /healthz. */
   versions: { temporal: string; postgres: string };

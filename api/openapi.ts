@@ -339,6 +339,49 @@ const r = (route: Route) => route;
 
 export const routes: Route[] = [
   r({
+    method: 'put',
+    path: '/workspace/plan',
+    id: 'changePlan',
+    summary: "Change the workspace's plan (owner): an upgrade at once, a downgrade at the end of the billing period",
+    scope: 'owner',
+    body: obj({ plan: { enum: ['free', 'professional', 'enterprise'] } }),
+    ok: {
+      200: obj({
+        plan: { type: 'string' },
+        pending_plan: nullable({ type: 'string' }),
+        plan_changes_at: nullable(ts),
+      }),
+    },
+    errors: [422],
+  }),
+  r({
+    method: 'delete',
+    path: '/me',
+    id: 'deleteAccount',
+    summary:
+      'Delete your account (needs the password): it and the workspaces you alone own become inaccessible at once, recoverable until erase_at, then erased',
+    scope: 'session',
+    body: obj({ password: { type: 'string' } }),
+    ok: {
+      202: obj({
+        status: { const: 'deleted' },
+        erase_at: ts,
+        workspaces_deleted: { type: 'array', items: { type: 'string', format: 'uuid' } },
+      }),
+    },
+    errors: [403, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/auth/recover',
+    id: 'recoverAccount',
+    summary: 'Recover a deleted account within its recovery period, with its email and password; signs in',
+    scope: 'public',
+    body: obj({ email: { type: 'string' }, password: { type: 'string' } }),
+    ok: { 200: ref('SignedIn') },
+    errors: [400, 401, 409, 410, 415, 422],
+  }),
+  r({
     method: 'post',
     path: '/auth/signup',
     id: 'signUp',
@@ -372,7 +415,7 @@ export const routes: Route[] = [
       ['email', 'password'],
     ),
     ok: { 200: ref('SignedIn') },
-    errors: [400, 401, 415, 422, 429],
+    errors: [400, 401, 403, 415, 422, 429],
   }),
   r({
     method: 'post',
@@ -1010,6 +1053,8 @@ export const routes: Route[] = [
         plan: { type: 'string' },
         runs_this_month: { type: 'integer' },
         runs_per_month: nullable({ type: 'integer' }),
+        pending_plan: nullable({ type: 'string' }),
+        plan_changes_at: nullable(ts),
       }),
     },
   }),

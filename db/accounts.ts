@@ -67,13 +67,26 @@ export async function createUser(
   return user;
 }
 
-export function findUserByEmail(
-  knex: Knex,
-  email: string,
-): Promise<(User & { password_hash: string | null; totp_secret: string | null }) | undefined> {
+/** An account with what signing in checks; `publicUser` keeps what may be shown. */
+export interface AccountRow extends User {
+  password_hash: string | null;
+  totp_secret: string | null;
+  deleted_at: Date | null;
+  erase_at: Date | null;
+}
+
+export const publicUser = ({ id, email, name, created_at, two_factor }: AccountRow): User => ({
+  id,
+  email,
+  name,
+  created_at,
+  two_factor,
+});
+
+export function findUserByEmail(knex: Knex, email: string): Promise<AccountRow | undefined> {
   return knex('users')
     .where({ email: normalizeEmail(email) })
-    .first([...userColumns(knex), 'password_hash', 'totp_secret']);
+    .first([...userColumns(knex), 'password_hash', 'totp_secret', 'deleted_at', 'erase_at']);
 }
 
 export function getUser(knex: Knex, id: string): Promise<User | undefined> {
@@ -177,8 +190,16 @@ export async function membershipsOf(knex: Knex, userId: string): Promise<Members
   const rows = await knex('memberships')
     .join('workspaces', 'workspaces.id', 'memberships.workspace_id')
     .where('memberships.user_id', userId)
+    .whereNull('workspaces.deleted_at')
     .orderBy('workspaces.created_at')
-    .select('memberships.role', 'workspaces.*');
+    .select(
+      'memberships.role',
+      'workspaces.id',
+      'workspaces.name',
+      'workspaces.plan',
+      'workspaces.api_enabled',
+      'workspaces.created_at',
+    );
   return rows.map(({ role, ...workspace }) => ({ role, workspace }));
 }
 
@@ -199,6 +220,7 @@ export function listMembers(knex: Knex, workspaceId: string): Promise<Member[]> 
   return knex('memberships')
     .join('users', 'users.id', 'memberships.user_id')
     .where('memberships.workspace_id', workspaceId)
+    .whereNull('users.deleted_at')
     .orderBy('memberships.created_at')
     .select(
       'users.id as user_id',

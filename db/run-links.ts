@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { newToken, tokenHash as hashOf } from './tokens';
+import { liveWorkspaceIds } from './workspaces';
 
 export interface RunLink {
   id: string;
@@ -46,5 +47,6 @@ export async function findRunLink(knex: Knex, token: string): Promise<RunLink | 
   return knex('run_links')
     .where({ token_hash: hashOf(token) })
     .whereNull('revoked_at')
+    .whereIn('workspace_id', liveWorkspaceIds(knex))
     .first(columns);
 }

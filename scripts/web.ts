@@ -38,6 +38,7 @@ main('web', async () => {
     bodyLimit: config.web.bodyLimit,
     secrets: loadSecretBox(config),
     smtp: config.smtp,
+    accountRecoverySeconds: config.accountRecoverySeconds,
     logger,
     versions: { temporal: temporal.version, postgres: db.version },
     console: consoleHandler,

@@ -21,9 +21,12 @@ import {
   setPassword,
   setSessionWorkspace,
   createPasswordReset,
+  publicUser,
   type User,
 } from '../../db/accounts';
 import { recordAudit } from '../../db/audit';
+import { accountErasureId, markAccountDeleted, restoreAccount } from '../../db/account-deletion';
+import type { accountErasure } from '../../workflows/account-erasure';
 import { roleRank, type Role } from '../../db/roles';
 import type { SecretBox } from '../../db/secret-box';
 import { tokenHash } from '../../db/tokens';
@@ -38,6 +41,8 @@ import type { RouteDeps } from './agents';
 export interface AccountDeps extends RouteDeps {
   secrets: SecretBox;
   smtp?: SmtpSettings;
+  /** How long a deleted account can be recovered; 30 days unless configured. */
+  accountRecoverySeconds?: number;
 }
 
 const email = z.string().trim().email().max(254);
@@ -163,6 +168,13 @@ export function accountRoutes(deps: AccountDeps): Router {
     if (!user || !(await checkPassword(user.password_hash, input.password))) {
       await fail('invalid_credentials', 'that email and password do not match an account');
     }
+    if (user!.deleted_at) {
+      throw new ApiError(
+        403,
+        'account_deleted',
+        `this account was deleted; it can be recovered until ${new Date(user!.erase_at!).toISOString()} (POST /v1/auth/recover with the same email and password)`,
+      );
+    }
     if (user!.totp_secret) {
       if (!input.totp_code && !input.recovery_code) {
         throw new ApiError(401, 'two_factor_required', 'enter the six-digit code from your authenticator app');
@@ -173,8 +185,7 @@ export function accountRoutes(deps: AccountDeps): Router {
       if (!ok) await fail('invalid_two_factor_code', 'that code is not right; check your authenticator app');
     }
     byEmail.reset(address);
-    const { password_hash: _p, totp_secret: _t, ...publicUser } = user!;
-    const signedIn = await startSession(req, res, publicUser);
+    const signedIn = await startSession(req, res, publicUser(user!));
     // Recorded in the workspace the session opens, so its admins see who signed in and from where.
     await recordAudit(knex, {
       workspace_id: signedIn.workspace_id,
@@ -332,6 +343,53 @@ export function accountRoutes(deps: AccountDeps): Router {
     res.status(204).end();
   });
 
+  // ---- deletion and recovery --------------------------------------------------------------------------------
+
+  r.delete('/me', signedIn, ...body, async (req, res) => {
+    const input = parseBody(z.object({ password: z.string().min(1).max(200) }), req.body);
+    const { user } = req.account!;
+    const stored = await knex('users').where({ id: user.id }).first('password_hash');
+    if (!(await checkPassword(stored?.password_hash, input.password))) {
+      throw new ApiError(403, 'wrong_password', 'the password is not right');
+    }
+    const seconds = deps.accountRecoverySeconds ?? 30 * 86_400;
+    const eraseAt = new Date(Date.now() + seconds * 1000);
+    const workspaces = await markAccountDeleted(knex, user.id, eraseAt);
+    await deps.temporal.workflow.start<typeof accountErasure>('accountErasure', {
+      workflowId: accountErasureId(user.id),
+      taskQueue: deps.temporalConfig.taskQueue,
+      args: [{ userId: user.id, afterSeconds: seconds }],
+    });
+    await recordAudit(knex, {
+      user_id: user.id,
+      actor: user.email,
+      action: 'account.deleted',
+      details: { workspaces, erase_at: eraseAt.toISOString() },
+      ip: req.ip,
+    });
+    clearCookies(res);
+    res.status(202).json({ status: 'deleted', erase_at: eraseAt.toISOString(), workspaces_deleted: workspaces });
+  });
+
+  r.post('/auth/recover', ...body, async (req, res) => {
+    const input = parseBody(z.object({ email, password: z.string().min(1).max(200) }), req.body);
+    const user = await findUserByEmail(knex, input.email);
+    if (!user || !(await checkPassword(user.password_hash, input.password))) {
+      throw new ApiError(401, 'invalid_credentials', 'that email and password do not match an account');
+    }
+    if (!user.deleted_at) throw new ApiError(409, 'account_not_deleted', 'this account is not deleted; sign in');
+    // Stop the timer first: once it is terminated, nothing starts erasing the rows being restored.
+    await deps.temporal.workflow
+      .getHandle(accountErasureId(user.id))
+      .terminate('the account was recovered')
+      .catch(() => undefined);
+    if (!(await restoreAccount(knex, user.id))) {
+      throw new ApiError(410, 'account_erased', 'this account was already erased');
+    }
+    await recordAudit(knex, { user_id: user.id, actor: user.email, action: 'account.recovered', ip: req.ip });
+    res.json(await startSession(req, res, publicUser(user)));
+  });
+
   // ---- two-factor authentication (TOTP, RFC 6238) ------------------------------------------------------------
 
   r.post('/me/two-factor', signedIn, async (req, res) => {
@@ -411,8 +469,7 @@ export function accountRoutes(deps: AccountDeps): Router {
             'an account with this email exists and that is not its password',
           );
         }
-        const { password_hash: _p, totp_secret: _t, ...u } = existing;
-        user = u;
+        user = publicUser(existing);
       } else {
         user = await createUser(knex, {
           email: input.email,

@@ -19,7 +19,7 @@ import { dailyStats } from '../../db/stats';
 import { listTriggers } from '../../db/triggers';
 import { deleteSchedule, setSchedulesPaused } from '../schedule-sync';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
-import { planLimits, runsThisMonth, type Workspace } from '../../db/workspaces';
+import { planLimits, planStatus, runsThisMonth, type Workspace } from '../../db/workspaces';
 import type { AgentSpec } from '../../workflows/agent-model';
 import { jsonDiff } from '../json-diff';
 import { loadAgent as loadAgentOr404 } from '../loaders';
@@ -299,10 +299,13 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   r.get('/usage', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace;
+    const status = await planStatus(knex, ws.id);
     res.json({
       plan: ws.plan,
       runs_this_month: await runsThisMonth(knex, ws.id),
       runs_per_month: planLimits[ws.plan].runsPerMonth,
+      pending_plan: status.pending_plan,
+      plan_changes_at: status.plan_changes_at,
     });
   });
 

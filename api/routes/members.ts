@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { listMembers } from '../../db/accounts';
 import { listAudit } from '../../db/audit';
 import { roles, type Role } from '../../db/roles';
+import { endOfBillingPeriod, planStatus, plans, schedulePlanChange, setPlan } from '../../db/workspaces';
+import type { planChange } from '../../workflows/plan-change';
 import { createInvitation, invitationColumns, invitationDays } from '../../db/invitations';
 import { sendAccountMail } from '../account-mail';
 import { auditRequest } from '../audit-request';
@@ -13,6 +15,9 @@ import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { cursorParam, jsonBody, limitParam, param, parseBody } from '../validation';
 import type { AccountDeps } from './accounts';
+
+/** The Temporal workflow holding a workspace's scheduled downgrade. */
+export const planChangeId = (workspaceId: string) => `plan-change-${workspaceId}`;
 
 export function memberRoutes(deps: AccountDeps): Router {
   const { knex } = deps;
@@ -120,6 +125,30 @@ export function memberRoutes(deps: AccountDeps): Router {
     if (n === 0) throw new ApiError(404, 'invitation_not_found', `no open invitation ${id} in this workspace`);
     await audit(req, 'invitation.revoked', id);
     res.status(204).end();
+  });
+
+  // Plans change in billing settings: an upgrade at once, a downgrade at the end of the billing period.
+  r.put('/workspace/plan', requirePermission('owner'), ...body, async (req, res) => {
+    const { plan } = parseBody(z.object({ plan: z.enum(plans) }), req.body);
+    const ws = req.auth!.workspace;
+    const timer = deps.temporal.workflow.getHandle(planChangeId(ws.id));
+    // Whatever was scheduled before, this request replaces it (terminated, not cancelled: at once, so the id is free).
+    await timer.terminate('replaced by a newer plan request').catch(() => undefined);
+    if (plans.indexOf(plan) >= plans.indexOf(ws.plan)) {
+      await setPlan(knex, ws.id, plan);
+    } else {
+      const at = endOfBillingPeriod();
+      await schedulePlanChange(knex, ws.id, plan, at);
+      await deps.temporal.workflow.start<typeof planChange>('planChange', {
+        workflowId: planChangeId(ws.id),
+        taskQueue: deps.temporalConfig.taskQueue,
+        args: [{ workspaceId: ws.id, plan, at: at.getTime() }],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      });
+    }
+    const status = await planStatus(knex, ws.id);
+    await auditRequest(knex, req, 'plan.change_requested', ws.name, { from: ws.plan, to: plan, ...status });
+    res.json(status);
   });
 
   r.get('/audit-log', requirePermission('admin'), async (req, res) => {

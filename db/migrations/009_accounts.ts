@@ -14,6 +14,14 @@ export async function up(knex: Knex): Promise<void> {
     t.jsonb('recovery_codes').notNullable().defaultTo('[]'); // SHA-256 of each unused one-time code
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('password_changed_at', { useTz: true });
+    t.timestamp('deleted_at', { useTz: true }); // deleted: inaccessible, recoverable until erase_at
+    t.timestamp('erase_at', { useTz: true });
+  });
+
+  await knex.schema.alterTable('workspaces', (t) => {
+    t.timestamp('deleted_at', { useTz: true }); // with its only owner's account: inaccessible until recovered
+    t.text('pending_plan'); // a downgrade waiting for the end of the billing period
+    t.timestamp('plan_changes_at', { useTz: true });
   });
 
   await knex.schema.createTable('memberships', (t) => {
@@ -79,6 +87,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('workspaces', (t) => t.dropColumns('deleted_at', 'pending_plan', 'plan_changes_at'));
   for (const table of ['audit_events', 'password_resets', 'invitations', 'sessions', 'memberships', 'users']) {
     await knex.schema.dropTableIfExists(table);
   }

@@ -314,3 +314,187 @@ describe('Accounts, sessions and roles', () => {
     assert.ok(theirs.body.data.every((e: { actor: string }) => e.actor !== owner.email));
   });
 });
+
+describe('Account deletion', () => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness();
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  /** An account owning a workspace with an agent and an API key, and a member of someone else's workspace. */
+  async function populatedAccount(url: string) {
+    const p = new Person(url);
+    await p.signUp({ workspace_name: 'Going away' });
+    const own = (await p.call('/me')).body.workspace.id as string;
+    const agent = await p.call('/agents', { json: { name: 'Mine', nodes: [{ kind: 'input', id: 'in', next: null }] } });
+    const key = (await p.call('/api-keys', { json: { name: 'mine', scopes: ['read'] } })).body.key as string;
+    await h.stack.knex('workspaces').where({ id: own }).update({ api_enabled: true });
+    const shared = await createTestWorkspace(h);
+    const user = (await p.call('/me')).body.user;
+    await h.stack.knex('memberships').insert({ workspace_id: shared.workspace.id, user_id: user.id, role: 'editor' });
+    return { p, own, agentId: agent.body.id as string, key, shared, userId: user.id as string };
+  }
+
+  const withKey = (url: string, key: string, path: string) =>
+    fetch(`${url}/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
+
+  it('makes the account and its own workspace inaccessible at once, and recovery restores everything', async () => {
+    const api = await startApi(h);
+    try {
+      const { p, agentId, key, shared } = await populatedAccount(api.url);
+      assert.equal((await p.call('/me', { method: 'DELETE', json: { password: 'wrong password!' } })).status, 403);
+      const deleted = await p.call('/me', { method: 'DELETE', json: { password: p.password } });
+      assert.equal(deleted.status, 202);
+      assert.equal(deleted.body.workspaces_deleted.length, 1, 'only the workspace it alone owns');
+
+      assert.equal((await p.call('/me')).status, 401, 'signed out');
+      const signIn = await new Person(api.url, p.email, p.password).signIn();
+      assert.deepEqual([signIn.status, signIn.body.code], [403, 'account_deleted']);
+      assert.equal(
+        (await withKey(api.url, key, `/agents/${agentId}`)).status,
+        401,
+        "the workspace's keys open nothing",
+      );
+      const members = await withKey(api.url, shared.key, '/members');
+      assert.ok(!JSON.stringify(await members.json()).includes(p.email), 'gone from shared workspaces');
+
+      const back = new Person(api.url, p.email, p.password);
+      const recovered = await back.call('/auth/recover', { json: { email: p.email, password: p.password } });
+      assert.equal(recovered.status, 200);
+      assert.equal((await back.call(`/agents/${agentId}`)).body.name, 'Mine');
+      assert.equal((await withKey(api.url, key, `/agents/${agentId}`)).status, 200, 'the key works again');
+      assert.equal((await back.call('/me')).body.workspaces.length, 2);
+      const timer = await h.client.workflow
+        .getHandle(`account-erasure-${(await back.call('/me')).body.user.id}`)
+        .describe();
+      assert.equal(timer.status.name, 'TERMINATED', 'the erasure timer is stopped');
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('erases every row of the account when the period ends, keeping shared workspaces without its address', async function () {
+    this.timeout(60_000);
+    const api = await startApi(h, { accountRecoverySeconds: 2 });
+    try {
+      const { p, own, shared, userId } = await populatedAccount(api.url);
+      // The person leaves a trace in the shared workspace too.
+      const sharedAgent = await createLiveAgent(h, shared.workspace.id, {
+        name: 'Shared',
+        nodes: [{ kind: 'input', id: 'in', next: null }],
+      });
+      await p.call('/me/workspace', { method: 'PUT', json: { workspace_id: shared.workspace.id } });
+      assert.equal(
+        (
+          await p.call(`/agents/${sharedAgent.id}`, {
+            method: 'PUT',
+            json: { name: 'Shared', description: 'edited', nodes: [{ kind: 'input', id: 'in', next: null }] },
+          })
+        ).status,
+        200,
+      );
+
+      await p.call('/me', { method: 'DELETE', json: { password: p.password } });
+      assert.equal(await h.client.workflow.getHandle(`account-erasure-${userId}`).result(), 'erased');
+
+      const tables = await h.stack
+        .knex('information_schema.tables')
+        .where({ table_schema: 'public', table_type: 'BASE TABLE' })
+        .whereNot('table_name', 'like', 'knex_%')
+        .pluck('table_name');
+      assert.ok(tables.length > 20);
+      const found: string[] = [];
+      for (const table of tables) {
+        for (const needle of [userId, own, p.email]) {
+          const { rows } = await h.stack.knex.raw(`select count(*)::int as n from ?? t where t::text like ?`, [
+            table,
+            `%${needle}%`,
+          ]);
+          if (rows[0].n > 0) found.push(`${table}: ${rows[0].n} row(s) with ${needle}`);
+        }
+      }
+      assert.deepEqual(found, [], 'no row of the account is left');
+      assert.equal(
+        (await h.stack.knex('agents').where({ id: sharedAgent.id }).first('id'))?.id,
+        sharedAgent.id,
+        'the shared workspace keeps its agent',
+      );
+      const recover = await new Person(api.url).call('/auth/recover', {
+        json: { email: p.email, password: p.password },
+      });
+      assert.equal(recover.status, 401, 'nothing left to recover');
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('Plan changes', () => {
+  let h: Harness;
+  let api: { url: string; close(): Promise<void> };
+  before(async () => {
+    h = await createHarness();
+    api = await startApi(h);
+  });
+  after(async () => {
+    await api?.close();
+    await h?.close();
+  });
+
+  it('upgrades at once, downgrades at the end of the billing period, and only the owner decides', async () => {
+    const owner = new Person(api.url);
+    await owner.signUp();
+    const ws = (await owner.call('/me')).body.workspace.id as string;
+    const admin = await memberWithRole(h.stack.knex, api.url, ws, 'admin');
+    assert.equal(
+      (await admin.call('/workspace/plan', { method: 'PUT', json: { plan: 'enterprise' } })).body.code,
+      'role_forbidden',
+    );
+
+    const up = await owner.call('/workspace/plan', { method: 'PUT', json: { plan: 'professional' } });
+    assert.deepEqual(up.body, { plan: 'professional', pending_plan: null, plan_changes_at: null });
+    assert.equal((await owner.call('/usage')).body.runs_per_month, 1000, 'the upgrade counts at once');
+    // Professional has no agent limit: a fourth agent is allowed now.
+    for (let i = 0; i < 4; i++) {
+      const made = await owner.call('/agents', {
+        json: { name: `A${i}`, nodes: [{ kind: 'input', id: 'in', next: null }] },
+      });
+      assert.equal(made.status, 201);
+    }
+
+    const down = await owner.call('/workspace/plan', { method: 'PUT', json: { plan: 'free' } });
+    assert.equal(down.body.plan, 'professional', 'still professional until the period ends');
+    assert.equal(down.body.pending_plan, 'free');
+    const now = new Date();
+    assert.equal(
+      new Date(down.body.plan_changes_at).getTime(),
+      Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1),
+    );
+    const timer = h.client.workflow.getHandle(`plan-change-${ws}`);
+    assert.equal((await timer.describe()).status.name, 'RUNNING', 'a durable timer holds the downgrade');
+
+    // Upgrading again withdraws the downgrade.
+    await owner.call('/workspace/plan', { method: 'PUT', json: { plan: 'enterprise' } });
+    assert.equal((await timer.describe()).status.name, 'TERMINATED', 'the timer is stopped');
+    assert.deepEqual((await owner.call('/usage')).body.pending_plan, null);
+
+    // When the period ends, the timer applies the downgrade (started here with a due time already past).
+    await owner.call('/workspace/plan', { method: 'PUT', json: { plan: 'free' } });
+    await h.client.workflow.getHandle(`plan-change-${ws}`).terminate();
+    const applied = await h.client.workflow.execute('planChange', {
+      workflowId: `plan-change-${ws}`,
+      taskQueue: h.temporalConfig.taskQueue,
+      args: [{ workspaceId: ws, plan: 'free', at: Date.now() - 1000 }],
+    });
+    assert.equal(applied, 'applied');
+    const usage = (await owner.call('/usage')).body;
+    assert.deepEqual([usage.plan, usage.runs_per_month, usage.pending_plan], ['free', 100, null]);
+    const fourth = await owner.call('/agents', {
+      json: { name: 'A4', nodes: [{ kind: 'input', id: 'in', next: null }] },
+    });
+    assert.equal(fourth.status, 403, 'the Free plan allows three agents');
+  });
+});

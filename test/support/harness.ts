@@ -122,7 +122,7 @@ export async function items(h: Harness, runId: string) {
 /** The API on a free port, backed by the harness's Temporal client and task queue. */
 export async function startApi(
   h: Harness,
-  opts: { smtp?: { url?: string; from: string } } = {},
+  opts: { smtp?: { url?: string; from: string }; accountRecoverySeconds?: number } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
     knex: h.stack.knex,
@@ -132,6 +132,7 @@ export async function startApi(
     bodyLimit: '64kb',
     secrets: secretBox('cadre test secret key'),
     smtp: opts.smtp,
+    accountRecoverySeconds: opts.accountRecoverySeconds,
     logger: createLogger('silent', 'web'),
     versions: { temporal: 'test', postgres: 'test' },
     ready: async () => ({ temporal: true, postgres: true }),
