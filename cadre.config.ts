@@ -43,7 +43,11 @@ export const cadreEnvSchema = z.object({
   /** Vector retrieval with the local embedding model (`local`), or full-text retrieval only (`off`). */
   CADRE_EMBEDDINGS: z.enum(['local', 'off']).default('local'),
   /** How long a deleted account can be recovered before it is erased for good (spec §8: 30 days). */
-  CADRE_ACCOUNT_RECOVERY_SECONDS: z.coerce.number().int().min(1).default(30 * 86_400),
+  CADRE_ACCOUNT_RECOVERY_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(30 * 86_400),
   /** Threads of the OCR pool in each worker; unset → the machine's cores less one (at most 4). */
   CADRE_OCR_WORKERS: z.coerce.number().int().positive().optional(),
 });
