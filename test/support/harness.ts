@@ -45,7 +45,7 @@ export async function createHarness(
     taskQueue: temporalConfig.taskQueue,
     workflowBundle: stack.workflowBundle,
     activities: createActivities({ knex: stack.knex, config, temporal: client }),
-    maxConcurrentActivityTaskExecutions: 100,
+    ...temporalConfig.worker,
   });
   const runPromise = worker.run();
   return {
