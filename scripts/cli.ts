@@ -112,9 +112,16 @@ async function run(argv: string[]): Promise<string> {
       return withDb(async (knex) => {
         const box = loadSecretBox(loadConfig());
         let changed = 0;
+        let unreadable = 0;
         for (const { table, key, column } of sealedColumns) {
           for (const row of await knex(table).whereNotNull(column).select(key, column)) {
-            const rewrapped = box.rewrap(row[column]);
+            let rewrapped: string;
+            try {
+              rewrapped = box.rewrap(row[column]);
+            } catch {
+              unreadable++; // sealed with a key this process was not given: left as it is
+              continue;
+            }
             if (rewrapped === row[column]) continue;
             await knex(table)
               .where({ [key]: row[key] })
@@ -122,7 +129,10 @@ async function run(argv: string[]): Promise<string> {
             changed++;
           }
         }
-        return `${changed} secret(s) re-wrapped with the current key`;
+        return (
+          `${changed} secret(s) re-wrapped with the current key` +
+          (unreadable ? `; ${unreadable} sealed with a key not in CADRE_SECRET_KEY_PREVIOUS were left as they are` : '')
+        );
       });
     case 'apikey create': {
       const requested = (values.scopes ?? '')
