@@ -9,6 +9,7 @@ import { ApiError } from '../api/problem';
 import { createApiKey, revokeApiKey, scopes as allScopes, type Scope } from '../db/api-keys';
 import { createAgent, type AgentState } from '../db/agents';
 import { migrate } from '../db/migrate';
+import { cadreClient } from '../api/client';
 import { loadSecretBox, sealedColumns } from '../db/secret-box';
 import { createPasswordReset, findUserByEmail } from '../db/accounts';
 import { createInvitation } from '../db/invitations';
@@ -35,9 +36,29 @@ const usage = `usage: cadre <command>
   user reset-link <email>                                                 prints a one-hour password reset link
   secrets rewrap                                                          after rotating CADRE_SECRET_KEY (the old key in
                                                                           CADRE_SECRET_KEY_PREVIOUS): re-wraps every stored secret
-  migrate                                                                 brings the database schema up to date`;
+  migrate                                                                 brings the database schema up to date
+
+Through the API (CADRE_API_KEY, or --key; the service at CADRE_PUBLIC_URL, or --url):
+  run start <agent-id> (--input TEXT | --input-file PATH) [--idempotency-key K]   prints the run id
+  run get <run-id>                                                        prints the run as JSON`;
 
 class UsageError extends StartupError {}
+
+/** The typed API client, for the commands that act as an integrator would. */
+function apiClient(values: { key?: string; url?: string }) {
+  const apiKey = values.key ?? process.env.CADRE_API_KEY;
+  if (!apiKey) throw new UsageError('set CADRE_API_KEY (or pass --key) to call the API');
+  return cadreClient({ baseUrl: values.url ?? loadConfig().web.publicUrl, apiKey });
+}
+
+/** The answer's body, or the API's problem as the one line the CLI prints. */
+function answerOf<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (result.data !== undefined) return result.data;
+  const problem = result.error as { detail?: string; code?: string } | undefined;
+  throw new StartupError(
+    `the API answered ${result.response.status}: ${problem?.detail ?? problem?.code ?? 'no detail'}`,
+  );
+}
 
 const plans: Plan[] = ['free', 'professional', 'enterprise'];
 
@@ -68,6 +89,11 @@ async function run(argv: string[]): Promise<string> {
       scopes: { type: 'string' },
       role: { type: 'string' },
       email: { type: 'string' },
+      input: { type: 'string' },
+      'input-file': { type: 'string' },
+      'idempotency-key': { type: 'string' },
+      key: { type: 'string' },
+      url: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -209,6 +235,24 @@ async function run(argv: string[]): Promise<string> {
         const applied = await migrate(knex);
         return applied.length ? `applied ${applied.join(', ')}` : 'the schema is up to date';
       });
+    case 'run start': {
+      if (!arg) throw new UsageError('run start needs the agent id');
+      const input = values['input-file'] ? fs.readFileSync(values['input-file'], 'utf8') : values.input;
+      if (input === undefined) throw new UsageError('give the input with --input TEXT or --input-file PATH');
+      const started = await apiClient(values).POST('/agents/{id}/run', {
+        params: { path: { id: arg } },
+        body: { input },
+        headers: values['idempotency-key'] ? { 'idempotency-key': values['idempotency-key'] } : {},
+      });
+      return answerOf(started).id;
+    }
+    case 'run get':
+      if (!arg) throw new UsageError('run get needs the run id');
+      return JSON.stringify(
+        answerOf(await apiClient(values).GET('/runs/{id}', { params: { path: { id: arg } } })),
+        null,
+        2,
+      );
     default:
       throw new UsageError(`unknown command "${positionals.join(' ')}"\n${usage}`);
   }

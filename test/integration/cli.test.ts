@@ -1,10 +1,10 @@
 // The operator CLI (`npx cadre …`) against the test stack's database, as an operator would run it.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { verifyApiKey } from '../../db/api-keys';
 import { testStack, type TestStack } from '../support/global';
-import { createHarness, createLiveAgent, createTestWorkspace } from '../support/harness';
+import { createHarness, createLiveAgent, createTestWorkspace, startApi } from '../support/harness';
 import { createTrigger } from '../../api/trigger-service';
 import { scheduleIdOf } from '../../api/schedule-sync';
 import { secretBox } from '../../db/secret-box';
@@ -21,6 +21,19 @@ describe('operator CLI', () => {
   });
 
   const cadre = (...args: string[]) => cadreWith({}, ...args);
+  /** For commands that call an API served by this very process: spawnSync would block it from answering. */
+  const cadreAsync = (env: Record<string, string>, ...args: string[]) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, ['scripts/cadre.cjs', ...args], {
+        cwd: root,
+        env: { ...stack.env, ...env },
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (err += c));
+      child.on('close', (code) => resolve({ code, out: out.trim(), err: err.trim() }));
+    });
   const cadreWith = (env: Record<string, string>, ...args: string[]) => {
     const r = spawnSync(process.execPath, ['scripts/cadre.cjs', ...args], {
       cwd: root,
@@ -96,6 +109,31 @@ describe('operator CLI', () => {
     const now = (await stack.knex('users').where({ id: user.id }).first('totp_secret')).totp_secret;
     assert.equal(secretBox('the new key').open(now), 'JBSWY3DPEHPK3PXP', 'opens with the new key alone');
     assert.match(cadreWith(rotated, 'secrets', 'rewrap').out, /^0 secret/, 'a second pass has nothing to do');
+  });
+
+  it('starts a run and reads it through the API with the typed client, as an integrator would', async () => {
+    const h = await createHarness({ worker: false });
+    const api = await startApi(h);
+    try {
+      const { workspace, key } = await createTestWorkspace(h);
+      const agent = await createLiveAgent(h, workspace.id, {
+        name: 'lines',
+        nodes: [{ kind: 'input', id: 'in', format: 'lines', next: null }],
+      });
+      const env = { CADRE_API_KEY: key };
+      const started = await cadreAsync(env, 'run', 'start', agent.id, '--input', 'one\ntwo', '--url', api.url);
+      assert.equal(started.code, 0, started.err);
+      assert.match(started.out, /^[0-9a-f-]{36}$/);
+      const run = JSON.parse((await cadreAsync(env, 'run', 'get', started.out, '--url', api.url)).out);
+      assert.deepEqual([run.id, run.agent_id, run.trigger, run.input], [started.out, agent.id, 'api', 'one\ntwo']);
+      const refused = await cadreAsync({ CADRE_API_KEY: 'cadre_nope' }, 'run', 'get', started.out, '--url', api.url);
+      assert.equal(refused.code, 1);
+      assert.match(refused.err, /the API answered 401: that is not a Cadre API key/);
+      assert.match((await cadreAsync({}, 'run', 'start', agent.id, '--url', api.url)).err, /CADRE_API_KEY|--input/);
+    } finally {
+      await api.close();
+      await h.close();
+    }
   });
 
   it("pauses and resumes the agent's schedules with set-state", async () => {
