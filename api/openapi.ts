@@ -893,18 +893,37 @@ export const routes: Route[] = [
     method: 'get',
     path: '/runs/{id}/source-context',
     id: 'getRunSourceContext',
-    summary: "What each item's retrieval found (?item=<seq>)",
+    summary: "What each item's retrieval found, and the citations of its answer that were kept (?item=<seq>)",
     scope: 'read',
     ok: {
-      200: list(
-        obj({
-          item_seq: { type: 'integer' },
-          node_id: { type: 'string' },
-          query: { type: 'string' },
-          passages: { type: 'array', items: ref('Passage') },
-          at: ts,
-        }),
-      ),
+      200: obj({
+        data: {
+          type: 'array',
+          items: obj({
+            item_seq: { type: 'integer' },
+            node_id: { type: 'string' },
+            query: { type: 'string' },
+            passages: { type: 'array', items: ref('Passage') },
+            at: ts,
+          }),
+        },
+        citations: {
+          type: 'array',
+          description:
+            "Passages the model cited in an item's answer that the item had retrieved; a citation of anything else is dropped from the answer and logged on the run.",
+          items: obj({
+            item_seq: { type: 'integer' },
+            node_id: { type: 'string' },
+            passage_id: { type: 'string' },
+            source: { type: 'string' },
+            version: { type: 'integer' },
+            page: nullable({ type: 'integer' }),
+            paragraph: { type: 'integer' },
+            citation_url: { type: 'string' },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
     },
     errors: [400],
   }),

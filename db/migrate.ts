@@ -5,6 +5,7 @@ import * as runLinks from './migrations/005_run_links';
 import * as modelApprovals from './migrations/006_model_approvals';
 import * as runParents from './migrations/007_run_parents';
 import * as sources from './migrations/008_sources';
+import * as runCitations from './migrations/009_run_citations';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -15,6 +16,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '006_model_approvals': modelApprovals,
   '007_run_parents': runParents,
   '008_sources': sources,
+  '009_run_citations': runCitations,
 };
 
 const source: Knex.MigrationSource<string> = {

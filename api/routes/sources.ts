@@ -293,7 +293,15 @@ export function sourceRoutes(deps: RouteDeps): Router {
       q.andWhere({ item_seq: seq });
     }
     const rows = await q.select('item_seq', 'node_id', 'query', 'passages', 'at');
-    res.json({ data: rows, next_cursor: null });
+    // The citations of the items' answers that were checked and kept (dropped ones are in the run's log).
+    const cq = knex('run_citations').where({ run_id: run.id, kept: true }).orderBy(['item_seq', 'node_id', 'at']);
+    if (req.query.item !== undefined) cq.andWhere({ item_seq: Number(req.query.item) });
+    const cited = await cq.select('item_seq', 'node_id', 'passage_id', 'source', 'version', 'page', 'paragraph');
+    res.json({
+      data: rows,
+      citations: cited.map((c) => ({ ...c, citation_url: `${base}/passages/${c.passage_id}` })),
+      next_cursor: null,
+    });
   });
 
   return r;

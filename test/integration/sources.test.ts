@@ -642,6 +642,58 @@ describe('sources and retrieval', function () {
       );
     });
 
+    it('keeps the citations of passages the item retrieved, and drops and logs any other', async () => {
+      // The model cites what it found, a passage it was never given, and the found one twice.
+      fake.setHandler((body) => {
+        if (turnOf(body) === 0) return reply([toolUse('search_sources', { query: 'office dog name' })]);
+        const [found] = JSON.parse(String(toolResultsOf(body)[0].content));
+        return reply([text(`The dog is Biscuit ${found.cite_as}, who loves tennis balls [P999999] ${found.cite_as}.`)]);
+      });
+      const agent = await createLiveAgent(h, ws, {
+        name: 'cite the sources',
+        sources: ['Office pets'],
+        nodes: [
+          { kind: 'input', id: 'in', format: 'json', next: 'ask' },
+          { kind: 'llm', id: 'ask', instructions: 'Answer the question from the sources.' },
+        ],
+      });
+      const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ question: 'what is the dog called?' }]));
+      const done = await waitForRun(h, run.id);
+      assert.equal(done.status, 'completed', done.error);
+      const system = JSON.stringify(fake.requests[fake.requests.length - 2].body.system);
+      assert.match(system, /cite_as marker exactly as given/);
+
+      const context = await json(await call(`/v1/runs/${run.id}/source-context?item=0`));
+      const found = context.data[0].passages[0];
+      const marker = `[P${found.passage_id}]`;
+      assert.equal(
+        (await items(h, run.id))[0].data.text,
+        `The dog is Biscuit ${marker}, who loves tennis balls ${marker}.`,
+        'the citation of a passage never retrieved is taken out of the answer',
+      );
+      assert.match(context.citations[0]?.citation_url, new RegExp(`/v1/passages/${found.passage_id}$`));
+      assert.deepEqual(
+        context.citations.map(({ citation_url: _url, ...c }: Json) => c),
+        [
+          {
+            item_seq: 0,
+            node_id: 'ask',
+            passage_id: found.passage_id,
+            source: 'Office pets',
+            version: 1,
+            page: 1,
+            paragraph: 1,
+          },
+        ],
+      );
+      const logs = await json(await call(`/v1/runs/${run.id}/logs`));
+      const dropped = logs.data.filter((l: Json) => /dropped/.test(l.message));
+      assert.deepEqual(
+        dropped.map((l: Json) => [l.level, l.node_id, l.item_seq, l.message]),
+        [['warn', 'ask', 0, 'dropped a citation of passages this item never retrieved: [P999999]']],
+      );
+    });
+
     it('warns when an agent lists an unknown source or more than 20 sources', async () => {
       const names = Array.from({ length: 21 }, (_, i) => `Manual ${i + 1}`);
       const res = await call('/v1/agents', {
