@@ -872,6 +872,7 @@ export const routes: Route[] = [
       ['query'],
     ),
     ok: { 200: obj({ data: { type: 'array', items: ref('Passage') } }) },
+    errors: [502],
   }),
   r({
     method: 'get',

@@ -4,6 +4,7 @@ import { createCanvas, loadImage } from '@napi-rs/canvas';
 import express, { Router, type Request } from 'express';
 import { z } from 'zod';
 import { retrieve } from '../../activities/sources/retrieval';
+import { EmbeddingProviderError } from '../../activities/sources/voyage-embedder';
 import {
   addVersion,
   agentsUsing,
@@ -222,6 +223,10 @@ export function sourceRoutes(deps: RouteDeps): Router {
       query: body.query,
       topK: body.top_k,
       publicUrl: deps.links.publicUrl,
+    }).catch((err: unknown) => {
+      // The configured remote embedding provider failed: its reason is the useful part, not a 500.
+      if (err instanceof EmbeddingProviderError) throw new ApiError(502, 'embedding_provider_failed', err.message);
+      throw err;
     });
     res.json({ data });
   });
