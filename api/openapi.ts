@@ -858,6 +858,27 @@ export const routes: Route[] = [
     ok: { 204: null },
   }),
   r({
+    method: 'get',
+    path: '/sources/{id}/versions/{version}/passages',
+    id: 'listSourceVersionPassages',
+    summary: "A version's passages in document order (archived versions too); ?limit, ?cursor",
+    scope: 'read',
+    ok: {
+      200: list(
+        obj({
+          passage_id: { type: 'string' },
+          document: { type: 'string' },
+          page: nullable({ type: 'integer' }),
+          paragraph: { type: 'integer' },
+          part: { type: 'integer' },
+          text: { type: 'string' },
+          citation_url: { type: 'string' },
+        }),
+      ),
+    },
+    errors: [400],
+  }),
+  r({
     method: 'post',
     path: '/sources/search',
     id: 'searchSources',

@@ -429,6 +429,24 @@ function fakeApi() {
       versions: [sourceVersion(2, 'ready', 'prices-2026.pdf'), sourceVersion(1, 'archived', 'prices-2025.pdf')],
     });
   });
+  app.get('/v1/sources/:id/versions/:version/passages', (req, res) => {
+    if (req.params.version !== '1')
+      return problem(res, 404, `source "Price list" has no version ${req.params.version}`);
+    res.json({
+      data: [
+        {
+          passage_id: '41',
+          document: 'prices-2025.pdf',
+          page: 1,
+          paragraph: 1,
+          part: 1,
+          text: 'Widgets cost ten euros each.',
+          citation_url: '/v1/passages/41',
+        },
+      ],
+      next_cursor: req.query.cursor ? null : '100',
+    });
+  });
   const uploads: { fields: Record<string, string>; files: { name: string; content: string }[] }[] = [];
   app.post('/v1/sources', (req, res) => {
     if (req.is('application/json')) {
@@ -934,7 +952,18 @@ describe('console (ui/) against a contract-shaped fake API', function () {
   it('shows a source’s version history, the archived version included', async () => {
     const page = text(await (await get('/sources/source-prices')).text());
     assert.match(page, /Agents use version 2/);
-    assert.match(page, /Version 2 Ready in use .*prices-2026\.pdf .*Version 1 Archived .*prices-2025\.pdf/);
+    assert.match(
+      page,
+      /Version 2 Ready in use Read its passages .*prices-2026\.pdf .*Version 1 Archived Read its passages .*prices-2025\.pdf/,
+    );
+    const archived = await (await get('/sources/source-prices/versions/1')).text();
+    assert.match(
+      text(archived),
+      /Version 1 Archived prices-2025\.pdf · 6 passages, as indexed prices-2025\.pdf, page 1, paragraph 1 Widgets cost ten euros each\./,
+    );
+    assert.match(archived, /href="\/citations\/41"/);
+    assert.match(archived, /href="\/sources\/source-prices\/versions\/1\?cursor=100"/);
+    assert.ok(api.calls.some((c) => c.path === '/v1/sources/source-prices/versions/1/passages?limit=100'));
   });
 
   it('opens a citation: source, version, page and paragraph, the page picture and its highlight boxes', async () => {

@@ -491,7 +491,7 @@ describe('sources and retrieval', function () {
       assert.equal(replaced.id, source.id);
       assert.equal(replaced.latest_version.version, 2);
       const done = await indexed(source.id);
-      assert.equal(done.current_version, 2);
+      assert.equal(done.current_version, 2, JSON.stringify(done.latest_version));
       assert.deepEqual(
         done.versions.map((v: Json) => [v.version, v.status, v.documents[0].file_name]),
         [
@@ -508,6 +508,17 @@ describe('sources and retrieval', function () {
       assert.deepEqual([citation.version, citation.version_status], [1, 'archived']);
       assert.match(citation.text, /ten euros/);
       assert.equal((await call(new URL(citation.page_image_url).pathname)).status, 200);
+
+      // the archived version stays readable, passage by passage
+      const archived = await json(await call(`/v1/sources/${source.id}/versions/1/passages`));
+      assert.deepEqual(
+        archived.data.map((p: Json) => [p.passage_id, p.document, p.page, p.paragraph, p.text]),
+        [[oldHit.passage_id, 'prices-2025.pdf', 1, 1, 'Widgets cost ten euros each.']],
+      );
+      assert.equal(archived.next_cursor, null);
+      const missing = await call(`/v1/sources/${source.id}/versions/3/passages`);
+      assert.equal(missing.status, 404);
+      assert.match((await json(missing)).detail, /source "Price list" has no version 3/);
 
       // the run that started before the replacement searches version 1; a new run searches version 2
       const approve = async (runId: string) => {

@@ -215,6 +215,16 @@ export interface Passage {
   score: number;
 }
 
+/** A passage of a source version, as indexed. */
+export interface VersionPassage {
+  passage_id: string;
+  document: string;
+  page: number | null;
+  paragraph: number;
+  part: number;
+  text: string;
+}
+
 /** What one retrieval of an item found: the "source context used" of run details. */
 export interface SourceContext {
   item_seq: number;

@@ -1,5 +1,5 @@
 // Sources and citations as the console reads them through the API (DESIGN.md convention 10).
-import type { Citation, ItemSourceContext, List, Source } from '$lib/types';
+import type { Citation, ItemSourceContext, List, Source, VersionPassage } from '$lib/types';
 import { apiFetch } from './api';
 
 const seg = encodeURIComponent;
@@ -23,6 +23,10 @@ export const sourcesApi = {
         body: JSON.stringify(name ? { url, name } : { url }),
       })
     ).json()) as { data: Source[] },
+  versionPassages: (id: string, version: number, cursor: string | null) =>
+    getJson<List<VersionPassage>>(
+      `/v1/sources/${seg(id)}/versions/${version}/passages?limit=100${cursor ? `&cursor=${seg(cursor)}` : ''}`,
+    ),
   citation: (passageId: string) => getJson<Citation>(`/v1/passages/${seg(passageId)}`),
   /** The raw picture, for the console's proxy route (the browser cannot hold the API key). */
   pageImage: (passageId: string) =>
