@@ -46,6 +46,12 @@ export const cadreEnvSchema = z.object({
   VOYAGE_API_KEY: envOptionalString,
   VOYAGE_MODEL: z.string().default('voyage-3.5'),
   VOYAGE_BASE_URL: z.url().default('https://api.voyageai.com/v1'),
+  /** How long a deleted account can be recovered before it is erased for good (spec §8: 30 days). */
+  CADRE_ACCOUNT_RECOVERY_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(30 * 86_400),
   /** Threads of the OCR pool in each worker; unset → the machine's cores less one (at most 4). */
   CADRE_OCR_WORKERS: z.coerce.number().int().positive().optional(),
 });
@@ -104,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
     secretKey: e.CADRE_SECRET_KEY,
+    accountRecoverySeconds: e.CADRE_ACCOUNT_RECOVERY_SECONDS,
     logLevel: e.CADRE_LOG_LEVEL,
   };
 }

@@ -8,6 +8,8 @@ import { createTriggerActivities } from './triggers';
 import { createAgentCallActivities } from './agent-calls';
 import { createFailureNoticeActivities } from './failure-notice';
 import { createSourceIndexingActivities } from './sources/indexing';
+import { createAccountErasureActivities } from './account-erasure';
+import { createPlanChangeActivities } from './plan-change';
 
 export type { ActivityDeps } from './deps';
 
@@ -21,6 +23,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentCallActivities(deps),
     ...createFailureNoticeActivities(deps),
     ...createSourceIndexingActivities(deps),
+    ...createAccountErasureActivities(deps),
+    ...createPlanChangeActivities(deps),
   });
 }
 

@@ -14,10 +14,17 @@ import { triggerRoutes } from './routes/triggers';
 import { toolRoutes } from './routes/tools';
 import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
+import { accountRoutes } from './routes/accounts';
+import { memberRoutes } from './routes/members';
+import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
 
 export interface AppDeps extends RouteDeps {
   secrets: SecretBox;
+  /** Sends password resets and invitations; unset → links are shown or printed instead. */
+  smtp?: SmtpSettings;
+  /** How long a deleted account can be recovered (CADRE_ACCOUNT_RECOVERY_SECONDS). */
+  accountRecoverySeconds?: number;
   logger: Logger;
   /** Versions reached at start, named by /healthz. */
   versions: { temporal: string; postgres: string };
@@ -66,6 +73,8 @@ export function createApp(deps: AppDeps) {
   // Webhooks and forms come from outside the workspace: a signature or a public form stands in for a key.
   app.use('/v1', hookRoutes(deps));
   app.use('/v1', publicRunRoutes(deps));
+  // People's own routes (sign-in, their account, accepting an invitation) work without a workspace.
+  app.use('/v1', accountRoutes(deps));
 
   const v1 = express.Router();
   v1.use(authenticate(deps.knex));
@@ -76,6 +85,7 @@ export function createApp(deps: AppDeps) {
   v1.use(toolRoutes());
   v1.use(runLinkRoutes(deps));
   v1.use(sourceRoutes(deps));
+  v1.use(memberRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

@@ -1,67 +1,155 @@
-// Bearer API keys, per workspace, with scopes. A missing or bad key is 401 with WWW-Authenticate; a key
-// whose workspace has no API access, or that lacks the scope, is 403.
+// Who is calling, and may they? Two ways in: a Bearer API key (integrations; scopes; the workspace must have API
+// access) or a console session cookie (people; the role of their membership; a CSRF token on every change).
+// A missing or bad credential is 401 (with WWW-Authenticate for keys); a credential without the right is 403.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
-import { touchApiKey, verifyApiKey, type ApiKeyRecord, type Scope } from '../db/api-keys';
+import { touchApiKey, verifyApiKey, type ApiKeyRecord } from '../db/api-keys';
+import {
+  csrfMatches,
+  membershipsOf,
+  resolveSession,
+  setSessionWorkspace,
+  type Session,
+  type User,
+} from '../db/accounts';
+import { roleAllows, scopesAllow, type Permission, type Role } from '../db/roles';
 import type { Workspace } from '../db/workspaces';
 import { ApiError } from './problem';
 
+export const sessionCookie = 'cadre_session';
+export const csrfCookie = 'cadre_csrf';
+export const csrfHeader = 'x-csrf-token';
+
+export interface Caller {
+  workspace: Workspace;
+  /** Set when an API key made the call. */
+  key?: ApiKeyRecord;
+  /** Set when a person signed in to the console made the call. */
+  user?: User;
+  role?: Role;
+  session?: Session;
+  /** Names the caller in timelines and the audit log: `API key "ci"` or an email address. */
+  actor: string;
+}
+
 declare module 'express-serve-static-core' {
   interface Request {
-    auth?: { key: ApiKeyRecord; workspace: Workspace };
+    auth?: Caller;
+    /** A signed-in person, on account routes that need no workspace. */
+    account?: { user: User; session: Session & { csrf_hash: string } };
   }
+}
+
+export function readCookie(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
 }
 
 const challenge = (error: string, description: string) => ({
   'WWW-Authenticate': `Bearer realm="cadre", error="${error}", error_description="${description}"`,
 });
 
-export function authenticate(knex: Knex): RequestHandler {
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The signed-in person of a session cookie, with the CSRF check for requests that change something. */
+export function sessionAccount(knex: Knex): RequestHandler {
   return async (req: Request, _res: Response, next: NextFunction) => {
-    const header = req.get('authorization');
-    if (!header) {
-      throw new ApiError(401, 'missing_api_key', 'send your API key as "Authorization: Bearer <API_KEY>"', {
-        'WWW-Authenticate': 'Bearer realm="cadre"',
-      });
-    }
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!m) {
-      throw new ApiError(
-        401,
-        'malformed_authorization',
-        'the Authorization header must be "Bearer <API_KEY>"',
-        challenge('invalid_request', 'malformed Authorization header'),
-      );
-    }
-    const check = await verifyApiKey(knex, m[1]);
-    if (!check.ok) {
-      const detail = {
-        malformed: 'that is not a Cadre API key (they look like cadre_xxxxxxxxxxxx_…)',
-        unknown: 'that API key is not known; check for typos or create a new key',
-        revoked: 'that API key has been revoked; create a new key',
-      }[check.reason];
-      throw new ApiError(401, `${check.reason}_api_key`, detail, challenge('invalid_token', `${check.reason} API key`));
-    }
-    const workspace = check.workspace;
-    if (!workspace.api_enabled) {
+    const token = readCookie(req, sessionCookie);
+    if (!token) throw new ApiError(401, 'not_signed_in', 'sign in first');
+    const found = await resolveSession(knex, token);
+    if (!found) throw new ApiError(401, 'session_expired', 'your session has ended; sign in again');
+    if (!safeMethods.has(req.method) && !csrfMatches(found.session, req.get(csrfHeader))) {
       throw new ApiError(
         403,
-        'api_access_disabled',
-        'API access is not enabled for this workspace; ask your operator to enable it (npx cadre workspace enable-api <workspace id>)',
+        'csrf_token_invalid',
+        `send the ${csrfCookie} cookie's value in the ${csrfHeader} header with every request that changes something`,
       );
     }
-    void touchApiKey(knex, check.key.id).catch(() => undefined);
-    req.auth = { key: check.key, workspace };
+    req.account = found;
     next();
   };
 }
 
-export function requireScope(scope: Scope): RequestHandler {
+async function callerFromKey(knex: Knex, header: string): Promise<Caller> {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) {
+    throw new ApiError(
+      401,
+      'malformed_authorization',
+      'the Authorization header must be "Bearer <API_KEY>"',
+      challenge('invalid_request', 'malformed Authorization header'),
+    );
+  }
+  const check = await verifyApiKey(knex, m[1]);
+  if (!check.ok) {
+    const detail = {
+      malformed: 'that is not a Cadre API key (they look like cadre_xxxxxxxxxxxx_…)',
+      unknown: 'that API key is not known; check for typos or create a new key',
+      revoked: 'that API key has been revoked; create a new key',
+    }[check.reason];
+    throw new ApiError(401, `${check.reason}_api_key`, detail, challenge('invalid_token', `${check.reason} API key`));
+  }
+  if (!check.workspace.api_enabled) {
+    throw new ApiError(
+      403,
+      'api_access_disabled',
+      'API access is not enabled for this workspace; ask your operator to enable it (npx cadre workspace enable-api <workspace id>)',
+    );
+  }
+  void touchApiKey(knex, check.key.id).catch(() => undefined);
+  return { workspace: check.workspace, key: check.key, actor: `API key "${check.key.name}"` };
+}
+
+/** The workspace a session works in: the one it chose, while still a member, else the person's first. */
+async function callerFromSession(knex: Knex, req: Request): Promise<Caller> {
+  const { user, session } = req.account!;
+  const memberships = await membershipsOf(knex, user.id);
+  const chosen = memberships.find((m) => m.workspace.id === session.workspace_id) ?? memberships[0];
+  if (!chosen) {
+    throw new ApiError(403, 'no_workspace', 'you are not a member of any workspace; ask an admin for an invitation');
+  }
+  if (chosen.workspace.id !== session.workspace_id) await setSessionWorkspace(knex, session.id, chosen.workspace.id);
+  return { workspace: chosen.workspace, user, role: chosen.role, session, actor: user.email };
+}
+
+export function authenticate(knex: Knex): RequestHandler {
+  const withSession = sessionAccount(knex);
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get('authorization');
+    if (header) {
+      req.auth = await callerFromKey(knex, header);
+      return next();
+    }
+    if (!readCookie(req, sessionCookie)) {
+      throw new ApiError(
+        401,
+        'missing_api_key',
+        'send your API key as "Authorization: Bearer <API_KEY>", or sign in to the console',
+        { 'WWW-Authenticate': 'Bearer realm="cadre"' },
+      );
+    }
+    await withSession(req, res, () => undefined);
+    req.auth = await callerFromSession(knex, req);
+    next();
+  };
+}
+
+export function requirePermission(needed: Permission): RequestHandler {
   return (req, _res, next) => {
-    const scopes = req.auth!.key.scopes;
-    // manage implies read: whoever can change an agent can see it.
-    if (!scopes.includes(scope) && !(scope === 'read' && scopes.includes('manage'))) {
+    const { key, role } = req.auth!;
+    if (key && !scopesAllow(key.scopes, needed)) {
+      const scope = needed === 'admin' ? 'manage' : needed;
       throw new ApiError(403, 'missing_scope', `this API key lacks the "${scope}" scope; create a key with it`);
+    }
+    if (role && !roleAllows(role, needed)) {
+      throw new ApiError(
+        403,
+        'role_forbidden',
+        `your role in this workspace (${role}) does not allow this; ask an admin or owner`,
+      );
     }
     next();
   };

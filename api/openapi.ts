@@ -8,6 +8,7 @@ import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../workflows/agent-model';
 import { scheduleConfigSchema, triggerInputSchema } from '../workflows/trigger-model';
 import { timelineKinds } from '../db/timeline';
+import { roles, type Permission } from '../db/roles';
 
 /** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), without the per-schema `$schema` marker. */
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
@@ -146,6 +147,65 @@ const schemas: Record<string, unknown> = {
     trigger_id: nullable({ type: 'string' }),
     details: { type: 'object' },
   }),
+  User: obj({
+    id: { type: 'string', format: 'uuid' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    created_at: ts,
+    two_factor: { type: 'boolean' },
+  }),
+  WorkspaceMembership: obj({
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    plan: { enum: ['free', 'professional', 'enterprise'] },
+    api_enabled: { type: 'boolean' },
+    role: { enum: [...roles] },
+  }),
+  Me: obj({
+    user: ref('User'),
+    workspace: nullable(ref('WorkspaceMembership')),
+    workspaces: { type: 'array', items: ref('WorkspaceMembership') },
+  }),
+  SignedIn: {
+    ...obj({
+      user: ref('User'),
+      csrf_token: nullable({ type: 'string' }),
+      workspace_id: nullable({ type: 'string', format: 'uuid' }),
+    }),
+    description:
+      'Sets the HttpOnly `cadre_session` cookie and the `cadre_csrf` cookie; send the latter in `X-CSRF-Token` with every change.',
+  },
+  Member: obj({
+    user_id: { type: 'string', format: 'uuid' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    role: { enum: [...roles] },
+    two_factor: { type: 'boolean' },
+    joined_at: ts,
+  }),
+  Invitation: obj(
+    {
+      id: { type: 'string', format: 'uuid' },
+      role: { enum: [...roles] },
+      email: nullable({ type: 'string' }),
+      created_at: ts,
+      expires_at: ts,
+      accepted_at: nullable(ts),
+      revoked_at: nullable(ts),
+      url: { type: 'string', description: 'The link to accept it: only when created.' },
+      emailed: { type: 'boolean' },
+    },
+    ['id', 'role', 'email', 'created_at', 'expires_at', 'accepted_at', 'revoked_at'],
+  ),
+  AuditEvent: obj({
+    id: { type: 'integer' },
+    at: ts,
+    actor: { type: 'string' },
+    action: { type: 'string' },
+    target: nullable({ type: 'string' }),
+    details: { type: 'object' },
+    ip: nullable({ type: 'string' }),
+  }),
   ApiKey: obj(
     {
       id: { type: 'string' },
@@ -256,9 +316,10 @@ const schemas: Record<string, unknown> = {
 };
 
 // ---- Routes --------------------------------------------------------------------------------------------------
-type Scope = 'run' | 'read' | 'manage' | 'public';
+/** What a route needs (db/roles.ts): a key scope or role, `session` for a signed-in person's own routes, or nothing. */
+type Scope = Permission | 'session' | 'public';
 interface Route {
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   id: string;
   summary: string;
@@ -277,6 +338,275 @@ const anyObject = { type: 'object' };
 const r = (route: Route) => route;
 
 export const routes: Route[] = [
+  r({
+    method: 'put',
+    path: '/workspace/plan',
+    id: 'changePlan',
+    summary: "Change the workspace's plan (owner): an upgrade at once, a downgrade at the end of the billing period",
+    scope: 'owner',
+    body: obj({ plan: { enum: ['free', 'professional', 'enterprise'] } }),
+    ok: {
+      200: obj({
+        plan: { type: 'string' },
+        pending_plan: nullable({ type: 'string' }),
+        plan_changes_at: nullable(ts),
+      }),
+    },
+    errors: [422],
+  }),
+  r({
+    method: 'delete',
+    path: '/me',
+    id: 'deleteAccount',
+    summary:
+      'Delete your account (needs the password): it and the workspaces you alone own become inaccessible at once, recoverable until erase_at, then erased',
+    scope: 'session',
+    body: obj({ password: { type: 'string' } }),
+    ok: {
+      202: obj({
+        status: { const: 'deleted' },
+        erase_at: ts,
+        workspaces_deleted: { type: 'array', items: { type: 'string', format: 'uuid' } },
+      }),
+    },
+    errors: [403, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/auth/recover',
+    id: 'recoverAccount',
+    summary: 'Recover a deleted account within its recovery period, with its email and password; signs in',
+    scope: 'public',
+    body: obj({ email: { type: 'string' }, password: { type: 'string' } }),
+    ok: { 200: ref('SignedIn') },
+    errors: [400, 401, 409, 410, 415, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/auth/signup',
+    id: 'signUp',
+    summary: 'Create an account and its own workspace (owner), and sign in',
+    scope: 'public',
+    body: obj(
+      {
+        email: { type: 'string' },
+        password: { type: 'string', minLength: 10 },
+        name: { type: 'string' },
+        workspace_name: { type: 'string' },
+      },
+      ['email', 'password'],
+    ),
+    ok: { 201: ref('SignedIn') },
+    errors: [400, 409, 415, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/auth/login',
+    id: 'signIn',
+    summary: 'Sign in with email and password (and a TOTP or recovery code when two-factor is on); throttled',
+    scope: 'public',
+    body: obj(
+      {
+        email: { type: 'string' },
+        password: { type: 'string' },
+        totp_code: { type: 'string' },
+        recovery_code: { type: 'string' },
+      },
+      ['email', 'password'],
+    ),
+    ok: { 200: ref('SignedIn') },
+    errors: [400, 401, 403, 415, 422, 429],
+  }),
+  r({
+    method: 'post',
+    path: '/auth/password-reset',
+    id: 'requestPasswordReset',
+    summary: 'Email a one-hour reset link (the same answer whether or not the address has an account)',
+    scope: 'public',
+    body: obj({ email: { type: 'string' } }),
+    ok: { 202: obj({ status: { type: 'string' }, detail: { type: 'string' } }) },
+    errors: [400, 415, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/auth/password-reset/confirm',
+    id: 'resetPassword',
+    summary: 'Set a new password with a reset link; every session of the account ends',
+    scope: 'public',
+    body: obj({ token: { type: 'string' }, password: { type: 'string', minLength: 10 } }),
+    ok: { 204: null },
+    errors: [400, 410, 415, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/auth/logout',
+    id: 'signOut',
+    summary: 'End this session',
+    scope: 'session',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'post',
+    path: '/auth/logout-everywhere',
+    id: 'signOutEverywhere',
+    summary: 'End every session of the account',
+    scope: 'session',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'get',
+    path: '/me',
+    id: 'getMe',
+    summary: 'The signed-in person, their workspaces and roles',
+    scope: 'session',
+    ok: { 200: ref('Me') },
+  }),
+  r({
+    method: 'put',
+    path: '/me/workspace',
+    id: 'switchWorkspace',
+    summary: 'Work in another of your workspaces',
+    scope: 'session',
+    body: obj({ workspace_id: { type: 'string', format: 'uuid' } }),
+    ok: { 200: ref('Me') },
+    errors: [404, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/workspaces',
+    id: 'createWorkspace',
+    summary: 'A new workspace you own (the Free plan allows one)',
+    scope: 'session',
+    body: obj({ name: { type: 'string' } }),
+    ok: { 201: ref('Me') },
+    errors: [403, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/me/password',
+    id: 'changePassword',
+    summary: 'Change your password; your other sessions end',
+    scope: 'session',
+    body: obj({ current_password: { type: 'string' }, new_password: { type: 'string', minLength: 10 } }),
+    ok: { 204: null },
+    errors: [403, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/me/two-factor',
+    id: 'startTwoFactor',
+    summary: 'Begin two-factor setup: a TOTP secret and its otpauth:// URL',
+    scope: 'session',
+    ok: { 200: obj({ secret: { type: 'string' }, otpauth_url: { type: 'string' } }) },
+  }),
+  r({
+    method: 'post',
+    path: '/me/two-factor/confirm',
+    id: 'confirmTwoFactor',
+    summary: 'Turn two-factor on with a first code; answers ten one-time recovery codes (shown once)',
+    scope: 'session',
+    body: obj({ code: { type: 'string' } }),
+    ok: { 200: obj({ recovery_codes: { type: 'array', items: { type: 'string' } } }) },
+    errors: [409, 422],
+  }),
+  r({
+    method: 'delete',
+    path: '/me/two-factor',
+    id: 'disableTwoFactor',
+    summary: 'Turn two-factor off (needs the password)',
+    scope: 'session',
+    body: obj({ password: { type: 'string' } }),
+    ok: { 204: null },
+    errors: [403, 422],
+  }),
+  r({
+    method: 'get',
+    path: '/public/invitations/{token}',
+    id: 'openInvitation',
+    summary: 'What an invitation link offers',
+    scope: 'public',
+    ok: {
+      200: obj({
+        workspace_name: { type: 'string' },
+        role: { enum: [...roles] },
+        email: nullable({ type: 'string' }),
+        expires_at: ts,
+      }),
+    },
+    errors: [404, 410],
+  }),
+  r({
+    method: 'post',
+    path: '/public/invitations/{token}/accept',
+    id: 'acceptInvitation',
+    summary: 'Join: as the signed-in person, or with an email and password (an existing account or a new one)',
+    scope: 'public',
+    body: obj({ email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } }, []),
+    ok: { 200: ref('SignedIn') },
+    errors: [400, 401, 403, 404, 410, 415, 422],
+  }),
+  r({
+    method: 'get',
+    path: '/members',
+    id: 'listMembers',
+    summary: 'Members of the workspace and their roles',
+    scope: 'read',
+    ok: { 200: list(ref('Member')) },
+  }),
+  r({
+    method: 'patch',
+    path: '/members/{userId}',
+    id: 'changeMemberRole',
+    summary: "Change a member's role (only an owner grants or removes ownership; one owner always remains)",
+    scope: 'admin',
+    body: obj({ role: { enum: [...roles] } }),
+    ok: { 200: ref('Member') },
+    errors: [409, 422],
+  }),
+  r({
+    method: 'delete',
+    path: '/members/{userId}',
+    id: 'removeMember',
+    summary: 'Remove a member from the workspace',
+    scope: 'admin',
+    ok: { 204: null },
+    errors: [409],
+  }),
+  r({
+    method: 'get',
+    path: '/invitations',
+    id: 'listInvitations',
+    summary: 'Invitations of the workspace',
+    scope: 'admin',
+    ok: { 200: list(ref('Invitation')) },
+  }),
+  r({
+    method: 'post',
+    path: '/invitations',
+    id: 'createInvitation',
+    summary: 'Invite by link (emailed too when an address is given and SMTP is configured); valid 7 days, once',
+    scope: 'admin',
+    body: obj({ role: { enum: [...roles] }, email: { type: 'string' } }, ['role']),
+    ok: { 201: ref('Invitation') },
+    errors: [422],
+  }),
+  r({
+    method: 'delete',
+    path: '/invitations/{id}',
+    id: 'revokeInvitation',
+    summary: 'Withdraw an open invitation',
+    scope: 'admin',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'get',
+    path: '/audit-log',
+    id: 'listAuditEvents',
+    summary: 'Security and configuration events, newest first (Professional and Enterprise plans)',
+    scope: 'admin',
+    ok: { 200: list(ref('AuditEvent')) },
+    errors: [400],
+  }),
   r({
     method: 'get',
     path: '/agents',
@@ -680,7 +1010,7 @@ export const routes: Route[] = [
     path: '/api-keys',
     id: 'listApiKeys',
     summary: 'API keys of the workspace (never their secrets)',
-    scope: 'manage',
+    scope: 'admin',
     ok: { 200: list(ref('ApiKey')) },
   }),
   r({
@@ -688,7 +1018,7 @@ export const routes: Route[] = [
     path: '/api-keys',
     id: 'createApiKey',
     summary: 'A new key (shown once)',
-    scope: 'manage',
+    scope: 'admin',
     body: obj({ name: { type: 'string' }, scopes: { type: 'array', items: { enum: [...scopes] } } }, [
       'name',
       'scopes',
@@ -701,7 +1031,7 @@ export const routes: Route[] = [
     path: '/api-keys/{id}/rotate',
     id: 'rotateApiKey',
     summary: 'Replace a key (the old one stops at once)',
-    scope: 'manage',
+    scope: 'admin',
     ok: { 201: ref('ApiKey') },
   }),
   r({
@@ -709,7 +1039,7 @@ export const routes: Route[] = [
     path: '/api-keys/{id}',
     id: 'revokeApiKey',
     summary: 'Revoke a key',
-    scope: 'manage',
+    scope: 'admin',
     ok: { 204: null },
   }),
   r({
@@ -723,6 +1053,8 @@ export const routes: Route[] = [
         plan: { type: 'string' },
         runs_this_month: { type: 'integer' },
         runs_per_month: nullable({ type: 'integer' }),
+        pending_plan: nullable({ type: 'string' }),
+        plan_changes_at: nullable(ts),
       }),
     },
   }),
@@ -955,6 +1287,14 @@ export const routes: Route[] = [
 const authProblems = [401, 403, 404];
 const bodyProblems = [400, 413, 415, 422];
 
+/** Keys carry scopes (an admin route takes a manage key); people bring their session cookie and role. */
+function securityOf(scope: Scope) {
+  if (scope === 'public') return [];
+  if (scope === 'session') return [{ session: [] }];
+  if (scope === 'owner') return [{ session: [] }];
+  return [{ bearer: [scope === 'admin' ? 'manage' : scope] }, { session: [] }];
+}
+
 function response(schema: unknown) {
   if (schema === null) return { description: 'No content' };
   if (schema === 'file')
@@ -989,7 +1329,7 @@ export function openApiDocument(publicUrl: string) {
     paths[route.path][route.method] = {
       operationId: route.id,
       summary: route.summary,
-      ...(route.scope === 'public' ? { security: [] } : { security: [{ bearer: [route.scope] }] }),
+      security: securityOf(route.scope),
       ...(params.length ? { parameters: params } : {}),
       ...(route.body || route.bodyContent
         ? {
@@ -1018,7 +1358,7 @@ export function openApiDocument(publicUrl: string) {
       title: 'Cadre API',
       version: '1',
       description:
-        'Agents, runs, approvals, triggers, files and sources of a workspace. Authenticate with `Authorization: Bearer <API_KEY>`; errors are `application/problem+json`.',
+        'Agents, runs, approvals, triggers, files, sources and members of a workspace. Authenticate with `Authorization: Bearer <API_KEY>` or a console session; errors are `application/problem+json`.',
     },
     servers: [{ url: `${publicUrl}/v1` }],
     components: {
@@ -1027,6 +1367,13 @@ export function openApiDocument(publicUrl: string) {
           type: 'http',
           scheme: 'bearer',
           description: 'A workspace API key. Scopes: run (start runs, decide approvals), read, manage (implies read).',
+        },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'cadre_session',
+          description:
+            'A console session (POST /v1/auth/login). Roles: viewer (read), operator (+ run, decide approvals), editor (+ change agents), admin (+ members, invitations, API keys, audit log), owner. Changes need the X-CSRF-Token header.',
         },
       },
       schemas,

@@ -1,4 +1,4 @@
-// A per-client request budget for public endpoints (forms): `limit` requests per `windowMs`, counted in this
+// A per-client request budget for public endpoints (forms, sign-in failures): `limit` requests per `windowMs`, counted in this
 // process. Enough for one web process; several behind a balancer would each count their own share.
 export class RateLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
@@ -19,6 +19,17 @@ export class RateLimiter {
     if (w.count >= this.limit) return Math.ceil((w.start + this.windowMs - now) / 1000);
     w.count++;
     return 0;
+  }
+
+  /** The seconds to wait when the budget is spent, else 0, without counting a request. */
+  blocked(key: string, now = Date.now()): number {
+    const w = this.windows.get(key);
+    if (!w || now - w.start >= this.windowMs || w.count < this.limit) return 0;
+    return Math.ceil((w.start + this.windowMs - now) / 1000);
+  }
+
+  reset(key: string): void {
+    this.windows.delete(key);
   }
 
   private prune(now: number): void {

@@ -54,7 +54,10 @@ export async function upsertSchedule(deps: ScheduleSyncDeps, trigger: TriggerRow
   }
 }
 
-export async function deleteSchedule(deps: ScheduleSyncDeps, trigger: Pick<TriggerRow, 'agent_id' | 'id'>) {
+export async function deleteSchedule(
+  deps: Pick<ScheduleSyncDeps, 'temporal'>,
+  trigger: Pick<TriggerRow, 'agent_id' | 'id'>,
+) {
   try {
     await deps.temporal.schedule.getHandle(scheduleIdOf(trigger)).delete();
   } catch (err) {

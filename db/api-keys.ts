@@ -49,6 +49,7 @@ export async function verifyApiKey(knex: Knex, presented: string): Promise<KeyCh
   const row = await knex('api_keys')
     .join('workspaces', 'workspaces.id', 'api_keys.workspace_id')
     .where({ prefix: m[1] })
+    .whereNull('workspaces.deleted_at') // a deleted workspace's keys open nothing
     .first(
       'api_keys.*',
       knex.raw(

@@ -1,7 +1,9 @@
 // Run Mode links: unguessable, revocable tokens scoped to one agent. The token is shown once; only its
 // SHA-256 is stored (it carries 256 random bits, so a fast hash suffices and lookups are by hash).
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { newToken, tokenHash as hashOf } from './tokens';
+import { liveWorkspaceIds } from './workspaces';
 
 export interface RunLink {
   id: string;
@@ -12,7 +14,6 @@ export interface RunLink {
   revoked_at: Date | null;
 }
 
-const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 const columns = ['id', 'workspace_id', 'agent_id', 'name', 'created_at', 'revoked_at'];
 
 export async function createRunLink(
@@ -20,9 +21,9 @@ export async function createRunLink(
   agent: { id: string; workspace_id: string },
   name: string,
 ): Promise<{ link: RunLink; token: string }> {
-  const token = randomBytes(32).toString('base64url');
+  const { token, hash } = newToken();
   const [link] = await knex('run_links')
-    .insert({ id: randomUUID(), workspace_id: agent.workspace_id, agent_id: agent.id, name, token_hash: hashOf(token) })
+    .insert({ id: randomUUID(), workspace_id: agent.workspace_id, agent_id: agent.id, name, token_hash: hash })
     .returning(columns);
   return { link, token };
 }
@@ -46,5 +47,6 @@ export async function findRunLink(knex: Knex, token: string): Promise<RunLink | 
   return knex('run_links')
     .where({ token_hash: hashOf(token) })
     .whereNull('revoked_at')
+    .whereIn('workspace_id', liveWorkspaceIds(knex))
     .first(columns);
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { validateAgentSpec } from '../api/agent-validation';
 import { createApiKey } from './api-keys';
+import { createInvitation } from './invitations';
 import { createAgent } from './agents';
 import { createWorkspace, setApiEnabled } from './workspaces';
 
@@ -33,4 +34,14 @@ export async function seedDemoWorkspace(knex: Knex): Promise<DemoSeed | undefine
   }
   const { key } = await createApiKey(knex, ws.id, 'demo key', ['run', 'read', 'manage']);
   return { workspaceId: ws.id, apiKey: key, agents };
+}
+
+/**
+ * While the first workspace has no member, a one-time owner invitation for it: the person who starts Cadre opens
+ * the link and creates the owner account. A new link at each start until someone has; none afterwards.
+ */
+export async function ownerClaimLink(knex: Knex, publicUrl: string): Promise<string | undefined> {
+  const ws = await knex('workspaces').orderBy('created_at').first('id');
+  if (!ws || (await knex('memberships').where({ workspace_id: ws.id }).first('user_id'))) return undefined;
+  return (await createInvitation(knex, { workspaceId: ws.id, role: 'owner', publicUrl })).url;
 }

@@ -2,6 +2,7 @@
 // validated by workflows/trigger-model.ts; a webhook's signing secret is stored sealed (db/secret-box.ts).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { liveWorkspaceIds } from './workspaces';
 import type { TriggerKind } from '../workflows/trigger-model';
 import type { AgentState } from './agents';
 
@@ -58,7 +59,7 @@ export async function getTrigger(knex: Knex, workspaceId: string, id: string): P
 /** For the public endpoints (webhooks, forms) and the worker, which know only the trigger id. */
 export async function findTrigger(knex: Knex, id: string): Promise<TriggerRow | undefined> {
   if (!isUuid(id)) return undefined;
-  return knex('triggers').where({ id }).first();
+  return knex('triggers').where({ id }).whereIn('workspace_id', liveWorkspaceIds(knex)).first();
 }
 
 export function listTriggers(knex: Knex, agentId: string): Promise<TriggerRow[]> {

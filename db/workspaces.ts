@@ -23,16 +23,45 @@ export async function createWorkspace(knex: Knex, name: string, plan: Plan = 'fr
   return ws;
 }
 
+/** A workspace in use: one deleted with its owner's account is not found until the account is recovered. */
 export async function getWorkspace(knex: Knex, id: string): Promise<Workspace | undefined> {
-  return knex('workspaces').where({ id }).first();
+  return knex('workspaces').where({ id }).whereNull('deleted_at').first(workspaceColumns);
 }
+
+const workspaceColumns = ['id', 'name', 'plan', 'api_enabled', 'created_at'];
+
+/** The ids of workspaces in use, for `whereIn('workspace_id', …)` on rows found without a workspace in hand. */
+export const liveWorkspaceIds = (knex: Knex) => knex('workspaces').whereNull('deleted_at').select('id');
 
 export async function setApiEnabled(knex: Knex, id: string, enabled: boolean): Promise<boolean> {
   return (await knex('workspaces').where({ id }).update({ api_enabled: enabled })) > 0;
 }
 
 export async function setPlan(knex: Knex, id: string, plan: Plan): Promise<boolean> {
-  return (await knex('workspaces').where({ id }).update({ plan })) > 0;
+  return (await knex('workspaces').where({ id }).update({ plan, pending_plan: null, plan_changes_at: null })) > 0;
+}
+
+export const plans: Plan[] = ['free', 'professional', 'enterprise'];
+
+/** The billing period is the calendar month (UTC), as the monthly run allowance counts it. */
+export function endOfBillingPeriod(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
+
+export async function schedulePlanChange(knex: Knex, id: string, plan: Plan, at: Date): Promise<void> {
+  await knex('workspaces').where({ id }).update({ pending_plan: plan, plan_changes_at: at });
+}
+
+/** Applies a scheduled downgrade, unless it was withdrawn or replaced meanwhile. */
+export async function applyPendingPlan(knex: Knex, id: string, plan: Plan): Promise<boolean> {
+  const n = await knex('workspaces')
+    .where({ id, pending_plan: plan })
+    .update({ plan, pending_plan: null, plan_changes_at: null });
+  return n > 0;
+}
+
+export async function planStatus(knex: Knex, id: string) {
+  return knex('workspaces').where({ id }).first('plan', 'pending_plan', 'plan_changes_at');
 }
 
 export const currentMonth = (now = new Date()) => now.toISOString().slice(0, 7);

@@ -9,6 +9,9 @@ import { ApiError } from '../api/problem';
 import { createApiKey, revokeApiKey, scopes as allScopes, type Scope } from '../db/api-keys';
 import { createAgent, type AgentState } from '../db/agents';
 import { migrate } from '../db/migrate';
+import { createPasswordReset, findUserByEmail } from '../db/accounts';
+import { createInvitation } from '../db/invitations';
+import { roles, type Role } from '../db/roles';
 import { createWorkspace, getWorkspace, setApiEnabled, setPlan, type Plan } from '../db/workspaces';
 import { connectDatabase, connectTemporal } from './connections';
 import { setSchedulesPaused } from '../api/schedule-sync';
@@ -26,6 +29,9 @@ const usage = `usage: cadre <command>
   apikey revoke <key-id> --workspace <id>
   agent import <file.json> --workspace <id>                               prints the agent id
   agent set-state <agent-id> live|paused                                  operator override of the lifecycle
+  workspace invite <workspace-id> [--role owner|admin|editor|operator|viewer] [--email ADDRESS]
+                                                                          prints a one-time invitation link (7 days)
+  user reset-link <email>                                                 prints a one-hour password reset link
   migrate                                                                 brings the database schema up to date`;
 
 class UsageError extends StartupError {}
@@ -57,6 +63,8 @@ async function run(argv: string[]): Promise<string> {
       plan: { type: 'string' },
       workspace: { type: 'string' },
       scopes: { type: 'string' },
+      role: { type: 'string' },
+      email: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -82,6 +90,20 @@ async function run(argv: string[]): Promise<string> {
         if (!plans.includes(arg2 as Plan)) throw new UsageError(`the plan must be one of ${plans.join(', ')}`);
         await setPlan(knex, ws.id, arg2 as Plan);
         return `workspace ${ws.id} is on the ${arg2} plan`;
+      });
+    case 'workspace invite':
+      return withDb(async (knex) => {
+        const ws = await requireWorkspace(knex, arg);
+        const role = (values.role ?? 'owner') as Role;
+        if (!roles.includes(role)) throw new UsageError(`--role must be one of ${roles.join(', ')}`);
+        const publicUrl = loadConfig().web.publicUrl;
+        return (await createInvitation(knex, { workspaceId: ws.id, role, email: values.email, publicUrl })).url;
+      });
+    case 'user reset-link':
+      return withDb(async (knex) => {
+        const user = arg ? await findUserByEmail(knex, arg) : undefined;
+        if (!user) throw new StartupError(`no account with the email ${arg ?? '(none given)'}`);
+        return (await createPasswordReset(knex, user.id, loadConfig().web.publicUrl)).url;
       });
     case 'apikey create': {
       const requested = (values.scopes ?? '')

@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { loadConfig } from '../cadre.config';
 import { loadTemporalConfig } from '../temporal.config';
-import { seedDemoWorkspace } from '../db/seeds';
+import { ownerClaimLink, seedDemoWorkspace } from '../db/seeds';
 import { connectDatabase, connectTemporal } from './connections';
 import { main, StartupError } from './fail-fast';
 import { Supervised, tcpOpen, waitFor } from './supervisor';
@@ -155,6 +155,7 @@ main('cadre', async () => {
     }
     const { knex } = await connectDatabase(config, { migrate: true });
     const seed = await seedDemoWorkspace(knex);
+    const claim = await ownerClaimLink(knex, config.web.publicUrl);
     await knex.destroy();
 
     spawnChild('worker', ...tsx('scripts/worker.ts'));
@@ -168,7 +169,7 @@ main('cadre', async () => {
       120_000,
     );
 
-    printBanner(config.web.publicUrl, tc.embedded ? tc.uiUrl : undefined, seed);
+    printBanner(config.web.publicUrl, tc.embedded ? tc.uiUrl : undefined, seed, claim);
   } catch (err) {
     // Stop what started, then rethrow so main() prints the one line that says what to fix (shutdown() would
     // exit before it). A shutdown already under way (a signal, a child that died) exits on its own.
@@ -179,8 +180,14 @@ main('cadre', async () => {
   }
 });
 
-function printBanner(url: string, temporalUi: string | undefined, seed: Awaited<ReturnType<typeof seedDemoWorkspace>>) {
+function printBanner(
+  url: string,
+  temporalUi: string | undefined,
+  seed: Awaited<ReturnType<typeof seedDemoWorkspace>>,
+  claim: string | undefined,
+) {
   const lines = ['', `  Cadre is running.`, `  Console:      ${url}`];
+  if (claim) lines.push('', `  Create the owner account of the demo workspace (one-time link):`, `    ${claim}`);
   if (temporalUi) lines.push(`  Temporal UI:  ${temporalUi}`);
   if (seed) {
     const agent = seed.agents.find((a) => a.name === 'Route invoice rows') ?? seed.agents[0];

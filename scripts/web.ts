@@ -6,7 +6,6 @@ import { loadConfig } from '../cadre.config';
 import { loadTemporalConfig } from '../temporal.config';
 import { createApp } from '../api/app';
 import { createLogger } from '../api/logger';
-import { createApiKey } from '../db/api-keys';
 import { loadSecretBox } from '../db/secret-box';
 import { reconcileSchedules } from '../api/schedule-sync';
 import { connectDatabase, connectTemporal } from './connections';
@@ -38,6 +37,8 @@ main('web', async () => {
     links: { publicUrl: config.web.publicUrl, temporal: tc },
     bodyLimit: config.web.bodyLimit,
     secrets: loadSecretBox(config),
+    smtp: config.smtp,
+    accountRecoverySeconds: config.accountRecoverySeconds,
     logger,
     versions: { temporal: temporal.version, postgres: db.version },
     console: consoleHandler,
@@ -69,18 +70,14 @@ main('web', async () => {
 });
 
 /**
- * The console reads through the API like any client (DESIGN.md convention 10). Until accounts exist it
- * operates the oldest workspace with a manage key made fresh at each start; older console keys are revoked.
+ * The console reads through the API like any client (DESIGN.md convention 10), as the person signed in to it:
+ * their session cookie goes along with each call. Keys of the console's key mode from before accounts are revoked.
  */
 async function loadConsole(knex: import('knex').Knex, port: number): Promise<RequestHandler | undefined> {
-  const ws = await knex('workspaces').orderBy('created_at').first('id');
-  if (!ws) return undefined;
   await knex('api_keys')
-    .where({ workspace_id: ws.id, name: 'console (internal)' })
+    .where({ name: 'console (internal)' })
     .whereNull('revoked_at')
     .update({ revoked_at: knex.fn.now() });
-  const { key } = await createApiKey(knex, ws.id, 'console (internal)', ['read', 'run', 'manage']);
-  process.env.CADRE_CONSOLE_API_KEY = key;
   process.env.CADRE_INTERNAL_API_URL = `http://127.0.0.1:${port}`;
   // adapter-node refuses request bodies over 512 kB by default; source uploads through the console carry
   // documents of up to 50 MB each (the API enforces the per-file limits with clear messages).

@@ -2,3 +2,5 @@ export * from './agent-run';
 export * from './run-page';
 export * from './scheduled-run';
 export * from './index-source';
+export * from './account-erasure';
+export * from './plan-change';

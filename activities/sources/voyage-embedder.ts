@@ -1,7 +1,7 @@
 // The remote embedding provider: Voyage AI's embeddings endpoint (POST {base}/embeddings with
 // {input, model, input_type, output_dimension}). Voyage embeds a query and a document differently, so the caller
 // says which it is. The base URL is configurable for a proxy, and for the tests' local fake.
-import { voyageDimensions } from '../../db/migrations/010_voyage_embeddings';
+import { voyageDimensions } from '../../db/migrations/011_voyage_embeddings';
 import type { Embedder } from './embedder';
 
 export interface VoyageSettings {

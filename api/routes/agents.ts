@@ -19,13 +19,13 @@ import { dailyStats } from '../../db/stats';
 import { listTriggers } from '../../db/triggers';
 import { deleteSchedule, setSchedulesPaused } from '../schedule-sync';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
-import { planLimits, runsThisMonth, type Workspace } from '../../db/workspaces';
+import { planLimits, planStatus, runsThisMonth, type Workspace } from '../../db/workspaces';
 import type { AgentSpec } from '../../workflows/agent-model';
 import { jsonDiff } from '../json-diff';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
-import { requireScope } from '../auth';
+import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { agentJson, runJson, type Links } from '../serialize';
@@ -36,8 +36,8 @@ export interface RouteDeps extends RunServiceDeps {
   bodyLimit: string;
 }
 
-/** Who made a change, for the timeline: until accounts exist, the API key that made it. */
-const byKey = (req: Request) => `via API key "${req.auth!.key.name}"`;
+/** Who made a change, for the timeline: a person's email or an API key's name. */
+const byCaller = (req: Request) => `by ${req.auth!.actor}`;
 
 export function agentRoutes(deps: RouteDeps): Router {
   const { knex } = deps;
@@ -46,7 +46,7 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   const loadAgent = (workspaceId: string, id: string) => loadAgentOr404(knex, workspaceId, id);
 
-  r.get('/agents', requireScope('read'), async (req, res) => {
+  r.get('/agents', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace;
     const [agents, lastRuns, monthCounts] = await Promise.all([
       listAgents(knex, ws.id),
@@ -86,25 +86,25 @@ export function agentRoutes(deps: RouteDeps): Router {
     const ws = req.auth!.workspace;
     const spec = validateAgentSpec(req.body);
     await checkAgentCalls(knex, ws.id, spec);
-    const agent = await createWithinPlan(ws, spec, byKey(req));
+    const agent = await createWithinPlan(ws, spec, byCaller(req));
     const warnings = await sourceWarnings(knex, ws.id, spec);
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec, warnings }));
   };
-  r.post('/agents', requireScope('manage'), ...body, createFromBody);
+  r.post('/agents', requirePermission('manage'), ...body, createFromBody);
   // Takes what GET /v1/agents/:id/export gives (the spec as JSON), so agents move between workspaces.
-  r.post('/agents/import', requireScope('manage'), ...body, createFromBody);
+  r.post('/agents/import', requirePermission('manage'), ...body, createFromBody);
 
   // The suggested rollback copy before major changes (spec §9.3): a new Draft agent with the current spec.
-  r.post('/agents/:id/duplicate', requireScope('manage'), async (req, res) => {
+  r.post('/agents/:id/duplicate', requirePermission('manage'), async (req, res) => {
     const ws = req.auth!.workspace;
     const source = await loadAgent(ws.id, param(req, 'id'));
     const original = (await getVersion(knex, source.id, source.current_version))!;
     const spec = { ...original, name: `${original.name} (copy)` };
-    const agent = await createWithinPlan(ws, spec, `${byKey(req)}, duplicated from ${source.name}`);
+    const agent = await createWithinPlan(ws, spec, `${byCaller(req)}, duplicated from ${source.name}`);
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
   });
 
-  r.get('/agents/:id/diff', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/diff', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const version = async (name: 'from' | 'to') => {
       const n = Number(req.query[name]);
@@ -124,12 +124,12 @@ export function agentRoutes(deps: RouteDeps): Router {
     });
   });
 
-  r.get('/agents/:id', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     res.json(agentJson(agent, { spec: await getVersion(knex, agent.id, agent.current_version) }));
   });
 
-  r.put('/agents/:id', requireScope('manage'), ...body, async (req, res) => {
+  r.put('/agents/:id', requirePermission('manage'), ...body, async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
     const spec = validateAgentSpec(req.body);
@@ -139,25 +139,25 @@ export function agentRoutes(deps: RouteDeps): Router {
       workspace_id: ws.id,
       agent_id: agent.id,
       kind: 'agent_updated',
-      message: `configuration changed: version ${updated.current_version} saved ${byKey(req)}`,
+      message: `configuration changed: version ${updated.current_version} saved ${byCaller(req)}`,
       details: { version: updated.current_version, previous_version: agent.current_version },
     });
     res.json(agentJson(updated, { spec, warnings: await sourceWarnings(knex, ws.id, spec) }));
   });
 
-  r.delete('/agents/:id', requireScope('manage'), async (req, res) => {
+  r.delete('/agents/:id', requirePermission('manage'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     for (const t of await listTriggers(knex, agent.id)) if (t.kind === 'schedule') await deleteSchedule(deps, t);
     await deleteAgent(knex, req.auth!.workspace.id, param(req, 'id'));
     res.status(204).end();
   });
 
-  r.get('/agents/:id/versions', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/versions', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     res.json({ data: await listVersions(knex, agent.id), next_cursor: null });
   });
 
-  r.get('/agents/:id/versions/:version', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/versions/:version', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const spec = await getVersion(knex, agent.id, Number(param(req, 'version')));
     if (!spec)
@@ -166,7 +166,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   });
 
   // Restoring writes the old spec as a new version: history only grows, and running runs keep theirs.
-  r.post('/agents/:id/versions/:version/restore', requireScope('manage'), async (req, res) => {
+  r.post('/agents/:id/versions/:version/restore', requirePermission('manage'), async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
     const version = Number(param(req, 'version'));
@@ -178,19 +178,19 @@ export function agentRoutes(deps: RouteDeps): Router {
       workspace_id: ws.id,
       agent_id: agent.id,
       kind: 'agent_updated',
-      message: `version ${version} restored as version ${updated.current_version} ${byKey(req)}`,
+      message: `version ${version} restored as version ${updated.current_version} ${byCaller(req)}`,
       details: { version: updated.current_version, restored_from: version, previous_version: agent.current_version },
     });
     res.json(agentJson(updated, { spec }));
   });
 
-  r.get('/agents/:id/export', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/export', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const spec = await getVersion(knex, agent.id, agent.current_version);
     res.attachment(`${agent.name.replace(/[^\w.-]+/g, '-')}.json`).json(spec);
   });
 
-  r.post('/agents/:id/state', requireScope('manage'), ...body, async (req, res) => {
+  r.post('/agents/:id/state', requirePermission('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const { state } = parseBody(z.object({ state: z.enum(['draft', 'ready', 'live', 'paused']) }), req.body);
     let moved: AgentRow;
@@ -208,7 +208,7 @@ export function agentRoutes(deps: RouteDeps): Router {
       workspace_id: agent.workspace_id,
       agent_id: agent.id,
       kind: 'state_changed',
-      message: `${agent.state} → ${moved.state} ${byKey(req)}`,
+      message: `${agent.state} → ${moved.state} ${byCaller(req)}`,
       details: { from: agent.state, to: moved.state },
     });
     res.json(agentJson(moved));
@@ -243,12 +243,12 @@ export function agentRoutes(deps: RouteDeps): Router {
     };
 
   // The one documented endpoint (spec §4).
-  r.post('/agents/:id/run', requireScope('run'), ...body, startLiveRun('api'));
+  r.post('/agents/:id/run', requirePermission('run'), ...body, startLiveRun('api'));
   // The same start, recorded as a manual one (the console's Run button).
-  r.post('/agents/:id/manual-run', requireScope('run'), ...body, startLiveRun('manual'));
+  r.post('/agents/:id/manual-run', requirePermission('run'), ...body, startLiveRun('manual'));
 
   // A run for testing, allowed in any state; a successful one lets the version be marked ready.
-  r.post('/agents/:id/test-run', requireScope('manage'), ...body, async (req, res) => {
+  r.post('/agents/:id/test-run', requirePermission('manage'), ...body, async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
     const { input } = parseBody(runBody, req.body);
@@ -256,18 +256,18 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
   });
 
-  r.get('/agents/:id/state-store', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/state-store', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     res.json({ data: await listState(knex, agent.id), next_cursor: null });
   });
-  r.get('/agents/:id/state-store/:key', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/state-store/:key', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const entry = await getState(knex, agent.id, param(req, 'key'));
     if (!entry)
       throw new ApiError(404, 'state_key_not_found', `the agent's state store has no key "${param(req, 'key')}"`);
     res.json(entry);
   });
-  r.put('/agents/:id/state-store/:key', requireScope('manage'), ...body, async (req, res) => {
+  r.put('/agents/:id/state-store/:key', requirePermission('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const { value, expected_version } = parseBody(
       z.object({ value: z.unknown(), expected_version: z.number().int().min(0).optional() }),
@@ -280,7 +280,7 @@ export function agentRoutes(deps: RouteDeps): Router {
       throw err;
     }
   });
-  r.delete('/agents/:id/state-store/:key', requireScope('manage'), async (req, res) => {
+  r.delete('/agents/:id/state-store/:key', requirePermission('manage'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     if (!(await deleteState(knex, agent.id, param(req, 'key'))))
       throw new ApiError(404, 'state_key_not_found', `the agent's state store has no key "${param(req, 'key')}"`);
@@ -288,7 +288,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   });
 
   // The dashboard's figures: per day, runs by status, items, average duration and cost.
-  r.get('/stats/daily', requireScope('read'), async (req, res) => {
+  r.get('/stats/daily', requirePermission('read'), async (req, res) => {
     const days = req.query.days === undefined ? 30 : Number(req.query.days);
     if (!Number.isInteger(days) || days < 1 || days > 366)
       throw new ApiError(400, 'invalid_days', 'days must be a whole number from 1 to 366');
@@ -297,12 +297,15 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.json({ days, data: await dailyStats(knex, req.auth!.workspace.id, days, agentId) });
   });
 
-  r.get('/usage', requireScope('read'), async (req, res) => {
+  r.get('/usage', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace;
+    const status = await planStatus(knex, ws.id);
     res.json({
       plan: ws.plan,
       runs_this_month: await runsThisMonth(knex, ws.id),
       runs_per_month: planLimits[ws.plan].runsPerMonth,
+      pending_plan: status.pending_plan,
+      plan_changes_at: status.plan_changes_at,
     });
   });
 

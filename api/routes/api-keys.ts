@@ -3,7 +3,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey, scopes, type ApiKeyRecord } from '../../db/api-keys';
-import { requireScope } from '../auth';
+import { auditRequest } from '../audit-request';
+import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { jsonBody, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
@@ -15,18 +16,19 @@ export function apiKeyRoutes(deps: RouteDeps): Router {
   const r = Router();
   const newKey = z.object({ name: z.string().min(1).max(100), scopes: z.array(z.enum(scopes)).min(1) });
 
-  r.get('/api-keys', requireScope('manage'), async (req, res) => {
+  r.get('/api-keys', requirePermission('admin'), async (req, res) => {
     res.json({ data: (await listApiKeys(knex, req.auth!.workspace.id)).map(keyJson), next_cursor: null });
   });
 
-  r.post('/api-keys', requireScope('manage'), ...jsonBody(deps.bodyLimit), async (req, res) => {
+  r.post('/api-keys', requirePermission('admin'), ...jsonBody(deps.bodyLimit), async (req, res) => {
     const { name, scopes: keyScopes } = parseBody(newKey, req.body);
     const { key, record } = await createApiKey(knex, req.auth!.workspace.id, name, keyScopes);
+    await auditRequest(knex, req, 'api_key.created', record.name, { id: record.id, scopes: record.scopes });
     res.status(201).json({ ...keyJson(record), key });
   });
 
   // A new secret with the same name and scopes; the old one stops working at once.
-  r.post('/api-keys/:id/rotate', requireScope('manage'), async (req, res) => {
+  r.post('/api-keys/:id/rotate', requirePermission('admin'), async (req, res) => {
     const ws = req.auth!.workspace.id;
     const old = (await listApiKeys(knex, ws)).find((k) => k.id === param(req, 'id') && !k.revoked_at);
     if (!old) throw new ApiError(404, 'api_key_not_found', `no active API key ${param(req, 'id')} in this workspace`);
@@ -34,13 +36,15 @@ export function apiKeyRoutes(deps: RouteDeps): Router {
       await revokeApiKey(trx, ws, old.id);
       return createApiKey(trx, ws, old.name, old.scopes);
     });
+    await auditRequest(knex, req, 'api_key.rotated', record.name, { id: record.id, replaces: old.id });
     res.status(201).json({ ...keyJson(record), key, replaces: old.id });
   });
 
-  r.delete('/api-keys/:id', requireScope('manage'), async (req, res) => {
+  r.delete('/api-keys/:id', requirePermission('admin'), async (req, res) => {
     if (!(await revokeApiKey(knex, req.auth!.workspace.id, param(req, 'id')))) {
       throw new ApiError(404, 'api_key_not_found', `no active API key ${param(req, 'id')} in this workspace`);
     }
+    await auditRequest(knex, req, 'api_key.revoked', param(req, 'id'));
     res.status(204).end();
   });
 

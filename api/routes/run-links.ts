@@ -7,7 +7,7 @@ import { getAgent, getVersion, type AgentRow } from '../../db/agents';
 import { createRunLink, findRunLink, listRunLinks, revokeRunLink, type RunLink } from '../../db/run-links';
 import { getFile, getRun, type RunRecord } from '../../db/runs';
 import { getWorkspace } from '../../db/workspaces';
-import { requireScope } from '../auth';
+import { requirePermission } from '../auth';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
@@ -38,13 +38,13 @@ export function runLinkRoutes(deps: RunLinkDeps): Router {
     active: open && !link.revoked_at,
   });
 
-  r.get('/agents/:id/run-links', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/run-links', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const open = await publicAccess(deps, agent);
     res.json({ data: (await listRunLinks(deps.knex, agent.id)).map((l) => linkJson(l, open)), next_cursor: null });
   });
 
-  r.post('/agents/:id/run-links', requireScope('manage'), ...body, async (req, res) => {
+  r.post('/agents/:id/run-links', requirePermission('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const { name } = parseBody(
       z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
@@ -63,7 +63,7 @@ export function runLinkRoutes(deps: RunLinkDeps): Router {
     });
   });
 
-  r.delete('/run-links/:id', requireScope('manage'), async (req, res) => {
+  r.delete('/run-links/:id', requirePermission('manage'), async (req, res) => {
     if (!(await revokeRunLink(deps.knex, req.auth!.workspace.id, param(req, 'id'))))
       throw new ApiError(404, 'run_link_not_found', `no active run link ${param(req, 'id')} in this workspace`);
     res.status(204).end();

@@ -17,7 +17,7 @@ import {
   type RunRecord,
 } from '../../db/runs';
 import { decideUpdate } from '../../workflows/run-page';
-import { requireScope } from '../auth';
+import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { runWorkflowId } from '../../workflows/run-identity';
 import { runJson } from '../serialize';
@@ -65,7 +65,7 @@ export function runRoutes(deps: RouteDeps): Router {
     }
   };
 
-  r.get('/runs', requireScope('read'), async (req, res) => {
+  r.get('/runs', requirePermission('read'), async (req, res) => {
     const q = req.query;
     const page = await wrapCursor(() =>
       listRuns(
@@ -84,7 +84,7 @@ export function runRoutes(deps: RouteDeps): Router {
     res.json({ data: page.data.map((run) => runJson(run, deps.links)), next_cursor: page.next_cursor });
   });
 
-  r.get('/runs/:id', requireScope('read'), async (req, res) => {
+  r.get('/runs/:id', requirePermission('read'), async (req, res) => {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     const details = await runDetails(knex, run.id);
     res.json({
@@ -96,7 +96,7 @@ export function runRoutes(deps: RouteDeps): Router {
     });
   });
 
-  r.get('/runs/:id/items', requireScope('read'), async (req, res) => {
+  r.get('/runs/:id/items', requirePermission('read'), async (req, res) => {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     const status = enumParam(
       req.query.status,
@@ -117,7 +117,7 @@ export function runRoutes(deps: RouteDeps): Router {
 
   // Live progress as server-sent events: a `progress` event (the run, as GET /v1/runs/:id answers its summary)
   // whenever it changes, then `end` once it has ended. Polls the run row, which the engine keeps current.
-  r.get('/runs/:id/events', requireScope('read'), async (req, res) => {
+  r.get('/runs/:id/events', requirePermission('read'), async (req, res) => {
     const workspaceId = req.auth!.workspace.id;
     let run = await loadRun(workspaceId, param(req, 'id'));
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -146,7 +146,7 @@ export function runRoutes(deps: RouteDeps): Router {
     res.end();
   });
 
-  r.get('/runs/:id/logs', requireScope('read'), async (req, res) => {
+  r.get('/runs/:id/logs', requirePermission('read'), async (req, res) => {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     res.json(
       await wrapCursor(() =>
@@ -158,19 +158,19 @@ export function runRoutes(deps: RouteDeps): Router {
     );
   });
 
-  r.get('/runs/:id/files/:fileId', requireScope('read'), async (req, res) => {
+  r.get('/runs/:id/files/:fileId', requirePermission('read'), async (req, res) => {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     const file = await getFile(knex, req.auth!.workspace.id, run.id, param(req, 'fileId'));
     if (!file) throw new ApiError(404, 'file_not_found', `run ${run.id} has no file ${param(req, 'fileId')}`);
     res.attachment(file.name).type(file.content_type).send(file.content);
   });
 
-  r.get('/runs/:id/approvals', requireScope('read'), async (req, res) => {
+  r.get('/runs/:id/approvals', requirePermission('read'), async (req, res) => {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     res.json({ data: (await listApprovalsOfRun(knex, run.id)).map(approvalJson), next_cursor: null });
   });
 
-  r.post('/runs/:id/cancel', requireScope('run'), async (req, res) => {
+  r.post('/runs/:id/cancel', requirePermission('run'), async (req, res) => {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     if (finished.has(run.status))
       throw new ApiError(409, 'run_finished', `the run already ended (${run.status}); there is nothing to cancel`);
@@ -178,7 +178,7 @@ export function runRoutes(deps: RouteDeps): Router {
     res.status(202).json(runJson(run, deps.links));
   });
 
-  r.get('/approvals', requireScope('read'), async (req, res) => {
+  r.get('/approvals', requirePermission('read'), async (req, res) => {
     const status = enumParam(
       req.query.status,
       ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'] as const,
@@ -196,7 +196,7 @@ export function runRoutes(deps: RouteDeps): Router {
     comment: z.string().max(2000).optional(),
   });
 
-  r.post('/approvals/:id/decision', requireScope('run'), ...jsonBody(deps.bodyLimit), async (req, res) => {
+  r.post('/approvals/:id/decision', requirePermission('run'), ...jsonBody(deps.bodyLimit), async (req, res) => {
     const ws = req.auth!.workspace;
     const approval = await getApproval(knex, ws.id, param(req, 'id'));
     if (!approval) throw new ApiError(404, 'approval_not_found', `no approval ${param(req, 'id')} in this workspace`);
@@ -214,7 +214,7 @@ export function runRoutes(deps: RouteDeps): Router {
             approvalId: approval.id,
             approve: body.decision !== 'reject',
             arguments: body.decision === 'approve_with_edits' ? body.arguments : undefined,
-            by: `api key "${req.auth!.key.name}"`,
+            by: req.auth!.actor,
             reason: body.comment,
           },
         ],

@@ -23,7 +23,7 @@ import {
 } from '../../db/sources';
 import { getRun } from '../../db/runs';
 import type { indexSource } from '../../workflows/index-source';
-import { requireScope } from '../auth';
+import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { readUpload } from '../source-upload';
 import { cursorParam, jsonBody, limitParam, param, parseBody } from '../validation';
@@ -47,7 +47,7 @@ const searchBody = z.object({
 });
 
 /** Who made a change: until accounts exist, the API key that made it. */
-const byKey = (req: Request) => `API key "${req.auth!.key.name}"`;
+const byCaller = (req: Request) => req.auth!.actor;
 
 export function sourceRoutes(deps: RouteDeps): Router {
   const { knex, temporal, temporalConfig } = deps;
@@ -141,7 +141,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
     }
   };
 
-  r.get('/sources', requireScope('read'), async (req, res) => {
+  r.get('/sources', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace.id;
     res.json({ data: await sourcesJson(ws, await listSources(knex, ws), false), next_cursor: null });
   });
@@ -149,7 +149,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
   // Files as multipart/form-data (any number of file fields; an optional "name" puts them all in one source,
   // otherwise each file is a source named after it), or {"url": …, "name": …} as JSON. A name that exists
   // already adds a version that replaces the current one once indexed.
-  r.post('/sources', requireScope('manage'), async (req, res) => {
+  r.post('/sources', requirePermission('manage'), async (req, res) => {
     const ws = req.auth!.workspace.id;
     const batches: { name: string; kind: 'files' | 'url'; documents: NewDocument[] }[] = [];
     if (req.is('multipart/form-data')) {
@@ -186,7 +186,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
 
     const created: SourceRow[] = [];
     for (const b of batches) {
-      const { source, version } = await addVersion(knex, ws, { ...b, createdBy: byKey(req) });
+      const { source, version } = await addVersion(knex, ws, { ...b, createdBy: byCaller(req) });
       await startIndexing(version);
       created.push(source);
     }
@@ -195,7 +195,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
     res.status(202).json({ data });
   });
 
-  r.get('/sources/:id', requireScope('read'), async (req, res) => {
+  r.get('/sources/:id', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace.id;
     const source = await loadSource(ws, param(req, 'id'));
     res.json((await sourcesJson(ws, [source], true))[0]);
@@ -203,7 +203,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
 
   // A version's passages in document order: what an archived version said stays readable, each one opening as a
   // citation.
-  r.get('/sources/:id/versions/:version/passages', requireScope('read'), async (req, res) => {
+  r.get('/sources/:id/versions/:version/passages', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace.id;
     const source = await loadSource(ws, param(req, 'id'));
     const number = Number(param(req, 'version'));
@@ -231,7 +231,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
     });
   });
 
-  r.delete('/sources/:id', requireScope('manage'), async (req, res) => {
+  r.delete('/sources/:id', requirePermission('manage'), async (req, res) => {
     const ws = req.auth!.workspace.id;
     const source = await loadSource(ws, param(req, 'id'));
     const indexing = (await listVersions(knex, [source.id])).filter((v) => v.status === 'indexing');
@@ -246,7 +246,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
   });
 
   // Searches sources as a retrieve node would (all the workspace's sources unless some are named).
-  r.post('/sources/search', requireScope('read'), ...jsonBody(deps.bodyLimit), async (req, res) => {
+  r.post('/sources/search', requirePermission('read'), ...jsonBody(deps.bodyLimit), async (req, res) => {
     const ws = req.auth!.workspace.id;
     const body = parseBody(searchBody, req.body);
     const names = body.sources ?? (await listSources(knex, ws)).map((s) => s.name);
@@ -265,7 +265,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
   });
 
   // A citation: the passage where it was found, with the boxes of its lines on the page and the page's picture.
-  r.get('/passages/:id', requireScope('read'), async (req, res) => {
+  r.get('/passages/:id', requirePermission('read'), async (req, res) => {
     const p = await getPassage(knex, req.auth!.workspace.id, param(req, 'id'));
     if (!p) throw new ApiError(404, 'passage_not_found', `no passage ${param(req, 'id')} in this workspace`);
     res.json({
@@ -290,7 +290,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
   });
 
   // The page's picture; with ?highlight=true the passage's boxes are drawn on it.
-  r.get('/passages/:id/page-image', requireScope('read'), async (req, res) => {
+  r.get('/passages/:id/page-image', requirePermission('read'), async (req, res) => {
     const p = await getPassage(knex, req.auth!.workspace.id, param(req, 'id'));
     if (!p) throw new ApiError(404, 'passage_not_found', `no passage ${param(req, 'id')} in this workspace`);
     const image = p.page === null ? undefined : await getPageImage(knex, p.document_id, p.page);
@@ -320,7 +320,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
   });
 
   // The source context of run details: what each item's retrieval found.
-  r.get('/runs/:id/source-context', requireScope('read'), async (req, res) => {
+  r.get('/runs/:id/source-context', requirePermission('read'), async (req, res) => {
     const run = await getRun(knex, req.auth!.workspace.id, param(req, 'id'));
     if (!run) throw new ApiError(404, 'run_not_found', `no run ${param(req, 'id')} in this workspace`);
     const q = knex('run_source_context').where({ run_id: run.id }).orderBy(['item_seq', 'at']);

@@ -3,7 +3,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { toolDefinitions, type ToolDefinition } from '../../activities/tools/definitions';
-import { requireScope } from '../auth';
+import { requirePermission } from '../auth';
 
 export function toolRoutes(): Router {
   const r = Router();
@@ -14,7 +14,7 @@ export function toolRoutes(): Router {
     approval_default: t.approvalDefault,
     input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }),
   }));
-  r.get('/tools', requireScope('read'), (_req, res) => {
+  r.get('/tools', requirePermission('read'), (_req, res) => {
     res.json({ data: catalogue, next_cursor: null });
   });
   return r;

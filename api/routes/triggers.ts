@@ -6,7 +6,7 @@ import { CursorError } from '../../db/runs';
 import { listEvents, timelineKinds } from '../../db/timeline';
 import { getTrigger, listTriggers, setTriggerSecret, type TriggerRow } from '../../db/triggers';
 import { scheduleConfigSchema } from '../../workflows/trigger-model';
-import { requireScope } from '../auth';
+import { requirePermission } from '../auth';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
 import { checkSchedule, ScheduleError } from '../schedule-spec';
@@ -35,13 +35,13 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
     return { trigger, agent: await loadAgent(workspaceId, trigger.agent_id) };
   };
 
-  r.get('/agents/:id/triggers', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/triggers', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const rows = await listTriggers(knex, agent.id);
     res.json({ data: rows.map((t) => triggerJson(deps, t, agent)), next_cursor: null });
   });
 
-  r.post('/agents/:id/triggers', requireScope('manage'), ...body, async (req, res) => {
+  r.post('/agents/:id/triggers', requirePermission('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const input = await parseTriggerInput(deps, agent, req.body);
     const { trigger, secret } = await createTrigger(deps, agent, input);
@@ -52,24 +52,24 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
       .json({ ...triggerJson(deps, trigger, agent), ...(secret ? { secret } : {}) });
   });
 
-  r.get('/triggers/:id', requireScope('read'), async (req, res) => {
+  r.get('/triggers/:id', requirePermission('read'), async (req, res) => {
     const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
     res.json(triggerJson(deps, trigger, agent));
   });
 
-  r.put('/triggers/:id', requireScope('manage'), ...body, async (req, res) => {
+  r.put('/triggers/:id', requirePermission('manage'), ...body, async (req, res) => {
     const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
     const input = await parseTriggerInput(deps, agent, req.body);
     res.json(triggerJson(deps, await changeTrigger(deps, agent, trigger, input), agent));
   });
 
-  r.delete('/triggers/:id', requireScope('manage'), async (req, res) => {
+  r.delete('/triggers/:id', requirePermission('manage'), async (req, res) => {
     const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
     await removeTrigger(deps, agent, trigger);
     res.status(204).end();
   });
 
-  r.post('/triggers/:id/rotate-secret', requireScope('manage'), async (req, res) => {
+  r.post('/triggers/:id/rotate-secret', requirePermission('manage'), async (req, res) => {
     const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
     if (trigger.kind !== 'webhook')
       throw new ApiError(409, 'not_a_webhook', `this is a ${trigger.kind} trigger; only webhooks have a secret`);
@@ -79,7 +79,7 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
   });
 
   // "Run now" for a schedule: Temporal takes the schedule's action at once, with its overlap policy.
-  r.post('/triggers/:id/fire', requireScope('run'), async (req, res) => {
+  r.post('/triggers/:id/fire', requirePermission('run'), async (req, res) => {
     const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
     if (trigger.kind !== 'schedule')
       throw new ApiError(
@@ -110,7 +110,7 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
   });
 
   // The schedule builder's preview, before anything is saved.
-  r.post('/schedules/preview', requireScope('read'), ...body, (req, res) => {
+  r.post('/schedules/preview', requirePermission('read'), ...body, (req, res) => {
     const config = parseBody(scheduleConfigSchema, req.body);
     try {
       checkSchedule(config);
@@ -121,7 +121,7 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
     res.json(scheduleView(config));
   });
 
-  r.get('/agents/:id/timeline', requireScope('read'), async (req, res) => {
+  r.get('/agents/:id/timeline', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     try {
       res.json(

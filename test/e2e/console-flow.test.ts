@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { RequestHandler } from 'express';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
-import { createApiKey } from '../../db/api-keys';
+import { createInvitation } from '../../db/invitations';
 import { secretBox } from '../../db/secret-box';
 import {
   createHarness,
@@ -56,6 +56,8 @@ describe('console flow in a browser against the real stack', function () {
   let base = '';
   let browser: Browser;
   let page: Page;
+  let ownerLink: () => Promise<string>;
+  let workspaceId = '';
   const problems: string[] = [];
 
   before(async function () {
@@ -74,7 +76,10 @@ describe('console flow in a browser against the real stack', function () {
 
     h = await createHarness();
     const { workspace } = await createTestWorkspace(h);
-    const { key } = await createApiKey(h.stack.knex, workspace.id, 'console (internal)', ['read', 'run', 'manage']);
+    // The person who starts Cadre gets a one-time owner link (scripts/start.ts prints it); they join with it.
+    workspaceId = workspace.id;
+    ownerLink = async () =>
+      (await createInvitation(h.stack.knex, { workspaceId: workspace.id, role: 'owner', publicUrl: base })).url;
     // As scripts/web.ts does: one server for the API and the console, which reads through the API.
     server = await new Promise<Server>((resolve) => {
       // The console needs the server's address before it loads, so the handler is attached after listen.
@@ -82,7 +87,7 @@ describe('console flow in a browser against the real stack', function () {
       s.listen(0, '127.0.0.1', () => resolve(s));
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-    process.env.CADRE_CONSOLE_API_KEY = key;
+    delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
     process.env.CADRE_INTERNAL_API_URL = base;
     const consoleHandler = (await import(path.join(repoDir, 'ui', 'build', 'handler.js'))).handler as RequestHandler;
     server.removeAllListeners('request');
@@ -153,6 +158,41 @@ describe('console flow in a browser against the real stack', function () {
       await new Promise((r) => setTimeout(r, 300));
     }
   }
+
+  it('signs in: an unsigned visit goes to sign-in; the owner link creates the account; sign out and in again', async () => {
+    await page.goto(`${base}/runs?status=failed`);
+    await page.waitForURL(/\/login\?next=/);
+    await page.goto(await ownerLink());
+    assert.match(await text('body'), /Join “.*”.*You are invited as owner/s);
+    await page.fill('#name', 'Olive Owner');
+    await page.fill('#email', 'olive@example.test');
+    await page.fill('#password', 'olive password 1');
+    await page.click('button:has-text("Join")');
+    await page.waitForURL(/\/agents$/);
+    assert.match(await text('.whoami'), /olive@example\.test · owner/);
+
+    await page.click('.whoami button:has-text("Sign out")');
+    await page.waitForURL(/\/login$/);
+    await page.goto(`${base}/runs?status=failed`);
+    await page.waitForURL(/\/login\?next=/);
+    await page.fill('#email', 'olive@example.test');
+    await page.fill('#password', 'wrong password!');
+    await page.click('button:has-text("Sign in")');
+    await page.waitForSelector('.notice-error');
+    assert.match(await text('body'), /do not match an account/);
+    await page.fill('#password', 'olive password 1');
+    await page.click('button:has-text("Sign in")');
+    await page.waitForURL(/\/runs\?status=failed$/);
+    await shot('signed-in');
+
+    // An invitation made in Settings lets a second person in, as the role chosen there.
+    await page.goto(`${base}/settings`);
+    await page.selectOption('#inv-role', 'viewer');
+    await page.click('button:has-text("Invite")');
+    const invite = (await text('.invite-url')).trim();
+    assert.match(invite, /\/invite\//);
+    await shot('settings');
+  });
 
   it('create → edit → test run → live → run → approve → download; cancel; Run Mode', async () => {
     await page.goto(`${base}/agents`);
@@ -266,8 +306,6 @@ describe('console flow in a browser against the real stack', function () {
   });
 
   it('keeps the items table of a 10,000-item run to the rows in view, and reaches the last item by scrolling', async () => {
-    const workspaceId = (await h.stack.knex('api_keys').where({ name: 'console (internal)' }).first('workspace_id'))
-      .workspace_id;
     const agent = await createLiveAgent(h, workspaceId, {
       name: 'Ten thousand',
       nodes: [

@@ -432,7 +432,7 @@ describe('API v1', () => {
       assert.equal(res.status, 200, await res.clone().text());
       const decided = await json(res);
       assert.equal(decided.status, 'approved');
-      assert.equal(decided.decided_by, 'api key "test key"');
+      assert.equal(decided.decided_by, 'API key "test key"');
       await problem(
         await call(`/v1/approvals/${approval.id}/decision`, { method: 'POST', json: { decision: 'reject' } }),
         409,

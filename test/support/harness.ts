@@ -120,7 +120,10 @@ export async function items(h: Harness, runId: string) {
 }
 
 /** The API on a free port, backed by the harness's Temporal client and task queue. */
-export async function startApi(h: Harness): Promise<{ url: string; close(): Promise<void> }> {
+export async function startApi(
+  h: Harness,
+  opts: { smtp?: { url?: string; from: string }; accountRecoverySeconds?: number } = {},
+): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
     knex: h.stack.knex,
     temporal: h.client,
@@ -128,6 +131,8 @@ export async function startApi(h: Harness): Promise<{ url: string; close(): Prom
     links: { publicUrl: 'http://cadre.test', temporal: h.temporalConfig },
     bodyLimit: '64kb',
     secrets: secretBox('cadre test secret key'),
+    smtp: opts.smtp,
+    accountRecoverySeconds: opts.accountRecoverySeconds,
     logger: createLogger('silent', 'web'),
     versions: { temporal: 'test', postgres: 'test' },
     ready: async () => ({ temporal: true, postgres: true }),

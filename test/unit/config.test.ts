@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       },
       smtp: { url: undefined, from: 'Cadre <cadre@localhost>' },
       secretKey: undefined, // a key generated under the data dir is used (db/secret-box.ts)
+      accountRecoverySeconds: 30 * 86_400,
       http: { allowHosts: [] },
       logLevel: 'info',
     });

@@ -2,13 +2,25 @@ import { isHttpError } from '@sveltejs/kit';
 import { api } from '$lib/server/api';
 import type { LayoutServerLoad } from './$types';
 
+const publicPrefixes = [
+  '/forms',
+  '/r',
+  '/login',
+  '/signup',
+  '/invite',
+  '/forgot-password',
+  '/reset-password',
+  '/logout',
+];
+
 export const load: LayoutServerLoad = async ({ url }) => {
   // A load that reads nothing from the request would run once and be reused on every client-side navigation;
   // reading the URL makes it run again on each one, so `now` and the approvals count stay current.
   void url.href;
-  // Public pages (a form trigger's form, Run Mode) show nothing of the workspace.
-  if (url.pathname.startsWith('/forms/') || url.pathname.startsWith('/r/'))
-    return { now: Date.now(), pendingApprovals: null, publicPage: true };
+  // Public pages (a form trigger's form, Run Mode, signing in) show nothing of the workspace.
+  if (publicPrefixes.some((p) => url.pathname === p || url.pathname.startsWith(`${p}/`)))
+    return { now: Date.now(), pendingApprovals: null, publicPage: true, me: null };
+  const me = await api.me();
   // The sidebar's pending-approvals count is a convenience: when the API cannot answer, the page's own load
   // reports the problem, so the count is left out instead of failing every page twice.
   let pendingApprovals: { count: number; more: boolean } | null = null;
@@ -19,5 +31,5 @@ export const load: LayoutServerLoad = async ({ url }) => {
     if (!isHttpError(e)) throw e;
   }
   // Every relative time on the page is measured from this instant (see lib/components/Time.svelte).
-  return { now: Date.now(), pendingApprovals, publicPage: false };
+  return { now: Date.now(), pendingApprovals, publicPage: false, me };
 };

@@ -1,8 +1,11 @@
-// The console's only way to the Cadre API (DESIGN.md convention 10). It runs on the server, authenticates with the
-// console's workspace key, and turns every refusal into a SvelteKit error carrying the API's problem detail, so a
-// load that fails shows the API's own explanation on the error page.
+// The console's only way to the Cadre API (DESIGN.md convention 10). It runs on the server and calls the API as
+// the signed-in person: their session cookie and CSRF token go along with every call. (A console started with
+// CADRE_CONSOLE_API_KEY instead operates that key's workspace without sign-in: for trusted single-user setups and
+// tests.) Every refusal becomes a SvelteKit error carrying the API's problem detail, and an ended session sends
+// the person to the sign-in page.
 import { env } from '$env/dynamic/private';
-import { error } from '@sveltejs/kit';
+import { error, redirect } from '@sveltejs/kit';
+import { getRequestEvent } from '$app/server';
 import { OPEN_APPROVAL_STATUSES } from '$lib/types';
 import type {
   Agent,
@@ -41,12 +44,26 @@ async function problemDetail(response: Response): Promise<string> {
   return body.trim().slice(0, 300) || response.statusText || `The API answered HTTP ${response.status}`;
 }
 
+/** To the sign-in page, coming back here afterwards. */
+function signIn(url: URL): never {
+  redirect(303, `/login?next=${encodeURIComponent(url.pathname + url.search)}`);
+}
+
 /** The raw call, for the file download proxy, which streams the body through untouched. */
 export async function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {
   const base = env.CADRE_INTERNAL_API_URL;
   if (!base) error(500, 'CADRE_INTERNAL_API_URL is not set in the web process environment');
   const headers = new Headers(init.headers);
-  headers.set('authorization', `Bearer ${env.CADRE_CONSOLE_API_KEY ?? ''}`);
+  const event = getRequestEvent();
+  const session = event.cookies.get('cadre_session');
+  if (session) {
+    headers.set('cookie', `cadre_session=${session}`);
+    headers.set('x-csrf-token', event.cookies.get('cadre_csrf') ?? '');
+  } else if (env.CADRE_CONSOLE_API_KEY) {
+    headers.set('authorization', `Bearer ${env.CADRE_CONSOLE_API_KEY}`);
+  } else {
+    signIn(event.url);
+  }
   headers.set('accept', headers.get('accept') ?? 'application/json');
 
   let response: Response;
@@ -55,6 +72,7 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
   } catch {
     error(502, `The Cadre API at ${base} cannot be reached`);
   }
+  if (response.status === 401 && session) signIn(event.url);
   // error() only takes 4xx/5xx; anything else that is not OK is the API misbehaving.
   if (!response.ok) error(response.status >= 400 ? response.status : 502, await problemDetail(response));
   return response;
@@ -74,6 +92,17 @@ async function postJson<T>(path: string, body: unknown = {}): Promise<T> {
   return (response.status === 204 ? undefined : await response.json()) as T;
 }
 
+/** Any JSON call: GET without a body, else the method with the body as JSON; 204 answers undefined. */
+export async function callJson<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
+  const response = await apiFetch(
+    path,
+    body === undefined
+      ? { method }
+      : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  );
+  return (response.status === 204 ? undefined : await response.json()) as T;
+}
+
 const seg = encodeURIComponent;
 
 export interface Page {
@@ -81,7 +110,18 @@ export interface Page {
   cursor?: string | null;
 }
 
+export interface Me {
+  user: { id: string; email: string; name: string; two_factor: boolean };
+  workspace: { id: string; name: string; plan: string; role: string } | null;
+  workspaces: { id: string; name: string; plan: string; role: string }[];
+}
+
 export const api = {
+  /** The signed-in person; null when the console works with its own key (no sign-in). */
+  me: async (): Promise<Me | null> => {
+    if (!getRequestEvent().cookies.get('cadre_session')) return null;
+    return getJson<Me>('/v1/me');
+  },
   listAgents: (page: Page = {}) => getJson<List<Agent>>('/v1/agents', { ...page }),
   getAgent: (id: string) => getJson<Agent>(`/v1/agents/${seg(id)}`),
   setAgentState: (id: string, state: AgentState) => postJson<Agent>(`/v1/agents/${seg(id)}/state`, { state }),

@@ -1,0 +1,564 @@
+// People's own routes: sign up, sign in (throttled; TOTP when enabled), sign out here or everywhere, password
+// change and reset, two-factor setup, switching and creating workspaces, and accepting an invitation. These
+// work with the console's session cookie, not API keys: an API key belongs to a workspace, not to a person.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import type { Knex } from 'knex';
+import * as OTPAuth from 'otpauth';
+import { z } from 'zod';
+import {
+  addMember,
+  checkPassword,
+  createSession,
+  createUser,
+  findUserByEmail,
+  membershipsOf,
+  minPasswordLength,
+  normalizeEmail,
+  revokeSession,
+  revokeSessions,
+  sessionDays,
+  setPassword,
+  setSessionWorkspace,
+  createPasswordReset,
+  publicUser,
+  type User,
+} from '../../db/accounts';
+import { recordAudit } from '../../db/audit';
+import { accountErasureId, markAccountDeleted, restoreAccount } from '../../db/account-deletion';
+import type { accountErasure } from '../../workflows/account-erasure';
+import { roleRank, type Role } from '../../db/roles';
+import type { SecretBox } from '../../db/secret-box';
+import { tokenHash } from '../../db/tokens';
+import { createWorkspace } from '../../db/workspaces';
+import { sendAccountMail, type SmtpSettings } from '../account-mail';
+import { csrfCookie, readCookie, sessionAccount, sessionCookie } from '../auth';
+import { ApiError } from '../problem';
+import { RateLimiter } from '../rate-limit';
+import { jsonBody, param, parseBody } from '../validation';
+import type { RouteDeps } from './agents';
+
+export interface AccountDeps extends RouteDeps {
+  secrets: SecretBox;
+  smtp?: SmtpSettings;
+  /** How long a deleted account can be recovered; 30 days unless configured. */
+  accountRecoverySeconds?: number;
+}
+
+const email = z.string().trim().email().max(254);
+const password = z
+  .string()
+  .min(minPasswordLength, `use at least ${minPasswordLength} characters`)
+  .max(200, 'use at most 200 characters');
+const totpCode = z
+  .string()
+  .trim()
+  .regex(/^\d{6}$/, 'six digits from your authenticator app');
+
+const signupBody = z.object({
+  email,
+  password,
+  name: z.string().trim().max(100).optional(),
+  workspace_name: z.string().trim().min(1).max(100).optional(),
+});
+const loginBody = z.object({
+  email,
+  password: z.string().min(1).max(200),
+  totp_code: totpCode.optional(),
+  recovery_code: z.string().trim().min(1).max(40).optional(),
+});
+
+/** Failed sign-ins allowed per address and per client address within the window, before 429. */
+export const loginThrottle = { perEmail: 5, perIp: 20, windowMs: 15 * 60_000 };
+
+export function accountRoutes(deps: AccountDeps): Router {
+  const { knex, secrets } = deps;
+  const r = Router();
+  const body = jsonBody(deps.bodyLimit);
+  const signedIn = sessionAccount(knex);
+  const byEmail = new RateLimiter(loginThrottle.perEmail, loginThrottle.windowMs);
+  const byIp = new RateLimiter(loginThrottle.perIp, loginThrottle.windowMs);
+  const secure = deps.links.publicUrl.startsWith('https:');
+
+  const setCookies = (res: Response, s: { token: string; csrf: string }) => {
+    const common = { sameSite: 'lax' as const, secure, path: '/', maxAge: sessionDays * 86_400_000 };
+    res.cookie(sessionCookie, s.token, { ...common, httpOnly: true });
+    // Readable by the page, so it can echo it in the CSRF header; useless to another site, which cannot read it.
+    res.cookie(csrfCookie, s.csrf, common);
+  };
+  const clearCookies = (res: Response) => {
+    res.clearCookie(sessionCookie, { path: '/' });
+    res.clearCookie(csrfCookie, { path: '/' });
+  };
+
+  /** Signs a person in: a new session in their chosen (or first) workspace, cookies set, the answer. */
+  const startSession = async (req: Request, res: Response, user: User, workspaceId?: string) => {
+    const memberships = await membershipsOf(knex, user.id);
+    const current = memberships.find((m) => m.workspace.id === workspaceId) ?? memberships[0];
+    const s = await createSession(knex, {
+      userId: user.id,
+      workspaceId: current?.workspace.id ?? null,
+      ip: req.ip,
+      userAgent: req.get('user-agent'),
+    });
+    setCookies(res, s);
+    return { user, csrf_token: s.csrf, workspace_id: current?.workspace.id ?? null };
+  };
+
+  const me = async (user: User, workspaceId: string | null) => {
+    const memberships = await membershipsOf(knex, user.id);
+    const current = memberships.find((m) => m.workspace.id === workspaceId) ?? memberships[0];
+    return {
+      user,
+      workspace: current ? { ...pickWorkspace(current.workspace), role: current.role } : null,
+      workspaces: memberships.map((m) => ({ ...pickWorkspace(m.workspace), role: m.role })),
+    };
+  };
+
+  r.post('/auth/signup', ...body, async (req, res) => {
+    const input = parseBody(signupBody, req.body);
+    if (await findUserByEmail(knex, input.email)) {
+      throw new ApiError(
+        409,
+        'email_taken',
+        'an account with this email already exists; sign in or reset the password',
+      );
+    }
+    const { user, workspace } = await knex.transaction(async (trx) => {
+      const user = await createUser(trx, input);
+      const workspace = await createWorkspace(trx, input.workspace_name ?? `${input.name || user.email}'s workspace`);
+      await addMember(trx, workspace.id, user.id, 'owner');
+      return { user, workspace };
+    });
+    await recordAudit(knex, {
+      workspace_id: workspace.id,
+      user_id: user.id,
+      actor: user.email,
+      action: 'account.created',
+      ip: req.ip,
+    });
+    res.status(201).json(await startSession(req, res, user, workspace.id));
+  });
+
+  r.post('/auth/login', ...body, async (req, res) => {
+    const input = parseBody(loginBody, req.body);
+    const address = normalizeEmail(input.email);
+    const wait = Math.max(byEmail.blocked(address), byIp.blocked(req.ip ?? ''));
+    if (wait > 0) {
+      throw new ApiError(
+        429,
+        'too_many_sign_in_attempts',
+        `too many failed sign-ins; try again in ${Math.ceil(wait / 60)} minutes or reset your password`,
+        { 'Retry-After': String(wait) },
+      );
+    }
+    const user = await findUserByEmail(knex, address);
+    const fail = async (code: string, detail: string) => {
+      byEmail.take(address);
+      byIp.take(req.ip ?? '');
+      await recordAudit(knex, {
+        user_id: user?.id ?? null,
+        actor: address,
+        action: 'login.failed',
+        details: { reason: code },
+        ip: req.ip,
+      });
+      throw new ApiError(401, code, detail);
+    };
+    if (!user || !(await checkPassword(user.password_hash, input.password))) {
+      await fail('invalid_credentials', 'that email and password do not match an account');
+    }
+    if (user!.deleted_at) {
+      throw new ApiError(
+        403,
+        'account_deleted',
+        `this account was deleted; it can be recovered until ${new Date(user!.erase_at!).toISOString()} (POST /v1/auth/recover with the same email and password)`,
+      );
+    }
+    if (user!.totp_secret) {
+      if (!input.totp_code && !input.recovery_code) {
+        throw new ApiError(401, 'two_factor_required', 'enter the six-digit code from your authenticator app');
+      }
+      const ok = input.totp_code
+        ? totpFor(user!.email, secrets.open(user!.totp_secret)).validate({ token: input.totp_code, window: 1 }) !== null
+        : await useRecoveryCode(knex, user!.id, input.recovery_code!);
+      if (!ok) await fail('invalid_two_factor_code', 'that code is not right; check your authenticator app');
+    }
+    byEmail.reset(address);
+    const signedIn = await startSession(req, res, publicUser(user!));
+    // Recorded in the workspace the session opens, so its admins see who signed in and from where.
+    await recordAudit(knex, {
+      workspace_id: signedIn.workspace_id,
+      user_id: user!.id,
+      actor: user!.email,
+      action: 'login.succeeded',
+      ip: req.ip,
+    });
+    res.json(signedIn);
+  });
+
+  r.post('/auth/password-reset', ...body, async (req, res) => {
+    const input = parseBody(z.object({ email }), req.body);
+    const user = await findUserByEmail(knex, input.email);
+    // The same answer whether or not the address has an account.
+    if (user) {
+      const { url } = await createPasswordReset(knex, user.id, deps.links.publicUrl);
+      const sent = await sendAccountMail(deps.smtp, {
+        to: user.email,
+        subject: 'Reset your Cadre password',
+        text: `Someone asked to reset the password of your Cadre account.\n\nSet a new one here (the link works for an hour, once):\n${url}\n\nIf it was not you, ignore this message.`,
+        key: `reset:${randomUUID()}`,
+      });
+      await recordAudit(knex, {
+        user_id: user.id,
+        actor: user.email,
+        action: 'password.reset_requested',
+        details: { emailed: sent },
+        ip: req.ip,
+      });
+    }
+    res.status(202).json({
+      status: 'accepted',
+      detail: deps.smtp?.url
+        ? 'if the address has an account, a reset link is on its way'
+        : 'no mail server is configured: ask your operator for a reset link (npx cadre user reset-link <email>)',
+    });
+  });
+
+  r.post('/auth/password-reset/confirm', ...body, async (req, res) => {
+    const input = parseBody(z.object({ token: z.string().min(1).max(200), password }), req.body);
+    const userId = await knex.transaction(async (trx) => {
+      const row = await trx('password_resets')
+        .where({ token_hash: tokenHash(input.token) })
+        .whereNull('used_at')
+        .where('expires_at', '>', trx.fn.now())
+        .forUpdate()
+        .first('user_id');
+      if (!row) return undefined;
+      await trx('password_resets')
+        .where({ token_hash: tokenHash(input.token) })
+        .update({ used_at: trx.fn.now() });
+      return row.user_id as string;
+    });
+    if (!userId)
+      throw new ApiError(410, 'reset_link_invalid', 'this reset link has expired or was used; ask for a new one');
+    await setPassword(knex, userId, input.password);
+    const ended = await revokeSessions(knex, userId);
+    const user = (await knex('users').where({ id: userId }).first('email'))!;
+    await recordAudit(knex, {
+      user_id: userId,
+      actor: user.email,
+      action: 'password.reset',
+      details: { sessions_ended: ended },
+      ip: req.ip,
+    });
+    res.status(204).end();
+  });
+
+  // ---- the signed-in person -----------------------------------------------------------------------------------
+
+  r.get('/me', signedIn, async (req, res) => {
+    res.json(await me(req.account!.user, req.account!.session.workspace_id));
+  });
+
+  r.put('/me/workspace', signedIn, ...body, async (req, res) => {
+    const { workspace_id } = parseBody(z.object({ workspace_id: z.string().uuid() }), req.body);
+    const memberships = await membershipsOf(knex, req.account!.user.id);
+    if (!memberships.some((m) => m.workspace.id === workspace_id)) {
+      throw new ApiError(404, 'workspace_not_found', 'you are not a member of that workspace');
+    }
+    await setSessionWorkspace(knex, req.account!.session.id, workspace_id);
+    res.json(await me(req.account!.user, workspace_id));
+  });
+
+  r.post('/workspaces', signedIn, ...body, async (req, res) => {
+    const { name } = parseBody(z.object({ name: z.string().trim().min(1).max(100) }), req.body);
+    const { user } = req.account!;
+    const ownsFree = (await membershipsOf(knex, user.id)).some(
+      (m) => m.role === 'owner' && m.workspace.plan === 'free',
+    );
+    if (ownsFree) {
+      throw new ApiError(
+        403,
+        'plan_limit_workspaces',
+        'the Free plan includes one workspace; upgrade the one you own to add more',
+      );
+    }
+    const workspace = await knex.transaction(async (trx) => {
+      const ws = await createWorkspace(trx, name);
+      await addMember(trx, ws.id, user.id, 'owner');
+      return ws;
+    });
+    await recordAudit(knex, {
+      workspace_id: workspace.id,
+      user_id: user.id,
+      actor: user.email,
+      action: 'workspace.created',
+      ip: req.ip,
+    });
+    await setSessionWorkspace(knex, req.account!.session.id, workspace.id);
+    res.status(201).json(await me(user, workspace.id));
+  });
+
+  r.post('/me/password', signedIn, ...body, async (req, res) => {
+    const input = parseBody(
+      z.object({ current_password: z.string().min(1).max(200), new_password: password }),
+      req.body,
+    );
+    const { user, session } = req.account!;
+    const stored = await knex('users').where({ id: user.id }).first('password_hash');
+    if (!(await checkPassword(stored?.password_hash, input.current_password))) {
+      throw new ApiError(403, 'wrong_password', 'the current password is not right');
+    }
+    await setPassword(knex, user.id, input.new_password);
+    // Whoever knew the old password is signed out everywhere else; this session goes on.
+    const ended = await revokeSessions(knex, user.id, session.id);
+    await recordAudit(knex, {
+      user_id: user.id,
+      actor: user.email,
+      action: 'password.changed',
+      details: { sessions_ended: ended },
+      ip: req.ip,
+    });
+    res.status(204).end();
+  });
+
+  r.post('/auth/logout', signedIn, async (req, res) => {
+    await revokeSession(knex, req.account!.session.id);
+    clearCookies(res);
+    res.status(204).end();
+  });
+
+  r.post('/auth/logout-everywhere', signedIn, async (req, res) => {
+    const { user } = req.account!;
+    const ended = await revokeSessions(knex, user.id);
+    await recordAudit(knex, {
+      user_id: user.id,
+      actor: user.email,
+      action: 'sessions.revoked_all',
+      details: { sessions_ended: ended },
+      ip: req.ip,
+    });
+    clearCookies(res);
+    res.status(204).end();
+  });
+
+  // ---- deletion and recovery --------------------------------------------------------------------------------
+
+  r.delete('/me', signedIn, ...body, async (req, res) => {
+    const input = parseBody(z.object({ password: z.string().min(1).max(200) }), req.body);
+    const { user } = req.account!;
+    const stored = await knex('users').where({ id: user.id }).first('password_hash');
+    if (!(await checkPassword(stored?.password_hash, input.password))) {
+      throw new ApiError(403, 'wrong_password', 'the password is not right');
+    }
+    const seconds = deps.accountRecoverySeconds ?? 30 * 86_400;
+    const eraseAt = new Date(Date.now() + seconds * 1000);
+    const workspaces = await markAccountDeleted(knex, user.id, eraseAt);
+    await deps.temporal.workflow.start<typeof accountErasure>('accountErasure', {
+      workflowId: accountErasureId(user.id),
+      taskQueue: deps.temporalConfig.taskQueue,
+      args: [{ userId: user.id, afterSeconds: seconds }],
+    });
+    await recordAudit(knex, {
+      user_id: user.id,
+      actor: user.email,
+      action: 'account.deleted',
+      details: { workspaces, erase_at: eraseAt.toISOString() },
+      ip: req.ip,
+    });
+    clearCookies(res);
+    res.status(202).json({ status: 'deleted', erase_at: eraseAt.toISOString(), workspaces_deleted: workspaces });
+  });
+
+  r.post('/auth/recover', ...body, async (req, res) => {
+    const input = parseBody(z.object({ email, password: z.string().min(1).max(200) }), req.body);
+    const user = await findUserByEmail(knex, input.email);
+    if (!user || !(await checkPassword(user.password_hash, input.password))) {
+      throw new ApiError(401, 'invalid_credentials', 'that email and password do not match an account');
+    }
+    if (!user.deleted_at) throw new ApiError(409, 'account_not_deleted', 'this account is not deleted; sign in');
+    // Stop the timer first: once it is terminated, nothing starts erasing the rows being restored.
+    await deps.temporal.workflow
+      .getHandle(accountErasureId(user.id))
+      .terminate('the account was recovered')
+      .catch(() => undefined);
+    if (!(await restoreAccount(knex, user.id))) {
+      throw new ApiError(410, 'account_erased', 'this account was already erased');
+    }
+    await recordAudit(knex, { user_id: user.id, actor: user.email, action: 'account.recovered', ip: req.ip });
+    res.json(await startSession(req, res, publicUser(user)));
+  });
+
+  // ---- two-factor authentication (TOTP, RFC 6238) ------------------------------------------------------------
+
+  r.post('/me/two-factor', signedIn, async (req, res) => {
+    const { user } = req.account!;
+    const secret = new OTPAuth.Secret({ size: 20 });
+    await knex('users')
+      .where({ id: user.id })
+      .update({ totp_pending: secrets.seal(secret.base32) });
+    res.json({ secret: secret.base32, otpauth_url: totpFor(user.email, secret.base32).toString() });
+  });
+
+  r.post('/me/two-factor/confirm', signedIn, ...body, async (req, res) => {
+    const { code } = parseBody(z.object({ code: totpCode }), req.body);
+    const { user } = req.account!;
+    const row = await knex('users').where({ id: user.id }).first('totp_pending');
+    if (!row?.totp_pending)
+      throw new ApiError(409, 'two_factor_not_started', 'start the setup first (POST /v1/me/two-factor)');
+    const secret = secrets.open(row.totp_pending);
+    if (totpFor(user.email, secret).validate({ token: code, window: 1 }) === null) {
+      throw new ApiError(
+        422,
+        'invalid_two_factor_code',
+        'that code is not right; check the time on your device and try again',
+      );
+    }
+    const codes = Array.from({ length: 10 }, () => randomBytes(5).toString('hex'));
+    await knex('users')
+      .where({ id: user.id })
+      .update({
+        totp_secret: row.totp_pending,
+        totp_pending: null,
+        recovery_codes: JSON.stringify(codes.map(tokenHash)),
+      });
+    await recordAudit(knex, { user_id: user.id, actor: user.email, action: 'two_factor.enabled', ip: req.ip });
+    res.json({ recovery_codes: codes });
+  });
+
+  r.delete('/me/two-factor', signedIn, ...body, async (req, res) => {
+    const input = parseBody(z.object({ password: z.string().min(1).max(200) }), req.body);
+    const { user } = req.account!;
+    const stored = await knex('users').where({ id: user.id }).first('password_hash');
+    if (!(await checkPassword(stored?.password_hash, input.password))) {
+      throw new ApiError(403, 'wrong_password', 'the password is not right');
+    }
+    await knex('users').where({ id: user.id }).update({ totp_secret: null, totp_pending: null, recovery_codes: '[]' });
+    await recordAudit(knex, { user_id: user.id, actor: user.email, action: 'two_factor.disabled', ip: req.ip });
+    res.status(204).end();
+  });
+
+  // ---- invitations, from the invited person's side -----------------------------------------------------------
+
+  r.get('/public/invitations/:token', async (req, res) => {
+    const inv = await openInvitation(knex, param(req, 'token'));
+    res.json({ workspace_name: inv.workspace_name, role: inv.role, email: inv.email, expires_at: inv.expires_at });
+  });
+
+  // Signed in: joins as that account. Otherwise the body names the account: an existing one signs in with its
+  // password, a new address creates one.
+  r.post('/public/invitations/:token/accept', ...body, async (req, res) => {
+    const inv = await openInvitation(knex, param(req, 'token'));
+    let user: User;
+    const cookie = readCookie(req, sessionCookie);
+    if (cookie) {
+      await signedIn(req, res, () => undefined);
+      user = req.account!.user;
+    } else {
+      const input = parseBody(
+        z.object({ email, password: z.string().min(1).max(200), name: z.string().trim().max(100).optional() }),
+        req.body,
+      );
+      const existing = await findUserByEmail(knex, input.email);
+      if (existing) {
+        if (!(await checkPassword(existing.password_hash, input.password))) {
+          throw new ApiError(
+            401,
+            'invalid_credentials',
+            'an account with this email exists and that is not its password',
+          );
+        }
+        user = publicUser(existing);
+      } else {
+        user = await createUser(knex, {
+          email: input.email,
+          password: parseBody(password, input.password),
+          name: input.name,
+        });
+      }
+    }
+    if (inv.email && inv.email !== user.email) {
+      throw new ApiError(
+        403,
+        'invitation_for_someone_else',
+        `this invitation is for ${inv.email}; sign in with that address`,
+      );
+    }
+    const accepted = await knex.transaction(async (trx) => {
+      const n = await trx('invitations')
+        .where({ id: inv.id })
+        .whereNull('accepted_at')
+        .update({ accepted_at: trx.fn.now(), accepted_by: user.id });
+      if (n === 0) return false;
+      const current = await trx('memberships')
+        .where({ workspace_id: inv.workspace_id, user_id: user.id })
+        .first('role');
+      // Accepting never lowers a role someone already has.
+      if (!current || roleRank(current.role as Role) < roleRank(inv.role))
+        await addMember(trx, inv.workspace_id, user.id, inv.role);
+      return true;
+    });
+    if (!accepted) throw new ApiError(410, 'invitation_invalid', 'this invitation was already used');
+    await recordAudit(knex, {
+      workspace_id: inv.workspace_id,
+      user_id: user.id,
+      actor: user.email,
+      action: 'member.joined',
+      target: user.email,
+      details: { role: inv.role, invitation_id: inv.id },
+      ip: req.ip,
+    });
+    if (cookie) {
+      await setSessionWorkspace(knex, req.account!.session.id, inv.workspace_id);
+      res.json({ user, csrf_token: null, workspace_id: inv.workspace_id });
+    } else {
+      res.json(await startSession(req, res, user, inv.workspace_id));
+    }
+  });
+
+  return r;
+}
+
+const pickWorkspace = (w: { id: string; name: string; plan: string; api_enabled: boolean }) => ({
+  id: w.id,
+  name: w.name,
+  plan: w.plan,
+  api_enabled: w.api_enabled,
+});
+
+const totpFor = (label: string, secret: string) =>
+  new OTPAuth.TOTP({ issuer: 'Cadre', label, secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 });
+
+/** Spends one recovery code: true when it was an unused one of this account. */
+async function useRecoveryCode(knex: Knex, userId: string, code: string): Promise<boolean> {
+  const hashed = tokenHash(code.toLowerCase());
+  const n = await knex('users')
+    .where({ id: userId })
+    .whereRaw('recovery_codes \\? ?', [hashed])
+    .update({ recovery_codes: knex.raw('recovery_codes - ?', [hashed]) });
+  return n > 0;
+}
+
+async function openInvitation(knex: Knex, token: string) {
+  const inv = await knex('invitations')
+    .join('workspaces', 'workspaces.id', 'invitations.workspace_id')
+    .where('invitations.token_hash', tokenHash(token))
+    .first('invitations.*', 'workspaces.name as workspace_name');
+  if (!inv) throw new ApiError(404, 'invitation_not_found', 'no such invitation; ask for a new link');
+  if (inv.accepted_at || inv.revoked_at || new Date(inv.expires_at) <= new Date()) {
+    throw new ApiError(
+      410,
+      'invitation_invalid',
+      'this invitation has expired, was used or was withdrawn; ask for a new link',
+    );
+  }
+  return inv as {
+    id: string;
+    workspace_id: string;
+    workspace_name: string;
+    role: Role;
+    email: string | null;
+    expires_at: Date;
+  };
+}

@@ -1,0 +1,169 @@
+// The people of a workspace: members and their roles, invitations by link (and email when SMTP is configured),
+// and the audit log. Admins manage members; only an owner hands out or takes away ownership, and a workspace
+// always keeps one owner.
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import { listMembers } from '../../db/accounts';
+import { listAudit } from '../../db/audit';
+import { roles, type Role } from '../../db/roles';
+import { endOfBillingPeriod, planStatus, plans, schedulePlanChange, setPlan } from '../../db/workspaces';
+import type { planChange } from '../../workflows/plan-change';
+import { createInvitation, invitationColumns, invitationDays } from '../../db/invitations';
+import { sendAccountMail } from '../account-mail';
+import { auditRequest } from '../audit-request';
+import { requirePermission } from '../auth';
+import { ApiError } from '../problem';
+import { cursorParam, jsonBody, limitParam, param, parseBody } from '../validation';
+import type { AccountDeps } from './accounts';
+
+/** The Temporal workflow holding a workspace's scheduled downgrade. */
+export const planChangeId = (workspaceId: string) => `plan-change-${workspaceId}`;
+
+export function memberRoutes(deps: AccountDeps): Router {
+  const { knex } = deps;
+  const r = Router();
+  const body = jsonBody(deps.bodyLimit);
+
+  /** Ownership changes hands only through an owner: the role given and the role taken must be within reach. */
+  const assertMayAssign = (req: Request, role: Role) => {
+    const caller = req.auth!;
+    if (role === 'owner' && caller.role !== 'owner') {
+      throw new ApiError(403, 'role_forbidden', 'only an owner can make someone an owner');
+    }
+  };
+  const audit = (req: Request, action: string, target: string, details: Record<string, unknown> = {}) =>
+    auditRequest(knex, req, action, target, details);
+
+  const memberOr404 = async (workspaceId: string, userId: string) => {
+    const member = (await listMembers(knex, workspaceId)).find((m) => m.user_id === userId);
+    if (!member) throw new ApiError(404, 'member_not_found', `no member ${userId} in this workspace`);
+    return member;
+  };
+  const assertKeepsAnOwner = async (workspaceId: string, userId: string) => {
+    const owners = (await listMembers(knex, workspaceId)).filter((m) => m.role === 'owner');
+    if (owners.length === 1 && owners[0].user_id === userId) {
+      throw new ApiError(409, 'last_owner', 'a workspace needs an owner: make someone else owner first');
+    }
+  };
+
+  r.get('/members', requirePermission('read'), async (req, res) => {
+    res.json({ data: await listMembers(knex, req.auth!.workspace.id), next_cursor: null });
+  });
+
+  r.patch('/members/:userId', requirePermission('admin'), ...body, async (req, res) => {
+    const { role } = parseBody(z.object({ role: z.enum(roles) }), req.body);
+    const ws = req.auth!.workspace.id;
+    const member = await memberOr404(ws, param(req, 'userId'));
+    assertMayAssign(req, role);
+    if (member.role === 'owner') {
+      assertMayAssign(req, 'owner');
+      if (role !== 'owner') await assertKeepsAnOwner(ws, member.user_id);
+    }
+    await knex('memberships').where({ workspace_id: ws, user_id: member.user_id }).update({ role });
+    await audit(req, 'member.role_changed', member.email, { from: member.role, to: role });
+    res.json({ ...member, role });
+  });
+
+  r.delete('/members/:userId', requirePermission('admin'), async (req, res) => {
+    const ws = req.auth!.workspace.id;
+    const member = await memberOr404(ws, param(req, 'userId'));
+    if (member.role === 'owner') {
+      assertMayAssign(req, 'owner');
+      await assertKeepsAnOwner(ws, member.user_id);
+    }
+    await knex.transaction(async (trx) => {
+      await trx('memberships').where({ workspace_id: ws, user_id: member.user_id }).delete();
+      // Their sessions stop showing this workspace at once; they stay signed in to any other.
+      await trx('sessions').where({ user_id: member.user_id, workspace_id: ws }).update({ workspace_id: null });
+    });
+    await audit(req, 'member.removed', member.email, { role: member.role });
+    res.status(204).end();
+  });
+
+  r.get('/invitations', requirePermission('admin'), async (req, res) => {
+    const data = await knex('invitations')
+      .where({ workspace_id: req.auth!.workspace.id })
+      .orderBy('created_at', 'desc')
+      .select(invitationColumns);
+    res.json({ data, next_cursor: null });
+  });
+
+  r.post('/invitations', requirePermission('admin'), ...body, async (req, res) => {
+    const input = parseBody(
+      z.object({ role: z.enum(roles), email: z.string().trim().toLowerCase().email().max(254).optional() }),
+      req.body,
+    );
+    assertMayAssign(req, input.role);
+    const { invitation, url } = await createInvitation(knex, {
+      workspaceId: req.auth!.workspace.id,
+      role: input.role,
+      email: input.email,
+      createdBy: req.auth!.user?.id,
+      publicUrl: deps.links.publicUrl,
+    });
+    const emailed = input.email
+      ? await sendAccountMail(deps.smtp, {
+          to: input.email,
+          subject: `You are invited to ${req.auth!.workspace.name} on Cadre`,
+          text: `${req.auth!.actor} invites you to the workspace "${req.auth!.workspace.name}" as ${input.role}.\n\nJoin here (the link works for ${invitationDays} days, once):\n${url}`,
+          key: `invite:${invitation.id}`,
+        })
+      : false;
+    await audit(req, 'invitation.created', input.email ?? 'link', { role: input.role, emailed });
+    res.status(201).json({ ...invitation, url, emailed });
+  });
+
+  r.delete('/invitations/:id', requirePermission('admin'), async (req, res) => {
+    const id = param(req, 'id');
+    const n = /^[0-9a-f-]{36}$/i.test(id)
+      ? await knex('invitations')
+          .where({ id, workspace_id: req.auth!.workspace.id })
+          .whereNull('accepted_at')
+          .whereNull('revoked_at')
+          .update({ revoked_at: knex.fn.now() })
+      : 0;
+    if (n === 0) throw new ApiError(404, 'invitation_not_found', `no open invitation ${id} in this workspace`);
+    await audit(req, 'invitation.revoked', id);
+    res.status(204).end();
+  });
+
+  // Plans change in billing settings: an upgrade at once, a downgrade at the end of the billing period.
+  r.put('/workspace/plan', requirePermission('owner'), ...body, async (req, res) => {
+    const { plan } = parseBody(z.object({ plan: z.enum(plans) }), req.body);
+    const ws = req.auth!.workspace;
+    const timer = deps.temporal.workflow.getHandle(planChangeId(ws.id));
+    // Whatever was scheduled before, this request replaces it (terminated, not cancelled: at once, so the id is free).
+    await timer.terminate('replaced by a newer plan request').catch(() => undefined);
+    if (plans.indexOf(plan) >= plans.indexOf(ws.plan)) {
+      await setPlan(knex, ws.id, plan);
+    } else {
+      const at = endOfBillingPeriod();
+      await schedulePlanChange(knex, ws.id, plan, at);
+      await deps.temporal.workflow.start<typeof planChange>('planChange', {
+        workflowId: planChangeId(ws.id),
+        taskQueue: deps.temporalConfig.taskQueue,
+        args: [{ workspaceId: ws.id, plan, at: at.getTime() }],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      });
+    }
+    const status = await planStatus(knex, ws.id);
+    await auditRequest(knex, req, 'plan.change_requested', ws.name, { from: ws.plan, to: plan, ...status });
+    res.json(status);
+  });
+
+  r.get('/audit-log', requirePermission('admin'), async (req, res) => {
+    if (req.auth!.workspace.plan === 'free') {
+      throw new ApiError(403, 'plan_feature', 'the audit log comes with the Professional and Enterprise plans');
+    }
+    const action = typeof req.query.action === 'string' && req.query.action ? req.query.action : undefined;
+    res.json(
+      await listAudit(knex, req.auth!.workspace.id, {
+        limit: limitParam(req.query.limit),
+        cursor: cursorParam(req.query.cursor),
+        action,
+      }),
+    );
+  });
+
+  return r;
+}

@@ -1,0 +1,34 @@
+// The audit log: security and configuration events (who, what, when, from which address). Recorded on every
+// plan; readable on paid plans (spec §8). Entries name secrets by their name or id, never by their value.
+import type { Knex } from 'knex';
+import { decodeCursor, encodeCursor } from './runs';
+
+export interface AuditEvent {
+  workspace_id?: string | null;
+  user_id?: string | null;
+  actor: string;
+  action: string;
+  target?: string | null;
+  details?: Record<string, unknown>;
+  ip?: string | null;
+}
+
+export async function recordAudit(knex: Knex | Knex.Transaction, event: AuditEvent): Promise<void> {
+  await knex('audit_events').insert({ ...event, details: JSON.stringify(event.details ?? {}) });
+}
+
+export async function listAudit(
+  knex: Knex,
+  workspaceId: string,
+  page: { limit: number; cursor?: string; action?: string },
+): Promise<{ data: Record<string, unknown>[]; next_cursor: string | null }> {
+  const q = knex('audit_events').where({ workspace_id: workspaceId });
+  if (page.action) q.where('action', 'like', `${page.action.replace(/[%_\\]/g, '\\$&')}%`);
+  if (page.cursor) q.where('id', '<', Number(decodeCursor(page.cursor)[0]));
+  const rows = await q
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .select('id', 'at', 'actor', 'action', 'target', 'details', 'ip');
+  const data = rows.slice(0, page.limit).map((r) => ({ ...r, id: Number(r.id) }));
+  return { data, next_cursor: rows.length > page.limit ? encodeCursor(data[data.length - 1].id) : null };
+}

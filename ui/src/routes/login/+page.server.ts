@@ -1,0 +1,35 @@
+import { fail, redirect } from '@sveltejs/kit';
+import { formText } from '$lib/server/actions';
+import { accountCall, safeNext } from '$lib/server/session';
+import type { Actions, PageServerLoad } from './$types';
+
+export const load: PageServerLoad = async ({ cookies, url }) => {
+  if (cookies.get('cadre_session') && (await accountCall('/me')).status === 200) {
+    redirect(303, safeNext(url.searchParams.get('next')));
+  }
+  return { next: url.searchParams.get('next') ?? '' };
+};
+
+export const actions: Actions = {
+  default: async ({ request, url }) => {
+    const form = await request.formData();
+    const email = formText(form, 'email');
+    const code = formText(form, 'code');
+    const answer = await accountCall('/auth/login', {
+      json: {
+        email,
+        password: String(form.get('password') ?? ''),
+        // A six-digit code is from the authenticator app; anything else is a recovery code.
+        ...(code ? (/^\d{6}$/.test(code) ? { totp_code: code } : { recovery_code: code }) : {}),
+      },
+    });
+    if (answer.status !== 200) {
+      return fail(answer.status, {
+        email,
+        message: answer.body?.detail ?? 'Sign-in failed.',
+        needsCode: ['two_factor_required', 'invalid_two_factor_code'].includes(answer.body?.code),
+      });
+    }
+    redirect(303, safeNext(formText(form, 'next') || url.searchParams.get('next')));
+  },
+};

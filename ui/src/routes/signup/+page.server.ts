@@ -1,0 +1,26 @@
+import { fail, redirect } from '@sveltejs/kit';
+import { formText } from '$lib/server/actions';
+import { accountCall } from '$lib/server/session';
+import type { Actions } from './$types';
+
+export const actions: Actions = {
+  default: async ({ request }) => {
+    const form = await request.formData();
+    const values = {
+      email: formText(form, 'email'),
+      name: formText(form, 'name'),
+      workspace_name: formText(form, 'workspace_name'),
+    };
+    const answer = await accountCall('/auth/signup', {
+      json: {
+        email: values.email,
+        password: String(form.get('password') ?? ''),
+        ...(values.name ? { name: values.name } : {}),
+        ...(values.workspace_name ? { workspace_name: values.workspace_name } : {}),
+      },
+    });
+    if (answer.status !== 201)
+      return fail(answer.status, { ...values, message: answer.body?.detail ?? 'Sign-up failed.' });
+    redirect(303, '/agents');
+  },
+};
