@@ -16,6 +16,7 @@ import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
 import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
+import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
 import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
 
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps) {
   app.use('/v1', publicRunRoutes(deps));
   // People's own routes (sign-in, their account, accepting an invitation) work without a workspace.
   app.use('/v1', accountRoutes(deps));
+  app.use('/v1', ssoPublicRoutes(deps));
 
   const v1 = express.Router();
   v1.use(authenticate(deps.knex));
@@ -86,6 +88,7 @@ export function createApp(deps: AppDeps) {
   v1.use(runLinkRoutes(deps));
   v1.use(sourceRoutes(deps));
   v1.use(memberRoutes(deps));
+  v1.use(ssoConfigRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

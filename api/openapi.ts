@@ -206,6 +206,12 @@ const schemas: Record<string, unknown> = {
     details: { type: 'object' },
     ip: nullable({ type: 'string' }),
   }),
+  SsoSettings: obj({
+    issuer: { type: 'string' },
+    client_id: { type: 'string' },
+    email_domain: nullable({ type: 'string' }),
+    default_role: { enum: [...roles] },
+  }),
   ApiKey: obj(
     {
       id: { type: 'string' },
@@ -338,6 +344,68 @@ const anyObject = { type: 'object' };
 const r = (route: Route) => route;
 
 export const routes: Route[] = [
+  r({
+    method: 'get',
+    path: '/auth/sso/discover',
+    id: 'discoverSso',
+    summary: "Single sign-on: the workspace whose provider signs in this email's domain (?email=)",
+    scope: 'public',
+    ok: { 200: obj({ workspace_id: { type: 'string', format: 'uuid' }, start_url: { type: 'string' } }) },
+    errors: [400, 404],
+  }),
+  r({
+    method: 'get',
+    path: '/auth/sso/{workspaceId}/start',
+    id: 'startSso',
+    summary: "Single sign-on: redirects to the workspace's OpenID Connect provider (PKCE, state, nonce)",
+    scope: 'public',
+    ok: { 302: null },
+    errors: [404, 422, 502],
+  }),
+  r({
+    method: 'get',
+    path: '/auth/sso/callback',
+    id: 'finishSso',
+    summary:
+      "Single sign-on: the provider's redirect back; signs in and redirects to the console (or to /login with the reason)",
+    scope: 'public',
+    ok: { 302: null },
+  }),
+  r({
+    method: 'get',
+    path: '/workspace/sso',
+    id: 'getSso',
+    summary: 'The single sign-on provider of the workspace (never its secret)',
+    scope: 'admin',
+    ok: { 200: ref('SsoSettings') },
+  }),
+  r({
+    method: 'put',
+    path: '/workspace/sso',
+    id: 'configureSso',
+    summary: 'Set up single sign-on with an OpenID Connect provider (Enterprise plan; checked by discovery)',
+    scope: 'admin',
+    body: obj(
+      {
+        issuer: { type: 'string', format: 'uri' },
+        client_id: { type: 'string' },
+        client_secret: { type: 'string' },
+        email_domain: { type: 'string' },
+        default_role: { enum: roles.filter((r) => r !== 'owner') },
+      },
+      ['issuer', 'client_id', 'client_secret'],
+    ),
+    ok: { 200: ref('SsoSettings') },
+    errors: [409, 422, 502],
+  }),
+  r({
+    method: 'delete',
+    path: '/workspace/sso',
+    id: 'removeSso',
+    summary: 'Turn single sign-on off',
+    scope: 'admin',
+    ok: { 204: null },
+  }),
   r({
     method: 'put',
     path: '/workspace/plan',

@@ -17,7 +17,6 @@ import {
   normalizeEmail,
   revokeSession,
   revokeSessions,
-  sessionDays,
   setPassword,
   setSessionWorkspace,
   createPasswordReset,
@@ -32,7 +31,8 @@ import type { SecretBox } from '../../db/secret-box';
 import { tokenHash } from '../../db/tokens';
 import { createWorkspace } from '../../db/workspaces';
 import { sendAccountMail, type SmtpSettings } from '../account-mail';
-import { csrfCookie, readCookie, sessionAccount, sessionCookie } from '../auth';
+import { readCookie, sessionAccount, sessionCookie } from '../auth';
+import { clearSessionCookies, setSessionCookies } from '../session-cookies';
 import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
 import { jsonBody, param, parseBody } from '../validation';
@@ -78,18 +78,9 @@ export function accountRoutes(deps: AccountDeps): Router {
   const signedIn = sessionAccount(knex);
   const byEmail = new RateLimiter(loginThrottle.perEmail, loginThrottle.windowMs);
   const byIp = new RateLimiter(loginThrottle.perIp, loginThrottle.windowMs);
-  const secure = deps.links.publicUrl.startsWith('https:');
-
-  const setCookies = (res: Response, s: { token: string; csrf: string }) => {
-    const common = { sameSite: 'lax' as const, secure, path: '/', maxAge: sessionDays * 86_400_000 };
-    res.cookie(sessionCookie, s.token, { ...common, httpOnly: true });
-    // Readable by the page, so it can echo it in the CSRF header; useless to another site, which cannot read it.
-    res.cookie(csrfCookie, s.csrf, common);
-  };
-  const clearCookies = (res: Response) => {
-    res.clearCookie(sessionCookie, { path: '/' });
-    res.clearCookie(csrfCookie, { path: '/' });
-  };
+  const setCookies = (res: Response, s: { token: string; csrf: string }) =>
+    setSessionCookies(res, s, deps.links.publicUrl);
+  const clearCookies = clearSessionCookies;
 
   /** Signs a person in: a new session in their chosen (or first) workspace, cookies set, the answer. */
   const startSession = async (req: Request, res: Response, user: User, workspaceId?: string) => {

@@ -71,6 +71,26 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('used_at', { useTz: true });
   });
 
+  // Single sign-on with OpenID Connect, per workspace (Enterprise plan).
+  await knex.schema.createTable('workspace_sso', (t) => {
+    t.uuid('workspace_id').primary().references('workspaces.id').onDelete('cascade');
+    t.text('issuer').notNullable();
+    t.text('client_id').notNullable();
+    t.text('client_secret').notNullable(); // sealed with the service key
+    t.text('email_domain').unique(); // people with this address domain are sent to this provider
+    t.text('default_role').notNullable().defaultTo('viewer'); // for people who join by signing in
+    t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+  });
+  // A sign-in on its way through the provider: PKCE verifier, nonce and where to go after. Minutes long.
+  await knex.schema.createTable('sso_logins', (t) => {
+    t.text('state_hash').primary();
+    t.uuid('workspace_id').notNullable().references('workspaces.id').onDelete('cascade');
+    t.text('code_verifier').notNullable(); // sealed
+    t.text('nonce').notNullable();
+    t.text('next').notNullable();
+    t.timestamp('expires_at', { useTz: true }).notNullable();
+  });
+
   await knex.schema.createTable('audit_events', (t) => {
     t.bigIncrements('id');
     t.uuid('workspace_id').references('workspaces.id').onDelete('cascade'); // null: an account's own event
@@ -88,7 +108,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('workspaces', (t) => t.dropColumns('deleted_at', 'pending_plan', 'plan_changes_at'));
-  for (const table of ['audit_events', 'password_resets', 'invitations', 'sessions', 'memberships', 'users']) {
+  for (const table of ['audit_events', 'sso_logins', 'workspace_sso', 'password_resets', 'invitations', 'sessions', 'memberships', 'users']) {
     await knex.schema.dropTableIfExists(table);
   }
 }

@@ -11,6 +11,7 @@ import type { RequestHandler } from 'express';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { createInvitation } from '../../db/invitations';
+import { startOidcProvider } from '../support/oidc-provider';
 import { secretBox } from '../../db/secret-box';
 import {
   createHarness,
@@ -58,6 +59,7 @@ describe('console flow in a browser against the real stack', function () {
   let page: Page;
   let ownerLink: () => Promise<string>;
   let workspaceId = '';
+  let workspaceKey = '';
   const problems: string[] = [];
 
   before(async function () {
@@ -75,7 +77,8 @@ describe('console flow in a browser against the real stack', function () {
     assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
 
     h = await createHarness();
-    const { workspace } = await createTestWorkspace(h);
+    const { workspace, key } = await createTestWorkspace(h);
+    workspaceKey = key;
     // The person who starts Cadre gets a one-time owner link (scripts/start.ts prints it); they join with it.
     workspaceId = workspace.id;
     ownerLink = async () =>
@@ -331,5 +334,49 @@ describe('console flow in a browser against the real stack', function () {
     assert.match(await text(), /"n": 9999/);
     await shot('run-10000-items');
     assert.deepEqual(problems, []);
+  });
+
+  it('signs in with single sign-on through a real OpenID Connect provider, joining with the default role', async () => {
+    const idp = await startOidcProvider(`${base}/v1/auth/sso/callback`);
+    try {
+      const configured = await fetch(`${base}/v1/workspace/sso`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${workspaceKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          issuer: idp.issuer,
+          client_id: idp.clientId,
+          client_secret: idp.clientSecret,
+          email_domain: 'sso.test',
+          default_role: 'operator',
+        }),
+      });
+      assert.equal(configured.status, 200, await configured.text());
+
+      await page.goto(`${base}/dashboard`);
+      if (await page.$('.whoami')) {
+        await page.click('.whoami button:has-text("Sign out")');
+        await page.waitForURL(/\/login$/);
+      }
+      await page.goto(`${base}/login?next=%2Fapprovals`);
+      await page.fill('#sso-email', 'sam@sso.test');
+      await page.click('button:has-text("Continue with single sign-on")');
+      await page.waitForURL(new RegExp(`^${idp.issuer}/interaction/`));
+      await page.fill('input[name="login"]', 'sam@sso.test');
+      await page.fill('input[name="password"]', 'anything');
+      await page.click('button:has-text("Sign-in")');
+      // The provider asks once to share the email with Cadre.
+      await page.waitForURL(/\/interaction\/|\/approvals$/);
+      if (page.url().includes('/interaction/')) await page.click('button[type="submit"]');
+      await page.waitForURL(new RegExp(`^${base}/approvals$`));
+      assert.match(await text('.whoami'), /sam@sso\.test · operator/);
+      await shot('signed-in-sso');
+      assert.equal(
+        (await h.stack.knex('users').where({ email: 'sam@sso.test' }).first('password_hash')).password_hash,
+        null,
+        'an account made by single sign-on has no password',
+      );
+    } finally {
+      await idp.close();
+    }
   });
 });

@@ -1,0 +1,170 @@
+// Single sign-on routes. Public: find a workspace's provider by email domain, send the browser to it, and take
+// it back (a session, joining the workspace with its default role when new). Workspace admins on the Enterprise
+// plan set the provider up.
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { addMember, createSession, createUser, findUserByEmail, membership } from '../../db/accounts';
+import { recordAudit } from '../../db/audit';
+import { roles, type Role } from '../../db/roles';
+import { getWorkspace } from '../../db/workspaces';
+import { auditRequest } from '../audit-request';
+import { requirePermission } from '../auth';
+import { setSessionCookies } from '../session-cookies';
+import { ApiError } from '../problem';
+import { finishSsoLogin, providerConfig, startSsoLogin, type SsoSettings } from '../sso';
+import { jsonBody, param, parseBody } from '../validation';
+import type { AccountDeps } from './accounts';
+
+const settingsJson = (s: SsoSettings) => ({
+  issuer: s.issuer,
+  client_id: s.client_id,
+  email_domain: s.email_domain,
+  default_role: s.default_role,
+});
+
+/** Only paths of this service, so a crafted `next` cannot send someone elsewhere after signing in. */
+const localPath = (next: unknown) =>
+  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') ? next : '/dashboard';
+
+export function ssoPublicRoutes(deps: AccountDeps): Router {
+  const { knex, secrets } = deps;
+  const r = Router();
+  const callbackUrl = `${deps.links.publicUrl}/v1/auth/sso/callback`;
+
+  const settingsOf = async (workspaceId: string) => {
+    const ws = /^[0-9a-f-]{36}$/i.test(workspaceId) ? await getWorkspace(knex, workspaceId) : undefined;
+    const settings: SsoSettings | undefined = ws
+      ? await knex('workspace_sso').where({ workspace_id: ws.id }).first()
+      : undefined;
+    if (!ws || !settings || ws.plan !== 'enterprise') {
+      throw new ApiError(404, 'sso_not_configured', 'single sign-on is not set up for this workspace');
+    }
+    return settings;
+  };
+
+  r.get('/auth/sso/discover', async (req, res) => {
+    const email = z.string().trim().email().safeParse(req.query.email);
+    if (!email.success) throw new ApiError(400, 'invalid_email', 'give your work email address as ?email=');
+    const domain = email.data.toLowerCase().split('@')[1];
+    const found = await knex('workspace_sso').where({ email_domain: domain }).first('workspace_id');
+    if (!found) throw new ApiError(404, 'sso_not_configured', `single sign-on is not set up for ${domain}`);
+    await settingsOf(found.workspace_id);
+    res.json({ workspace_id: found.workspace_id, start_url: `/v1/auth/sso/${found.workspace_id}/start` });
+  });
+
+  r.get('/auth/sso/:workspaceId/start', async (req, res) => {
+    const settings = await settingsOf(param(req, 'workspaceId'));
+    const url = await startSsoLogin(knex, secrets, settings, callbackUrl, localPath(req.query.next));
+    res.redirect(302, url.href);
+  });
+
+  // The browser lands here from the provider: a refusal goes back to the sign-in page, in words.
+  r.get('/auth/sso/callback', async (req, res) => {
+    try {
+      await signInFromProvider(req, res);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      res.redirect(302, `/login?sso_error=${encodeURIComponent(err.message)}`);
+    }
+  });
+
+  const signInFromProvider = async (req: Request, res: Response) => {
+    const here = new URL(req.originalUrl, deps.links.publicUrl);
+    const person = await finishSsoLogin(knex, secrets, here);
+    const known = await findUserByEmail(knex, person.email);
+    if (known?.deleted_at) throw new ApiError(403, 'account_deleted', 'this account was deleted; recover it first');
+    const user = known ?? (await createUser(knex, { email: person.email, name: person.name }));
+    if (!(await membership(knex, user.id, person.workspaceId))) {
+      await addMember(knex, person.workspaceId, user.id, person.defaultRole as Role);
+      await recordAudit(knex, {
+        workspace_id: person.workspaceId,
+        user_id: user.id,
+        actor: user.email,
+        action: 'member.joined',
+        target: user.email,
+        details: { role: person.defaultRole, via: 'sso' },
+        ip: req.ip,
+      });
+    }
+    const s = await createSession(knex, {
+      userId: user.id,
+      workspaceId: person.workspaceId,
+      ip: req.ip,
+      userAgent: req.get('user-agent'),
+    });
+    await recordAudit(knex, {
+      workspace_id: person.workspaceId,
+      user_id: user.id,
+      actor: user.email,
+      action: 'login.succeeded',
+      details: { via: 'sso' },
+      ip: req.ip,
+    });
+    setSessionCookies(res, s, deps.links.publicUrl);
+    res.redirect(302, person.next);
+  };
+
+  return r;
+}
+
+export function ssoConfigRoutes(deps: AccountDeps): Router {
+  const { knex, secrets } = deps;
+  const r = Router();
+  const body = z.object({
+    issuer: z.string().url(),
+    client_id: z.string().min(1).max(300),
+    client_secret: z.string().min(1).max(1000),
+    email_domain: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'a domain such as example.com')
+      .optional(),
+    default_role: z.enum(roles).exclude(['owner']).default('viewer'),
+  });
+
+  r.get('/workspace/sso', requirePermission('admin'), async (req, res) => {
+    const settings = await knex('workspace_sso').where({ workspace_id: req.auth!.workspace.id }).first();
+    if (!settings) throw new ApiError(404, 'sso_not_configured', 'single sign-on is not set up for this workspace');
+    res.json(settingsJson(settings));
+  });
+
+  r.put('/workspace/sso', requirePermission('admin'), ...jsonBody(deps.bodyLimit), async (req, res) => {
+    if (req.auth!.workspace.plan !== 'enterprise') {
+      throw new ApiError(403, 'plan_feature', 'single sign-on comes with the Enterprise plan');
+    }
+    const input = parseBody(body, req.body);
+    await providerConfig(input.issuer, input.client_id, input.client_secret); // refuses a provider it cannot use
+    const row = {
+      workspace_id: req.auth!.workspace.id,
+      issuer: input.issuer,
+      client_id: input.client_id,
+      client_secret: secrets.seal(input.client_secret),
+      email_domain: input.email_domain ?? null,
+      default_role: input.default_role,
+      updated_at: knex.fn.now(),
+    };
+    try {
+      await knex('workspace_sso').insert(row).onConflict('workspace_id').merge();
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') {
+        throw new ApiError(409, 'sso_domain_taken', `another workspace signs in ${input.email_domain} already`);
+      }
+      throw err;
+    }
+    await auditRequest(knex, req, 'sso.configured', input.issuer, {
+      client_id: input.client_id,
+      email_domain: input.email_domain,
+    });
+    res.json(settingsJson({ ...row, client_secret: '' } as SsoSettings));
+  });
+
+  r.delete('/workspace/sso', requirePermission('admin'), async (req, res) => {
+    const n = await knex('workspace_sso').where({ workspace_id: req.auth!.workspace.id }).delete();
+    if (n === 0) throw new ApiError(404, 'sso_not_configured', 'single sign-on is not set up for this workspace');
+    await auditRequest(knex, req, 'sso.removed', req.auth!.workspace.name);
+    res.status(204).end();
+  });
+
+  return r;
+}
