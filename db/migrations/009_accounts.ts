@@ -108,7 +108,16 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('workspaces', (t) => t.dropColumns('deleted_at', 'pending_plan', 'plan_changes_at'));
-  for (const table of ['audit_events', 'sso_logins', 'workspace_sso', 'password_resets', 'invitations', 'sessions', 'memberships', 'users']) {
+  for (const table of [
+    'audit_events',
+    'sso_logins',
+    'workspace_sso',
+    'password_resets',
+    'invitations',
+    'sessions',
+    'memberships',
+    'users',
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
 }

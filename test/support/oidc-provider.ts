@@ -1,7 +1,7 @@
 // A real OpenID Connect provider for tests (the oidc-provider package, certified by the OpenID Foundation),
 // on a free loopback port. Its development sign-in pages accept any login name; the account's email is that
 // name, verified.
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 
 export interface TestOidcProvider {
   issuer: string;
@@ -15,7 +15,7 @@ export async function startOidcProvider(redirectUri: string): Promise<TestOidcPr
     default: new (issuer: string, config: object) => { listen(port: number): Server; callback(): unknown };
   };
   const server: Server = await new Promise((resolve) => {
-    const s = (require('node:http') as typeof import('node:http')).createServer();
+    const s = http.createServer();
     s.listen(0, '127.0.0.1', () => resolve(s));
   });
   const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
