@@ -30,6 +30,8 @@ export const cadreEnvSchema = z.object({
   CADRE_HTTP_ALLOW_HOSTS: list,
   /** Encrypts stored secrets (webhook signing secrets). Unset → a key generated once in the data directory. */
   CADRE_SECRET_KEY: envOptionalString,
+  /** After rotating CADRE_SECRET_KEY: the former keys, comma-separated, until `npx cadre secrets rewrap` has run. */
+  CADRE_SECRET_KEY_PREVIOUS: list,
   DATABASE_URL: envOptionalString,
   ANTHROPIC_API_KEY: envOptionalString,
   ANTHROPIC_BASE_URL: envOptionalString,
@@ -110,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
     secretKey: e.CADRE_SECRET_KEY,
+    previousSecretKeys: e.CADRE_SECRET_KEY_PREVIOUS,
     accountRecoverySeconds: e.CADRE_ACCOUNT_RECOVERY_SECONDS,
     logLevel: e.CADRE_LOG_LEVEL,
   };

@@ -49,6 +49,10 @@ export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env) {
     worker: {
       maxConcurrentActivityTaskExecutions: e.CADRE_WORKER_MAX_ACTIVITIES,
       maxConcurrentWorkflowTaskExecutions: e.CADRE_WORKER_MAX_WORKFLOW_TASKS,
+      // Eager dispatch (see scripts/temporal-cli.ts) for every step a workflow task schedules, as far as free slots
+      // allow, rather than the SDK's default of 3: when several steps of a page end together, the rest would
+      // otherwise wait for a matching round trip.
+      maxEagerActivityReservationsPerWorkflowTask: e.CADRE_WORKER_MAX_ACTIVITIES,
     },
     timeouts: {
       /** Database and set-based page activities: short, retried. */

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { authenticate } from './auth';
-import type { Logger } from './logger';
+import { redactUrl, type Logger } from './logger';
 import { ApiError, problemHandler } from './problem';
 import { openApiDocument } from './openapi';
 import { agentRoutes, type RouteDeps } from './routes/agents';
@@ -50,6 +50,15 @@ export function createApp(deps: AppDeps) {
         return id;
       },
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+      serializers: {
+        // Tokens in links are as secret as keys: the logged request keeps its path shape, not the token.
+        req: (req: { url?: string; query?: unknown; params?: unknown }) => ({
+          ...req,
+          url: redactUrl(req.url),
+          query: undefined,
+          params: undefined,
+        }),
+      },
     }),
   );
 

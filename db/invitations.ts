@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Role } from './roles';
 import { newToken } from './tokens';
+import { normalizeEmail } from './accounts';
 
 export const invitationDays = 7;
 export const invitationColumns = ['id', 'role', 'email', 'created_at', 'expires_at', 'accepted_at', 'revoked_at'];
@@ -18,7 +19,7 @@ export async function createInvitation(
       id: randomUUID(),
       workspace_id: input.workspaceId,
       role: input.role,
-      email: input.email ?? null,
+      email: input.email ? normalizeEmail(input.email) : null, // compared with accounts' lower-cased addresses
       token_hash: hash,
       created_by: input.createdBy ?? null,
       expires_at: new Date(Date.now() + invitationDays * 86_400_000),

@@ -9,6 +9,7 @@ import { ApiError } from '../api/problem';
 import { createApiKey, revokeApiKey, scopes as allScopes, type Scope } from '../db/api-keys';
 import { createAgent, type AgentState } from '../db/agents';
 import { migrate } from '../db/migrate';
+import { loadSecretBox, sealedColumns } from '../db/secret-box';
 import { createPasswordReset, findUserByEmail } from '../db/accounts';
 import { createInvitation } from '../db/invitations';
 import { roles, type Role } from '../db/roles';
@@ -32,6 +33,8 @@ const usage = `usage: cadre <command>
   workspace invite <workspace-id> [--role owner|admin|editor|operator|viewer] [--email ADDRESS]
                                                                           prints a one-time invitation link (7 days)
   user reset-link <email>                                                 prints a one-hour password reset link
+  secrets rewrap                                                          after rotating CADRE_SECRET_KEY (the old key in
+                                                                          CADRE_SECRET_KEY_PREVIOUS): re-wraps every stored secret
   migrate                                                                 brings the database schema up to date`;
 
 class UsageError extends StartupError {}
@@ -104,6 +107,32 @@ async function run(argv: string[]): Promise<string> {
         const user = arg ? await findUserByEmail(knex, arg) : undefined;
         if (!user) throw new StartupError(`no account with the email ${arg ?? '(none given)'}`);
         return (await createPasswordReset(knex, user.id, loadConfig().web.publicUrl)).url;
+      });
+    case 'secrets rewrap':
+      return withDb(async (knex) => {
+        const box = loadSecretBox(loadConfig());
+        let changed = 0;
+        let unreadable = 0;
+        for (const { table, key, column } of sealedColumns) {
+          for (const row of await knex(table).whereNotNull(column).select(key, column)) {
+            let rewrapped: string;
+            try {
+              rewrapped = box.rewrap(row[column]);
+            } catch {
+              unreadable++; // sealed with a key this process was not given: left as it is
+              continue;
+            }
+            if (rewrapped === row[column]) continue;
+            await knex(table)
+              .where({ [key]: row[key] })
+              .update({ [column]: rewrapped });
+            changed++;
+          }
+        }
+        return (
+          `${changed} secret(s) re-wrapped with the current key` +
+          (unreadable ? `; ${unreadable} sealed with a key not in CADRE_SECRET_KEY_PREVIOUS were left as they are` : '')
+        );
       });
     case 'apikey create': {
       const requested = (values.scopes ?? '')

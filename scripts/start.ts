@@ -10,7 +10,7 @@ import { ownerClaimLink, seedDemoWorkspace } from '../db/seeds';
 import { connectDatabase, connectTemporal } from './connections';
 import { main, StartupError } from './fail-fast';
 import { Supervised, tcpOpen, waitFor } from './supervisor';
-import { ensureTemporalCli } from './temporal-cli';
+import { devServerDynamicConfig, ensureTemporalCli } from './temporal-cli';
 import { ensureEmbeddingModel } from './embedding-model';
 
 const root = path.resolve(__dirname, '..');
@@ -135,6 +135,7 @@ main('cadre', async () => {
         '--log-level',
         'warn',
         ...searchAttributes,
+        ...devServerDynamicConfig,
       ]);
       await waitFor('Temporal', async () => (await connectTemporal(tc)).connection.close(), 60_000);
     } else {

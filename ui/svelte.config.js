@@ -5,6 +5,8 @@ export default {
   kit: {
     // Relative to ui/: vite.config.ts moves the process there before SvelteKit loads.
     adapter: adapter({ out: 'build' }),
+    // The typed API client lives with the API (api/client), generated from its OpenAPI document.
+    alias: { $api: '../api' },
     csrf: {
       // adapter-node rebuilds the request origin as https://<host> unless ORIGIN is set, so when the console is
       // mounted in the Express web process on plain http SvelteKit's own check would refuse every form post.

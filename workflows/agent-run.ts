@@ -17,6 +17,7 @@ import type { Activities } from '../activities';
 import type { RunPlan } from '../activities/run-lifecycle';
 import { runPage } from './run-page';
 import { runSearchAttributes, runWorkflowId } from './run-identity';
+import { pageLanes } from './page-lanes';
 
 export interface AgentRunInput {
   runId: string;
@@ -73,12 +74,25 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
   try {
     await scope.run(async () => {
       const running = new Map<number, Promise<void>>();
+      // The concurrency cap is the run's, not each page's: pages run side by side in lanes, and the cap is
+      // shared out among the lanes (a run with one page left to do gives it the whole cap).
+      const laneCaps = pageLanes(plan.concurrency, plan.pageWindow, pages - nextPage);
+      const freeLanes = laneCaps.map((_, lane) => lane);
       const start = (page: number) => {
         const fromSeq = page * plan.pageSize;
+        const lane = freeLanes.shift()!;
         const child = executeChild(runPage, {
           workflowId: pageWorkflowId(workflowInfo().workflowId, page),
-          args: [{ runId, fromSeq, toSeq: Math.min(plan.total, fromSeq + plan.pageSize), plan }],
+          args: [
+            {
+              runId,
+              fromSeq,
+              toSeq: Math.min(plan.total, fromSeq + plan.pageSize),
+              plan: { ...plan, concurrency: laneCaps[lane] },
+            },
+          ],
         }).then((r) => {
+          freeLanes.push(lane);
           running.delete(page);
           pagesDone++;
           failed += r.failed;
@@ -91,7 +105,7 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
       };
       while (nextPage < pages || running.size > 0) {
         // Start no new page once Temporal suggests a fresh history; drain, then continue as new.
-        while (running.size < plan.pageWindow && nextPage < pages && !workflowInfo().continueAsNewSuggested) {
+        while (running.size < laneCaps.length && nextPage < pages && !workflowInfo().continueAsNewSuggested) {
           start(nextPage++);
         }
         if (running.size === 0) break;

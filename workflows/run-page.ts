@@ -92,6 +92,22 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
 
   let failed = 0;
   let slots = plan.concurrency;
+  // Steps waiting for a slot, first come first served. A freed slot passes straight to the first of them, in the
+  // same activation: no condition over every waiting step is re-evaluated, and a page's waiting items are not
+  // started (each with its own promises, which the SDK traces) until their turn.
+  const line: (() => void)[] = [];
+  const takeSlot = (): Promise<void> | undefined => {
+    if (slots > 0) {
+      slots--;
+      return undefined;
+    }
+    return new Promise<void>((resolve) => line.push(resolve));
+  };
+  const freeSlot = () => {
+    const next = line.shift();
+    if (next) next();
+    else slots++;
+  };
   const inFlight = new Set<number>();
   let busy = 0; // steps running or queued for a slot (not those waiting on a person)
   let crash: unknown; // a step that failed beyond its own error handling (e.g. the database unreachable)
@@ -150,15 +166,15 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
     if (outcome === 'failed') failed++;
   }
 
-  async function run(action: StepAction): Promise<void> {
+  /** Runs an item's step; `holdsSlot`: it was started with a slot already taken for it. */
+  async function run(action: StepAction, holdsSlot = false): Promise<void> {
     if (action.callAgent) return callAgent(action, action.callAgent.wait);
     const decision = action.approvalId ? await awaitDecision(action.approvalId) : undefined;
     let decisions: Record<string, Decision> | undefined;
     for (;;) {
       busy++;
-      // Claim the slot inside the condition: Temporal evaluates every waiting condition in one pass, so a check
-      // followed by a decrement would let all waiters through when a single slot frees up.
-      await condition(() => slots > 0 && slots-- > 0);
+      if (!holdsSlot) await takeSlot();
+      holdsSlot = false;
       let result: StepResult;
       try {
         result = await steps.executeStep({
@@ -173,8 +189,8 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
           modelUnavailableRetries: plan.modelUnavailableRetries ?? 0,
         });
       } finally {
-        slots++;
         busy--;
+        freeSlot();
       }
       if (typeof result === 'string') {
         if (result === 'failed') failed++;
@@ -194,9 +210,23 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
     const fresh = actions.filter((a) => !inFlight.has(a.seq));
     for (const a of fresh) {
       inFlight.add(a.seq);
-      run(a)
-        .catch((err) => (crash ??= err))
-        .finally(() => inFlight.delete(a.seq));
+      const start = (holdsSlot: boolean) => {
+        void run(a, holdsSlot)
+          .catch((err) => (crash ??= err))
+          .finally(() => inFlight.delete(a.seq));
+      };
+      if (a.callAgent || a.approvalId) start(false);
+      else if (slots > 0) {
+        slots--;
+        start(true);
+      } else {
+        // Queued without a coroutine of its own until a slot passes to it.
+        busy++;
+        line.push(() => {
+          busy--;
+          start(true);
+        });
+      }
     }
     if (crash) throw crash;
     if (inFlight.size === 0) break;

@@ -329,6 +329,15 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
         text,
         new RegExp(`First start: a demo workspace \\([0-9a-f-]{36}\\) with ${exampleCount} example agents`),
       );
+      // The one-time link that creates the owner account opens an owner invitation of the demo workspace.
+      const claim = new RegExp(`http://localhost:${ports.web}/invite/([A-Za-z0-9_-]{43})`).exec(text);
+      assert.ok(claim, `no owner link in the banner:\n${text}`);
+      const invitation = await fetch(`${baseUrl}/v1/public/invitations/${claim[1]}`);
+      assert.equal(invitation.status, 200);
+      assert.deepEqual(
+        { ...((await invitation.json()) as object), expires_at: undefined },
+        { workspace_name: 'Demo workspace', role: 'owner', email: null, expires_at: undefined },
+      );
 
       // /healthz names the versions it reached.
       const health = await fetch(`${baseUrl}/healthz`);

@@ -8,7 +8,14 @@ import { routes } from '../../api/openapi';
 import { loginThrottle } from '../../api/routes/accounts';
 import { createApiKey } from '../../db/api-keys';
 import { roles, type Role } from '../../db/roles';
-import { createHarness, createLiveAgent, createTestWorkspace, startApi, type Harness } from '../support/harness';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  startApi,
+  startTestRun,
+  type Harness,
+} from '../support/harness';
 import { memberWithRole, Person } from '../support/people';
 import { startSmtpSink, type SmtpSink } from '../support/sinks';
 
@@ -283,6 +290,80 @@ describe('Accounts, sessions and roles', () => {
     assert.equal((await a.call('/api-keys')).body.data.length, 0);
     const switchTo = await a.call('/me/workspace', { method: 'PUT', json: { workspace_id: b.workspace.id } });
     assert.equal(switchTo.status, 404, 'not a member there');
+  });
+
+  it("answers 404 on every route for another workspace's agent, run, approval, trigger, key, link, member and invitation", async function () {
+    this.timeout(120_000);
+    const a = new Person(api.url);
+    await a.signUp();
+    const b = await createTestWorkspace(h, { plan: 'enterprise' });
+    const asB = async (path: string, json: unknown) => {
+      const res = await fetch(`${api.url}/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${b.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      });
+      assert.ok(res.ok, `${path}: ${res.status}`);
+      return (await res.json()) as { id: string };
+    };
+    const agent = await createLiveAgent(h, b.workspace.id, {
+      name: 'Secret plans of B',
+      nodes: [{ kind: 'input', id: 'in', next: null }],
+      policy: { public_access: true },
+    });
+    const run = await startTestRun(h, b.workspace.id, agent.id, 'x');
+    const approval = randomUUID();
+    await h.stack.knex('approvals').insert({
+      id: approval,
+      workspace_id: b.workspace.id,
+      run_id: run.id,
+      item_seq: 0,
+      node_id: 'in',
+      workflow_id: 'w',
+      tool: 'state.set',
+      arguments: '{}',
+    });
+    const trigger = await asB(`/agents/${agent.id}/triggers`, { kind: 'webhook' });
+    const link = await asB(`/agents/${agent.id}/run-links`, { name: 'B link' });
+    const invitation = await asB('/invitations', { role: 'viewer' });
+    const bOwner = await memberWithRole(h.stack.knex, api.url, b.workspace.id, 'owner');
+    const bOwnerId = (await bOwner.call('/me')).body.user.id as string;
+    const ids: Record<string, string> = {
+      agents: agent.id,
+      runs: run.id,
+      approvals: approval,
+      triggers: trigger.id,
+      'api-keys': b.keyRecord.id,
+      'run-links': link.id,
+      invitations: invitation.id,
+      members: bOwnerId,
+      sources: randomUUID(),
+      passages: randomUUID(),
+    };
+    // A refusal may repeat the id asked for, never anything else of B.
+    const secrets = ['Secret plans of B', 'B link', b.workspace.id, bOwner.email];
+    let checked = 0;
+    for (const route of routes.filter((r) => r.scope !== 'public' && r.scope !== 'session' && r.path.includes('{'))) {
+      const first = route.path.split('/')[1];
+      const path = route.path
+        .replace(/\{(id|userId)\}/, ids[first] ?? randomUUID())
+        .replace('{key}', 'k')
+        .replace('{version}', '1')
+        .replace('{fileId}', randomUUID());
+      const method = route.method.toUpperCase();
+      const res = await a.call(path, { method, json: method === 'GET' ? undefined : {} });
+      assert.ok([400, 404, 422].includes(res.status), `${method} ${route.path} answered ${res.status} for B's object`);
+      const said = JSON.stringify(res.body);
+      for (const secret of secrets) assert.ok(!said.includes(secret), `${method} ${route.path} told about B: ${said}`);
+      checked++;
+    }
+    assert.ok(checked > 35);
+    // Nothing of B changed.
+    assert.equal((await h.stack.knex('agents').where({ id: agent.id }).first('state')).state, 'live');
+    assert.equal((await h.stack.knex('api_keys').where({ id: b.keyRecord.id }).first('revoked_at')).revoked_at, null);
+    assert.ok(await h.stack.knex('triggers').where({ id: trigger.id }).first('id'));
+    assert.equal((await h.stack.knex('approvals').where({ id: approval }).first('status')).status, 'pending');
+    assert.equal((await bOwner.call('/me')).body.workspace.role, 'owner');
   });
 
   it('records security and configuration events with who and from where, readable by admins on paid plans', async () => {

@@ -8,6 +8,8 @@ import { createHarness, createLiveAgent, createTestWorkspace } from '../support/
 import { createTrigger } from '../../api/trigger-service';
 import { scheduleIdOf } from '../../api/schedule-sync';
 import { secretBox } from '../../db/secret-box';
+import { createUser } from '../../db/accounts';
+import { tokenHash } from '../../db/tokens';
 import { triggerInputSchema } from '../../workflows/trigger-model';
 
 const root = path.resolve(__dirname, '../..');
@@ -18,10 +20,11 @@ describe('operator CLI', () => {
     stack = await testStack();
   });
 
-  const cadre = (...args: string[]) => {
+  const cadre = (...args: string[]) => cadreWith({}, ...args);
+  const cadreWith = (env: Record<string, string>, ...args: string[]) => {
     const r = spawnSync(process.execPath, ['scripts/cadre.cjs', ...args], {
       cwd: root,
-      env: stack.env,
+      env: { ...stack.env, ...env },
       encoding: 'utf8',
     });
     return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim() };
@@ -52,6 +55,47 @@ describe('operator CLI', () => {
     assert.deepEqual([imported.name, imported.state, imported.workspace_id], ['Route invoice rows', 'live', ws.out]);
 
     assert.equal(cadre('migrate').out, 'the schema is up to date');
+  });
+
+  it('prints invitation and password reset links, and re-wraps every stored secret after a key rotation', async () => {
+    const ws = cadre('workspace', 'create', '--name', 'Invites');
+    const invite = cadre('workspace', 'invite', ws.out, '--role', 'admin', '--email', 'Ops@Example.test');
+    assert.equal(invite.code, 0, invite.err);
+    const token = /\/invite\/([\w-]{43})$/.exec(invite.out)?.[1];
+    assert.ok(token, invite.out);
+    const row = await stack
+      .knex('invitations')
+      .where({ token_hash: tokenHash(token) })
+      .first();
+    assert.deepEqual([row.workspace_id, row.role, row.email], [ws.out, 'admin', 'ops@example.test']);
+    assert.match(cadre('workspace', 'invite', ws.out, '--role', 'boss').err, /--role must be one of/);
+
+    const user = await createUser(stack.knex, {
+      email: `reset-${Date.now()}@example.test`,
+      password: 'a long password',
+    });
+    const reset = cadre('user', 'reset-link', user.email);
+    assert.equal(reset.code, 0, reset.err);
+    const resetToken = /\/reset-password\/([\w-]{43})$/.exec(reset.out)?.[1];
+    assert.ok(
+      resetToken &&
+        (await stack
+          .knex('password_resets')
+          .where({ token_hash: tokenHash(resetToken) })
+          .first()),
+    );
+    assert.match(cadre('user', 'reset-link', 'nobody@example.test').err, /no account with the email/);
+
+    // A secret sealed under the old key; the operator rotates to a new key and re-wraps.
+    const sealed = secretBox('the old key').seal('JBSWY3DPEHPK3PXP');
+    await stack.knex('users').where({ id: user.id }).update({ totp_secret: sealed });
+    const rotated = { CADRE_SECRET_KEY: 'the new key', CADRE_SECRET_KEY_PREVIOUS: 'the old key' };
+    const rewrap = cadreWith(rotated, 'secrets', 'rewrap');
+    assert.equal(rewrap.code, 0, rewrap.err);
+    assert.match(rewrap.out, /^[1-9]\d* secret\(s\) re-wrapped/);
+    const now = (await stack.knex('users').where({ id: user.id }).first('totp_secret')).totp_secret;
+    assert.equal(secretBox('the new key').open(now), 'JBSWY3DPEHPK3PXP', 'opens with the new key alone');
+    assert.match(cadreWith(rotated, 'secrets', 'rewrap').out, /^0 secret/, 'a second pass has nothing to do');
   });
 
   it("pauses and resumes the agent's schedules with set-state", async () => {

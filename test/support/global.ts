@@ -9,7 +9,7 @@ import { loadConfig, type CadreConfig } from '../../cadre.config';
 import { createKnex } from '../../db/knex';
 import { migrate } from '../../db/migrate';
 import { loadTemporalConfig, type TemporalConfig } from '../../temporal.config';
-import { ensureTemporalCli } from '../../scripts/temporal-cli';
+import { devServerDynamicConfig, ensureTemporalCli } from '../../scripts/temporal-cli';
 import { tcpOpen, waitFor } from '../../scripts/supervisor';
 import { connectTemporal } from '../../scripts/connections';
 import { freePort } from './ports';
@@ -78,6 +78,7 @@ async function startStack(): Promise<TestStack> {
       '--log-level',
       'error',
       ...searchAttributes,
+      ...devServerDynamicConfig,
     ],
     env,
     path.join(dataDir, 'temporal.log'),

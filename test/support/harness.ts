@@ -7,7 +7,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import { secretBox } from '../../db/secret-box';
-import { createLogger } from '../../api/logger';
+import { createLogger, type Logger } from '../../api/logger';
 import { startRun } from '../../api/run-service';
 import type { CadreConfig } from '../../cadre.config';
 import { createApiKey, type Scope } from '../../db/api-keys';
@@ -45,7 +45,7 @@ export async function createHarness(
     taskQueue: temporalConfig.taskQueue,
     workflowBundle: stack.workflowBundle,
     activities: createActivities({ knex: stack.knex, config, temporal: client }),
-    maxConcurrentActivityTaskExecutions: 100,
+    ...temporalConfig.worker,
   });
   const runPromise = worker.run();
   return {
@@ -122,7 +122,7 @@ export async function items(h: Harness, runId: string) {
 /** The API on a free port, backed by the harness's Temporal client and task queue. */
 export async function startApi(
   h: Harness,
-  opts: { smtp?: { url?: string; from: string }; accountRecoverySeconds?: number } = {},
+  opts: { smtp?: { url?: string; from: string }; accountRecoverySeconds?: number; logger?: Logger } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
     knex: h.stack.knex,
@@ -133,7 +133,7 @@ export async function startApi(
     secrets: secretBox('cadre test secret key'),
     smtp: opts.smtp,
     accountRecoverySeconds: opts.accountRecoverySeconds,
-    logger: createLogger('silent', 'web'),
+    logger: opts.logger ?? createLogger('silent', 'web'),
     versions: { temporal: 'test', postgres: 'test' },
     ready: async () => ({ temporal: true, postgres: true }),
   });

@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       smtp: { url: undefined, from: 'Cadre <cadre@localhost>' },
       secretKey: undefined, // a key generated under the data dir is used (db/secret-box.ts)
       accountRecoverySeconds: 30 * 86_400,
+      previousSecretKeys: [],
       http: { allowHosts: [] },
       logLevel: 'info',
     });
@@ -146,7 +147,11 @@ describe('loadTemporalConfig', () => {
       embeddedPort: 7233,
       embeddedUiPort: 8233,
       taskQueue: 'cadre-runs',
-      worker: { maxConcurrentActivityTaskExecutions: 100, maxConcurrentWorkflowTaskExecutions: 40 },
+      worker: {
+        maxConcurrentActivityTaskExecutions: 100,
+        maxConcurrentWorkflowTaskExecutions: 40,
+        maxEagerActivityReservationsPerWorkflowTask: 100,
+      },
       timeouts: { db: '1 minute', tool: '2 minutes', llm: '10 minutes' },
       searchAttributes,
     });
@@ -174,7 +179,11 @@ describe('loadTemporalConfig', () => {
     assert.equal(t.taskQueue, 'q');
     assert.equal(t.uiUrl, 'https://ui.example.com');
     assert.equal(t.embeddedUiPort, 9000);
-    assert.deepEqual(t.worker, { maxConcurrentActivityTaskExecutions: 7, maxConcurrentWorkflowTaskExecutions: 3 });
+    assert.deepEqual(t.worker, {
+      maxConcurrentActivityTaskExecutions: 7,
+      maxConcurrentWorkflowTaskExecutions: 3,
+      maxEagerActivityReservationsPerWorkflowTask: 7,
+    });
     assert.equal(t.tls, undefined);
   });
 

@@ -79,6 +79,21 @@ describe('secret box', () => {
     assert.equal(box.open(sealed), 'whsec_abc');
     assert.throws(() => secretBox('key two').open(sealed));
   });
+
+  it('wraps a data key per secret; a rotated key still opens old secrets and re-wraps them without new data keys', () => {
+    const old = secretBox('key one');
+    const sealed = old.seal('totp secret');
+    const parts = sealed.split('.');
+    assert.equal(parts[0], 'v2');
+    const rotated = secretBox('key two', ['key one']);
+    assert.equal(rotated.open(sealed), 'totp secret', 'the previous key opens what it wrapped');
+    const rewrapped = rotated.rewrap(sealed);
+    assert.notEqual(rewrapped.split('.')[1], parts[1], 'wrapped by the new key');
+    assert.deepEqual(rewrapped.split('.').slice(5), parts.slice(5), 'the secret itself is not re-encrypted');
+    assert.equal(secretBox('key two').open(rewrapped), 'totp secret', 'the old key is no longer needed');
+    assert.throws(() => old.open(rewrapped), /another service key/);
+    assert.equal(rotated.rewrap(rewrapped), rewrapped, 'already current: unchanged');
+  });
 });
 
 describe('rate limiter', () => {

@@ -6,6 +6,7 @@
 import { env } from '$env/dynamic/private';
 import { error, redirect } from '@sveltejs/kit';
 import { getRequestEvent } from '$app/server';
+import { cadreClient } from '$api/client';
 import { OPEN_APPROVAL_STATUSES } from '$lib/types';
 import type {
   Agent,
@@ -22,15 +23,6 @@ import type {
 } from '$lib/types';
 
 type Query = Record<string, string | number | null | undefined>;
-
-function withQuery(path: string, query: Query = {}): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
-  }
-  const search = params.toString();
-  return search ? `${path}?${search}` : path;
-}
 
 async function problemDetail(response: Response): Promise<string> {
   const body = await response.text().catch(() => '');
@@ -78,19 +70,33 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
   return response;
 }
 
-async function getJson<T>(path: string, query?: Query): Promise<T> {
-  const response = await apiFetch(withQuery(path, query));
-  return (await response.json()) as T;
+/**
+ * The typed client (generated from the OpenAPI document) over apiFetch: each call's path, parameters and body are
+ * checked at compile time, and a refusal is already a SvelteKit error when the client sees the answer.
+ */
+const client = cadreClient({
+  baseUrl: 'http://console.internal',
+  fetch: (request) =>
+    request.text().then((body) => {
+      const url = new URL(request.url);
+      return apiFetch(url.pathname + url.search, {
+        method: request.method,
+        headers: request.headers,
+        body: body || undefined,
+      });
+    }),
+});
+
+/** The body of a call that succeeded (apiFetch has already turned every refusal into an error). */
+async function body<T>(call: Promise<{ data?: unknown }>): Promise<T> {
+  return (await call).data as T;
 }
 
-async function postJson<T>(path: string, body: unknown = {}): Promise<T> {
-  const response = await apiFetch(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return (response.status === 204 ? undefined : await response.json()) as T;
-}
+const cleanQuery = (query: Query = {}) =>
+  Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== '')) as Record<
+    string,
+    string | number
+  >;
 
 /** Any JSON call: GET without a body, else the method with the body as JSON; 204 answers undefined. */
 export async function callJson<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
@@ -120,29 +126,38 @@ export const api = {
   /** The signed-in person; null when the console works with its own key (no sign-in). */
   me: async (): Promise<Me | null> => {
     if (!getRequestEvent().cookies.get('cadre_session')) return null;
-    return getJson<Me>('/v1/me');
+    return body<Me>(client.GET('/me'));
   },
-  listAgents: (page: Page = {}) => getJson<List<Agent>>('/v1/agents', { ...page }),
-  getAgent: (id: string) => getJson<Agent>(`/v1/agents/${seg(id)}`),
-  setAgentState: (id: string, state: AgentState) => postJson<Agent>(`/v1/agents/${seg(id)}/state`, { state }),
+  listAgents: (page: Page = {}) =>
+    body<List<Agent>>(client.GET('/agents', { params: { query: cleanQuery({ ...page }) } })),
+  getAgent: (id: string) => body<Agent>(client.GET('/agents/{id}', { params: { path: { id } } })),
+  setAgentState: (id: string, state: AgentState) =>
+    body<Agent>(client.POST('/agents/{id}/state', { params: { path: { id } }, body: { state } })),
   /** A live agent runs for real; any other state can only be test-run. */
   startRun: (id: string, input: string, mode: 'manual-run' | 'test-run') =>
-    postJson<Run>(`/v1/agents/${seg(id)}/${mode}`, { input }),
+    body<Run>(
+      mode === 'manual-run'
+        ? client.POST('/agents/{id}/manual-run', { params: { path: { id } }, body: { input } })
+        : client.POST('/agents/{id}/test-run', { params: { path: { id } }, body: { input } }),
+    ),
 
   listRuns: (filter: Page & { agent_id?: string; status?: RunStatus; trigger?: RunTrigger } = {}) =>
-    getJson<List<Run>>('/v1/runs', { ...filter }),
-  getRun: (id: string) => getJson<RunDetails>(`/v1/runs/${seg(id)}`),
+    body<List<Run>>(client.GET('/runs', { params: { query: cleanQuery({ ...filter }) } })),
+  getRun: (id: string) => body<RunDetails>(client.GET('/runs/{id}', { params: { path: { id } } })),
   listRunItems: (id: string, filter: Page & { status?: ItemStatus; from_seq?: number } = {}) =>
-    getJson<List<RunItem>>(`/v1/runs/${seg(id)}/items`, { ...filter }),
-  listRunLogs: (id: string, page: Page = {}) => getJson<List<LogEntry>>(`/v1/runs/${seg(id)}/logs`, { ...page }),
+    body<List<RunItem>>(client.GET('/runs/{id}/items', { params: { path: { id }, query: cleanQuery({ ...filter }) } })),
+  listRunLogs: (id: string, page: Page = {}) =>
+    body<List<LogEntry>>(client.GET('/runs/{id}/logs', { params: { path: { id }, query: cleanQuery({ ...page }) } })),
   downloadRunFile: (runId: string, fileId: string) =>
     apiFetch(`/v1/runs/${seg(runId)}/files/${seg(fileId)}`, { headers: { accept: '*/*' } }),
-  cancelRun: (id: string) => postJson<Run>(`/v1/runs/${seg(id)}/cancel`),
+  cancelRun: (id: string) => body<Run>(client.POST('/runs/{id}/cancel', { params: { path: { id } } })),
 
   /** Approvals a reviewer can still decide, oldest first: the one that has waited longest comes next. */
   listOpenApprovals: async () => {
     const pages = await Promise.all(
-      OPEN_APPROVAL_STATUSES.map((status) => getJson<List<Approval>>('/v1/approvals', { status, limit: 100 })),
+      OPEN_APPROVAL_STATUSES.map((status) =>
+        body<List<Approval>>(client.GET('/approvals', { params: { query: { status, limit: 100 } } })),
+      ),
     );
     const data = pages.flatMap((p) => p.data).sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at));
     return { data, more: pages.some((p) => p.next_cursor != null) };
@@ -153,9 +168,14 @@ export const api = {
     comment?: string,
     edited?: unknown,
   ) =>
-    postJson<unknown>(`/v1/approvals/${seg(id)}/decision`, {
-      decision,
-      ...(comment ? { comment } : {}),
-      ...(edited !== undefined ? { arguments: edited } : {}),
-    }),
+    body<unknown>(
+      client.POST('/approvals/{id}/decision', {
+        params: { path: { id } },
+        body: {
+          decision,
+          ...(comment ? { comment } : {}),
+          ...(edited !== undefined ? { arguments: edited as Record<string, unknown> } : {}),
+        },
+      }),
+    ),
 };
