@@ -42,8 +42,12 @@ export const cadreEnvSchema = z.object({
   ANTHROPIC_RETRY_SECONDS: z.coerce.number().min(0.1).max(600).default(15),
   SMTP_URL: envOptionalString,
   SMTP_FROM: z.string().default('Cadre <cadre@localhost>'),
-  /** Vector retrieval with the local embedding model (`local`), or full-text retrieval only (`off`). */
-  CADRE_EMBEDDINGS: z.enum(['local', 'off']).default('local'),
+  /** Vector retrieval with the local embedding model (`local`), Voyage AI's API (`voyage`, needs VOYAGE_API_KEY),
+   * or full-text retrieval only (`off`). Passages are embedded by the provider in force when they are indexed. */
+  CADRE_EMBEDDINGS: z.enum(['local', 'voyage', 'off']).default('local'),
+  VOYAGE_API_KEY: envOptionalString,
+  VOYAGE_MODEL: z.string().default('voyage-3.5'),
+  VOYAGE_BASE_URL: z.url().default('https://api.voyageai.com/v1'),
   /** How long a deleted account can be recovered before it is erased for good (spec §8: 30 days). */
   CADRE_ACCOUNT_RECOVERY_SECONDS: z.coerce
     .number()
@@ -80,6 +84,8 @@ export function parseEnv<T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessE
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = parseEnv(cadreEnvSchema, env);
+  if (e.CADRE_EMBEDDINGS === 'voyage' && !e.VOYAGE_API_KEY)
+    throw new ConfigError('VOYAGE_API_KEY', 'is required with CADRE_EMBEDDINGS=voyage (a key from dash.voyageai.com)');
   const dataDir = path.resolve(e.CADRE_DATA_DIR);
   return {
     dataDir,

@@ -13,6 +13,7 @@ import { externalToolHandlers } from './tools/handlers';
 import { stateOpFor } from './page-advance';
 import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
+import { checkCitations } from './sources/citations';
 import { dropStoppedModelStep, loadStoppedModelStep, stopModelStepForApproval, usageSince } from './model-approvals';
 import { runFileSaver } from './run-files';
 import { runRetrieveStep } from './sources/retrieve-step';
@@ -173,7 +174,8 @@ export function createItemStepActivities(deps: ActivityDeps) {
             });
             return { awaiting };
           }
-          next = saveResult(data, node.save_as, step.result.output);
+          const output = await checkCitations(knex, { runId, seq, nodeId: node.id, output: step.result.output });
+          next = saveResult(data, node.save_as, output);
           reasoning = [...priorReasoning, ...step.result.reasoning];
           usage = step.result.usage;
         } else if (node.kind === 'retrieve') {

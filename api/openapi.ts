@@ -1258,6 +1258,27 @@ export const routes: Route[] = [
     ok: { 204: null },
   }),
   r({
+    method: 'get',
+    path: '/sources/{id}/versions/{version}/passages',
+    id: 'listSourceVersionPassages',
+    summary: "A version's passages in document order (archived versions too); ?limit, ?cursor",
+    scope: 'read',
+    ok: {
+      200: list(
+        obj({
+          passage_id: { type: 'string' },
+          document: { type: 'string' },
+          page: nullable({ type: 'integer' }),
+          paragraph: { type: 'integer' },
+          part: { type: 'integer' },
+          text: { type: 'string' },
+          citation_url: { type: 'string' },
+        }),
+      ),
+    },
+    errors: [400],
+  }),
+  r({
     method: 'post',
     path: '/sources/search',
     id: 'searchSources',
@@ -1272,6 +1293,7 @@ export const routes: Route[] = [
       ['query'],
     ),
     ok: { 200: obj({ data: { type: 'array', items: ref('Passage') } }) },
+    errors: [502],
   }),
   r({
     method: 'get',
@@ -1293,18 +1315,37 @@ export const routes: Route[] = [
     method: 'get',
     path: '/runs/{id}/source-context',
     id: 'getRunSourceContext',
-    summary: "What each item's retrieval found (?item=<seq>)",
+    summary: "What each item's retrieval found, and the citations of its answer that were kept (?item=<seq>)",
     scope: 'read',
     ok: {
-      200: list(
-        obj({
-          item_seq: { type: 'integer' },
-          node_id: { type: 'string' },
-          query: { type: 'string' },
-          passages: { type: 'array', items: ref('Passage') },
-          at: ts,
-        }),
-      ),
+      200: obj({
+        data: {
+          type: 'array',
+          items: obj({
+            item_seq: { type: 'integer' },
+            node_id: { type: 'string' },
+            query: { type: 'string' },
+            passages: { type: 'array', items: ref('Passage') },
+            at: ts,
+          }),
+        },
+        citations: {
+          type: 'array',
+          description:
+            "Passages the model cited in an item's answer that the item had retrieved; a citation of anything else is dropped from the answer and logged on the run.",
+          items: obj({
+            item_seq: { type: 'integer' },
+            node_id: { type: 'string' },
+            passage_id: { type: 'string' },
+            source: { type: 'string' },
+            version: { type: 'integer' },
+            page: nullable({ type: 'integer' }),
+            paragraph: { type: 'integer' },
+            citation_url: { type: 'string' },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
     },
     errors: [400],
   }),

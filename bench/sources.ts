@@ -1,7 +1,8 @@
 // `npm run bench:sources`: indexing and retrieval of sources on the real servers, through the API. Prints
 // figures (never asserted); the last line is one JSON object.
 //   BENCH_TEXT_PAGES (default 50): pages of the text PDF; BENCH_SCAN_PAGES (5): pages of the scanned PDF;
-//   BENCH_QUERIES (100): searches timed per mode.
+//   BENCH_QUERIES (100): searches timed per mode; BENCH_PASSAGES (100000): passages the searched source holds
+//   when the searches are timed (filler passages with random vectors are added to reach it; 0 adds none).
 import { PDFDocument } from 'pdf-lib';
 import { union } from '../activities/sources/layout';
 import { ocrPoolSize, stopOcr } from '../activities/sources/ocr';
@@ -12,6 +13,7 @@ import { iou, scannedPdf, textPdf } from '../test/support/source-samples';
 const textPages = Number(process.env.BENCH_TEXT_PAGES ?? 50);
 const scanPages = Number(process.env.BENCH_SCAN_PAGES ?? 5);
 const queries = Number(process.env.BENCH_QUERIES ?? 100);
+const corpus = Number(process.env.BENCH_PASSAGES ?? 100_000);
 
 const topics = ['invoices', 'travel', 'security', 'hiring', 'vacation', 'expenses', 'laptops', 'parking', 'meals'];
 const fact = (page: number, p: number) =>
@@ -85,6 +87,48 @@ async function main() {
   const [ocrHit] = await search('late payment fee', ['Scans'], 1);
   const ocrIou = iou(union(ocrHit.boxes), scan.boxes[1]);
 
+  // Retrieval is timed on a large source: the handbook's version gets filler passages (words the questions do
+  // not use, random unit-free vectors) up to `corpus`, written by the database itself in a few statements.
+  const t1 = performance.now();
+  const handbook = await h.stack
+    .knex('passages as p')
+    .join('sources as s', 's.id', 'p.source_id')
+    .where('s.name', 'Handbook')
+    .first('p.workspace_id', 'p.source_id', 'p.version_id', 'p.document_id');
+  const filler = Math.max(0, corpus - textRun.passages);
+  // Building the HNSW index once over all the vectors is much faster than inserting into it row by row.
+  if (filler > 0) await h.stack.knex.raw('drop index passages_embedding');
+  for (let from = 0; from < filler; from += 10_000) {
+    await h.stack.knex.raw(
+      `insert into passages (workspace_id, source_id, version_id, document_id, page, paragraph, text, embedding)
+       select ?, ?, ?, ?, 100000 + g / 10, g % 10 + 1,
+              'Archive note ' || g || ': shipment ' || (g % 997) || ' left warehouse ' || (g % 89) || ' on schedule.',
+              (select array_agg(random() - 0.5)::real[] from generate_series(1, 384) d where g is not null)::vector
+         from generate_series(?::int, ?::int) g`,
+      [
+        handbook.workspace_id,
+        handbook.source_id,
+        handbook.version_id,
+        handbook.document_id,
+        from,
+        Math.min(filler, from + 10_000) - 1,
+      ],
+    );
+  }
+  if (filler > 0) {
+    await h.stack.knex.transaction(async (trx) => {
+      await trx.raw(`set local maintenance_work_mem = '256MB'`);
+      await trx.raw('create index passages_embedding on passages using hnsw (embedding vector_cosine_ops)');
+    });
+    // As autovacuum would after a bulk load: the planner sees the size, the full-text index its pending entries.
+    await h.stack.knex.raw('vacuum analyze passages');
+  }
+  const chunks = textRun.passages + filler;
+  if (filler > 0)
+    console.log(
+      `corpus: ${filler} filler passages added in ${((performance.now() - t1) / 1000).toFixed(1)} s; searching ${chunks}`,
+    );
+
   // Retrieval: latency and whether the paragraph asked about comes first, full-text only and hybrid.
   const measure = async () => {
     const ms: number[] = [];
@@ -112,6 +156,12 @@ async function main() {
   await mochaGlobalTeardown();
   console.log(
     JSON.stringify({
+      // the names the issue asks for: text PDF pages/s, OCR s/page, passages searched, hybrid query latency
+      pdf_pages_per_s: Number((textPages / textRun.seconds).toFixed(2)),
+      ocr_s_per_page: Number((scanRun.seconds / scanPages).toFixed(2)),
+      chunks,
+      query_p50_ms: hybrid.p50,
+      query_p95_ms: hybrid.p95,
       text_pdf_pages: textPages,
       text_pdf_passages: textRun.passages,
       text_pdf_s: Number(textRun.seconds.toFixed(2)),

@@ -6,6 +6,8 @@ import * as modelApprovals from './migrations/006_model_approvals';
 import * as runParents from './migrations/007_run_parents';
 import * as sources from './migrations/008_sources';
 import * as accounts from './migrations/009_accounts';
+import * as runCitations from './migrations/010_run_citations';
+import * as voyageEmbeddings from './migrations/011_voyage_embeddings';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -17,6 +19,8 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '007_run_parents': runParents,
   '008_sources': sources,
   '009_accounts': accounts,
+  '010_run_citations': runCitations,
+  '011_voyage_embeddings': voyageEmbeddings,
 };
 
 const source: Knex.MigrationSource<string> = {

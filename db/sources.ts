@@ -240,3 +240,38 @@ export async function getPageImage(knex: Knex, documentId: string, page: number)
   const row = await knex('source_pages').where({ document_id: documentId, page }).first('image');
   return row?.image ?? undefined;
 }
+
+export interface VersionPassageRow {
+  id: string;
+  file_name: string;
+  url: string | null;
+  page: number | null;
+  paragraph: number;
+  part: number;
+  text: string;
+}
+
+/** A version's passages in document order (document, page, paragraph), a page at a time from `offset`. */
+export async function listVersionPassages(
+  knex: Knex,
+  versionId: string,
+  { limit, offset }: { limit: number; offset: number },
+): Promise<{ data: VersionPassageRow[]; next_cursor: string | null }> {
+  // Pages of a document may be indexed in parallel, so ids are not document order; an indexed version never
+  // changes, so an offset is a stable cursor.
+  const rows: VersionPassageRow[] = await knex('passages as p')
+    .join('source_documents as d', 'd.id', 'p.document_id')
+    .where('p.version_id', versionId)
+    .orderBy([
+      { column: 'd.position' },
+      { column: 'p.page', nulls: 'first' },
+      { column: 'p.paragraph' },
+      { column: 'p.part' },
+      { column: 'p.id' },
+    ])
+    .offset(offset)
+    .limit(limit + 1)
+    .select(knex.raw('p.id::text as id'), 'd.file_name', 'd.url', 'p.page', 'p.paragraph', 'p.part', 'p.text');
+  const more = rows.length > limit;
+  return { data: rows.slice(0, limit), next_cursor: more ? String(offset + limit) : null };
+}

@@ -147,8 +147,9 @@ main('cadre', async () => {
     }
 
     ensureConsoleBuilt();
-    // Vector retrieval needs the local embedding model; without it sources still work with full-text retrieval.
-    if (process.env.CADRE_EMBEDDINGS !== 'off') {
+    // Vector retrieval needs the local embedding model unless another provider is chosen; without it sources
+    // still work with full-text retrieval.
+    if ((process.env.CADRE_EMBEDDINGS || 'local') === 'local') {
       await ensureEmbeddingModel().catch((err) =>
         console.warn(`vector retrieval is off: the embedding model could not be installed (${(err as Error).message})`),
       );

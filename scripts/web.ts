@@ -79,6 +79,9 @@ async function loadConsole(knex: import('knex').Knex, port: number): Promise<Req
     .whereNull('revoked_at')
     .update({ revoked_at: knex.fn.now() });
   process.env.CADRE_INTERNAL_API_URL = `http://127.0.0.1:${port}`;
+  // adapter-node refuses request bodies over 512 kB by default; source uploads through the console carry
+  // documents of up to 50 MB each (the API enforces the per-file limits with clear messages).
+  process.env.BODY_SIZE_LIMIT ??= '256M';
   const mod = await import(consoleBuild);
   return mod.handler as RequestHandler;
 }

@@ -1,15 +1,24 @@
-// Text embeddings for vector retrieval: all-MiniLM-L6-v2 (384 dimensions, int8 ONNX) run locally with
+// Text embeddings for vector retrieval. By default all-MiniLM-L6-v2 (384 dimensions, int8 ONNX) run locally with
 // @huggingface/transformers on onnxruntime-node, from the files scripts/embedding-model.ts installs into
 // .models/ — remote model loading is switched off, so nothing is downloaded at run time. Without those files, or
-// with CADRE_EMBEDDINGS=off, there is no embedder and retrieval is full-text only.
+// with CADRE_EMBEDDINGS=off, there is no embedder and retrieval is full-text only. CADRE_EMBEDDINGS=voyage uses
+// Voyage AI instead (VOYAGE_API_KEY; voyage-embedder.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { embeddingDimensions } from '../../db/migrations/008_sources';
+import { voyageEmbedder } from './voyage-embedder';
 
 export interface Embedder {
   readonly model: string;
-  embed(texts: string[]): Promise<number[][]>;
+  /** The passages column holding this embedder's vectors: their dimensions fix the column. */
+  readonly column: 'embedding' | 'embedding_voyage';
+  /** Below this cosine similarity a passage is taken as unrelated to the query. */
+  readonly minSimilarity: number;
+  /** Some models embed a search query differently from the documents searched. */
+  embed(texts: string[], purpose?: 'document' | 'query'): Promise<number[][]>;
 }
+
+export type EmbeddingProvider = 'local' | 'voyage' | 'off';
 
 const modelId = 'all-MiniLM-L6-v2';
 const modelsDir = path.resolve(__dirname, '..', '..', '.models');
@@ -18,16 +27,38 @@ const batchSize = 32;
 let loading: Promise<Embedder | null> | undefined;
 let warned = false;
 
-export function embeddingsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.CADRE_EMBEDDINGS !== 'off';
+export function embeddingProvider(env: NodeJS.ProcessEnv = process.env): EmbeddingProvider {
+  const p = env.CADRE_EMBEDDINGS || 'local';
+  if (p !== 'local' && p !== 'voyage' && p !== 'off')
+    throw new Error(`CADRE_EMBEDDINGS must be local, voyage or off, not "${p}"`);
+  return p;
 }
+
+export function embeddingsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return embeddingProvider(env) !== 'off';
+}
+
+let voyage: { key: string; embedder: Embedder } | undefined;
 
 export function embeddingModelPresent(): boolean {
   return fs.existsSync(path.join(modelsDir, modelId, 'onnx', 'model_quantized.onnx'));
 }
 
-export function loadEmbedder(): Promise<Embedder | null> {
-  if (!embeddingsEnabled()) return Promise.resolve(null);
+/** The configured embedder, read from the environment at each call (the worker and the API share this). */
+export function loadEmbedder(env: NodeJS.ProcessEnv = process.env): Promise<Embedder | null> {
+  const provider = embeddingProvider(env);
+  if (provider === 'off') return Promise.resolve(null);
+  if (provider === 'voyage') {
+    if (!env.VOYAGE_API_KEY) throw new Error('CADRE_EMBEDDINGS=voyage needs VOYAGE_API_KEY');
+    const settings = {
+      apiKey: env.VOYAGE_API_KEY,
+      model: env.VOYAGE_MODEL || 'voyage-3.5',
+      baseUrl: env.VOYAGE_BASE_URL || 'https://api.voyageai.com/v1',
+    };
+    const key = JSON.stringify(settings);
+    if (voyage?.key !== key) voyage = { key, embedder: voyageEmbedder(settings) };
+    return Promise.resolve(voyage.embedder);
+  }
   if (!embeddingModelPresent()) {
     if (!warned) {
       warned = true;
@@ -52,6 +83,8 @@ async function start(): Promise<Embedder> {
   const extract = await hf.pipeline('feature-extraction', modelId, { dtype: 'q8', device: 'cpu' });
   return {
     model: `${modelId} (int8)`,
+    column: 'embedding',
+    minSimilarity: 0.2, // all-MiniLM-L6-v2 puts unrelated texts near 0
     async embed(texts: string[]): Promise<number[][]> {
       const out: number[][] = [];
       for (let i = 0; i < texts.length; i += batchSize) {

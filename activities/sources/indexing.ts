@@ -220,15 +220,18 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
       for (;;) {
         const batch: { id: number; text: string }[] = await knex('passages')
           .where({ version_id: versionId })
-          .whereNull('embedding')
+          .whereNull(embedder.column)
           .orderBy('id')
           .limit(64)
           .select('id', 'text');
         if (batch.length === 0) return done;
-        const vectors = await embedder.embed(batch.map((p) => p.text));
+        const vectors = await embedder.embed(
+          batch.map((p) => p.text),
+          'document',
+        );
         // One statement per batch (the embedded database serves one statement at a time).
         await knex.raw(
-          `update passages set embedding = v.e::vector
+          `update passages set ${embedder.column} = v.e::vector
              from (select unnest(?::bigint[]) as id, unnest(?::text[]) as e) v
             where passages.id = v.id`,
           [batch.map((p) => p.id), vectors.map((v) => JSON.stringify(v))],

@@ -4,6 +4,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { AgentSpec } from '../../workflows/agent-model';
 import type { ActivityDeps } from '../deps';
+import { citationInstructions, citeMarker } from './citations';
 import { searchSourcesForItem } from './retrieve-step';
 
 export const searchSourcesToolName = 'search_sources';
@@ -29,7 +30,7 @@ export function sourcesToolFor(spec: AgentSpec): SourcesTool | undefined {
       description: `Search the agent's reference sources (${spec.sources.join(', ')}) and return the most relevant passages, each with its source, version, page and paragraph for citing.`,
       input_schema: z.toJSONSchema(input, { io: 'input' }) as Anthropic.Tool.InputSchema,
     },
-    instructions: `You can search these sources with ${searchSourcesToolName}: ${spec.sources.map((s) => `"${s}"`).join(', ')}. When you use a passage, cite it by source, page and paragraph.`,
+    instructions: `You can search these sources with ${searchSourcesToolName}: ${spec.sources.map((s) => `"${s}"`).join(', ')}. ${citationInstructions}`,
     async call(raw, { deps, runId, seq, nodeId }) {
       const args = input.parse(raw);
       const passages = await searchSourcesForItem({
@@ -43,6 +44,7 @@ export function sourcesToolFor(spec: AgentSpec): SourcesTool | undefined {
       });
       return JSON.stringify(
         passages.map((p) => ({
+          cite_as: citeMarker(p.passage_id),
           source: p.source,
           version: p.version,
           document: p.document,

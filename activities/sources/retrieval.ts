@@ -36,8 +36,6 @@ export interface RetrieveRequest {
 /** Reciprocal rank fusion's constant (Cormack et al. 2009). */
 const rrfK = 60;
 const candidates = 50;
-/** Below this cosine similarity a passage is unrelated to the query (all-MiniLM-L6-v2 puts those near 0). */
-const minSimilarity = 0.2;
 
 /** The version of each named source to search: the one in force at `asOf`, else the current one. */
 export async function versionsToSearch(
@@ -88,14 +86,15 @@ export async function retrieve(knex: Knex, req: RetrieveRequest): Promise<Retrie
 
   const embedder = await loadEmbedder();
   if (embedder) {
-    const [vector] = await embedder.embed([req.query]);
+    const [vector] = await embedder.embed([req.query], 'query');
+    const col = embedder.column;
     const nearest: { id: string }[] = (
       await knex.raw(
         `select p.id::text as id from passages p
-          where p.version_id = any(?) and p.embedding is not null and p.embedding <=> ?::vector < ?
-          order by p.embedding <=> ?::vector
+          where p.version_id = any(?) and p.${col} is not null and p.${col} <=> ?::vector < ?
+          order by p.${col} <=> ?::vector
           limit ?`,
-        [versions, JSON.stringify(vector), 1 - minSimilarity, JSON.stringify(vector), candidates],
+        [versions, JSON.stringify(vector), 1 - embedder.minSimilarity, JSON.stringify(vector), candidates],
       )
     ).rows;
     ranked.push(nearest.map((r) => r.id));

@@ -3529,6 +3529,37 @@ export interface paths {
       };
     };
   };
+  '/sources/{id}/versions/{version}/passages': {
+    get: {
+      parameters: {
+        query?: Record<string, string | number | undefined>;
+        path: { id: string; version: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: {
+                passage_id: string;
+                document: string;
+                page: number | null;
+                paragraph: number;
+                part: number;
+                text: string;
+                citation_url: string;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
   '/sources/search': {
     post: {
       parameters: {
@@ -3560,6 +3591,7 @@ export interface paths {
         415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        502: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
   };
@@ -3609,6 +3641,16 @@ export interface paths {
                 query: string;
                 passages: components['schemas']['Passage'][];
                 at: string;
+              }[];
+              citations: {
+                item_seq: number;
+                node_id: string;
+                passage_id: string;
+                source: string;
+                version: number;
+                page: number | null;
+                paragraph: number;
+                citation_url: string;
               }[];
               next_cursor: string | null;
             };

@@ -4,6 +4,7 @@ import { createCanvas, loadImage } from '@napi-rs/canvas';
 import express, { Router, type Request } from 'express';
 import { z } from 'zod';
 import { retrieve } from '../../activities/sources/retrieval';
+import { EmbeddingProviderError } from '../../activities/sources/voyage-embedder';
 import {
   addVersion,
   agentsUsing,
@@ -13,6 +14,7 @@ import {
   getSource,
   listDocuments,
   listSources,
+  listVersionPassages,
   listVersions,
   type DocumentRow,
   type NewDocument,
@@ -24,7 +26,7 @@ import type { indexSource } from '../../workflows/index-source';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { readUpload } from '../source-upload';
-import { jsonBody, param, parseBody } from '../validation';
+import { cursorParam, jsonBody, limitParam, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
 
 const sourceName = z
@@ -99,7 +101,9 @@ export function sourceRoutes(deps: RouteDeps): Router {
     return sources.map((s) => {
       const own = shown.filter((v) => v.source_id === s.id);
       const latest = own.find((v) => v.version === s.latest_version);
-      const current = own.find((v) => v.id === s.current_version_id);
+      // The versions are read in one statement after the source row: a version activated in between is already
+      // `ready` there (activation archives the one it replaces in the same transaction), so that decides.
+      const current = own.find((v) => v.status === 'ready') ?? own.find((v) => v.id === s.current_version_id);
       return {
         id: s.id,
         name: s.name,
@@ -197,6 +201,36 @@ export function sourceRoutes(deps: RouteDeps): Router {
     res.json((await sourcesJson(ws, [source], true))[0]);
   });
 
+  // A version's passages in document order: what an archived version said stays readable, each one opening as a
+  // citation.
+  r.get('/sources/:id/versions/:version/passages', requirePermission('read'), async (req, res) => {
+    const ws = req.auth!.workspace.id;
+    const source = await loadSource(ws, param(req, 'id'));
+    const number = Number(param(req, 'version'));
+    const version = (await listVersions(knex, [source.id])).find((v) => v.version === number);
+    if (!version)
+      throw new ApiError(404, 'version_not_found', `source "${source.name}" has no version ${param(req, 'version')}`);
+    const cursor = cursorParam(req.query.cursor);
+    if (cursor !== undefined && !/^\d{1,9}$/.test(cursor))
+      throw new ApiError(400, 'invalid_cursor', 'cursor must be the next_cursor of the previous page');
+    const page = await listVersionPassages(knex, version.id, {
+      limit: limitParam(req.query.limit, 100, 500),
+      offset: Number(cursor ?? 0),
+    });
+    res.json({
+      data: page.data.map((p) => ({
+        passage_id: p.id,
+        document: p.url ?? p.file_name,
+        page: p.page,
+        paragraph: p.paragraph,
+        part: p.part,
+        text: p.text,
+        citation_url: `${base}/passages/${p.id}`,
+      })),
+      next_cursor: page.next_cursor,
+    });
+  });
+
   r.delete('/sources/:id', requirePermission('manage'), async (req, res) => {
     const ws = req.auth!.workspace.id;
     const source = await loadSource(ws, param(req, 'id'));
@@ -222,6 +256,10 @@ export function sourceRoutes(deps: RouteDeps): Router {
       query: body.query,
       topK: body.top_k,
       publicUrl: deps.links.publicUrl,
+    }).catch((err: unknown) => {
+      // The configured remote embedding provider failed: its reason is the useful part, not a 500.
+      if (err instanceof EmbeddingProviderError) throw new ApiError(502, 'embedding_provider_failed', err.message);
+      throw err;
     });
     res.json({ data });
   });
@@ -293,7 +331,15 @@ export function sourceRoutes(deps: RouteDeps): Router {
       q.andWhere({ item_seq: seq });
     }
     const rows = await q.select('item_seq', 'node_id', 'query', 'passages', 'at');
-    res.json({ data: rows, next_cursor: null });
+    // The citations of the items' answers that were checked and kept (dropped ones are in the run's log).
+    const cq = knex('run_citations').where({ run_id: run.id, kept: true }).orderBy(['item_seq', 'node_id', 'at']);
+    if (req.query.item !== undefined) cq.andWhere({ item_seq: Number(req.query.item) });
+    const cited = await cq.select('item_seq', 'node_id', 'passage_id', 'source', 'version', 'page', 'paragraph');
+    res.json({
+      data: rows,
+      citations: cited.map((c) => ({ ...c, citation_url: `${base}/passages/${c.passage_id}` })),
+      next_cursor: null,
+    });
   });
 
   return r;

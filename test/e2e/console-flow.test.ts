@@ -12,6 +12,7 @@ import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { createInvitation } from '../../db/invitations';
 import { startOidcProvider } from '../support/oidc-provider';
+import { iou, textPdf } from '../support/source-samples';
 import { secretBox } from '../../db/secret-box';
 import {
   createHarness,
@@ -41,6 +42,7 @@ interface Page {
   innerText(selector: string): Promise<string>;
   screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
   url(): string;
+  setInputFiles(selector: string, files: { name: string; mimeType: string; buffer: Buffer }[]): Promise<void>;
   on(event: 'dialog', listener: (dialog: { accept(): Promise<void> }) => void): void;
   on(event: 'pageerror', listener: (error: Error) => void): void;
   waitForEvent(event: 'download'): Promise<{ suggestedFilename(): string; path(): Promise<string | null> }>;
@@ -333,6 +335,77 @@ describe('console flow in a browser against the real stack', function () {
     await waitForText(/Item 9999/);
     assert.match(await text(), /"n": 9999/);
     await shot('run-10000-items');
+    assert.deepEqual(problems, []);
+  });
+
+  it('uploads a source, then opens a run item’s cited passage with its lines highlighted over the page', async () => {
+    const pdf = await textPdf([
+      [['Our office dog is called Biscuit.', 'He loves tennis balls.'], ['The cat ignores everyone.']],
+    ]);
+    await page.goto(`${base}/sources`);
+    await page.setInputFiles('#s-files', [
+      { name: 'pets.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf.bytes) },
+    ]);
+    await page.fill('#s-name', 'Pet handbook');
+    await page.click('button:has-text("Upload")');
+    await waitForText(/“Pet handbook” added/);
+    // the list follows the indexing until the version is ready
+    await page.waitForSelector('tr[data-source="Pet handbook"] .badge:has-text("Ready")', { timeout: 120_000 });
+    assert.match(await text('tr[data-source="Pet handbook"]'), /pets\.pdf\s+Ready\s+1 \/ 1 pages\s+v1\s+2/);
+    await shot('sources');
+
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Pet questions',
+      sources: ['Pet handbook'],
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'look' },
+        { kind: 'retrieve', id: 'look', query: '{{question}}', top_k: 2 },
+      ],
+    });
+    const run = await startTestRun(h, workspaceId, agent.id, JSON.stringify([{ question: 'dog tennis balls' }]));
+    assert.equal((await waitForRun(h, run.id)).status, 'completed');
+
+    await page.goto(`${base}/runs/${run.id}`);
+    await page.click('[role="row"][aria-rowindex="1"]');
+    await page.waitForSelector('a.passage-link');
+    assert.match(
+      await text('.source-context'),
+      /look searched for “dog tennis balls”.*Pet handbook v1, page 1, paragraph 1/s,
+    );
+    await page.click('a.passage-link');
+    await page.waitForURL(/\/citations\/\d+\?run=/);
+    assert.match(
+      await text(),
+      /Source\s+Pet handbook\s+Version\s+v1\s+Document\s+pets\.pdf\s+Page\s+1\s+Paragraph\s+1/i,
+    );
+    const loaded =
+      "(() => { const i = document.querySelector('img.page-picture'); return !!i && i.complete && i.naturalWidth > 0; })()";
+    for (let tries = 0; !(await page.evaluate(loaded)); tries++) {
+      assert.ok(tries < 200, 'the page picture loads');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    type Rect = { x: number; y: number; width: number; height: number };
+    const [img, ...lines] = (await page.evaluate(
+      "[...document.querySelectorAll('img.page-picture, .highlight')].map((e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; })",
+    )) as Rect[];
+    assert.equal(lines.length, 2, 'one box per line of the paragraph');
+    // Back to page units (points) from the picture's size on screen: the highlight covers the text drawn there.
+    const passageId = /\/citations\/(\d+)/.exec(page.url())![1];
+    const citation = (await (
+      await fetch(`${base}/v1/passages/${passageId}`, { headers: { authorization: `Bearer ${workspaceKey}` } })
+    ).json()) as { page_size: { width: number } };
+    const k = img.width / citation.page_size.width;
+    const x0 = Math.min(...lines.map((l) => l.x));
+    const y0 = Math.min(...lines.map((l) => l.y));
+    const onPage = {
+      x: (x0 - img.x) / k,
+      y: (y0 - img.y) / k,
+      width: (Math.max(...lines.map((l) => l.x + l.width)) - x0) / k,
+      height: (Math.max(...lines.map((l) => l.y + l.height)) - y0) / k,
+    };
+    const overlap = iou(onPage, pdf.boxes[0][0]);
+    assert.ok(overlap >= 0.5, `the highlight lies over the cited lines (IoU ${overlap.toFixed(2)})`);
+    await shot('citation');
     assert.deepEqual(problems, []);
   });
 

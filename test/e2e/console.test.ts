@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createCanvas } from '@napi-rs/canvas';
+import busboy from 'busboy';
 import express from 'express';
 
 const repoDir = path.join(__dirname, '..', '..');
@@ -370,7 +372,167 @@ function fakeApi() {
         });
     res.status(202).json({ status: 'started', run_id: 'run-from-form' });
   });
-  return { app, calls, spec };
+  // Sources: one replaced (v2 in use, v1 archived), one still indexing; a cited passage on a PDF page.
+  const sourceVersion = (version: number, status: string, file: string, extra: object = {}) => ({
+    version,
+    status,
+    error: null,
+    progress: { pages_done: 2, pages_total: 2 },
+    passages: 6,
+    created_at: ago(version * 3_600_000),
+    created_by: 'API key "ci"',
+    indexed_at: ago(version * 3_500_000),
+    activated_at: ago(version * 3_500_000),
+    archived_at: status === 'archived' ? ago(1_000_000) : null,
+    documents: [
+      {
+        id: `doc-${version}`,
+        file_name: file,
+        url: null,
+        format: 'pdf',
+        size: 2048,
+        sha256: null,
+        status: 'done',
+        error: null,
+        pages_total: 2,
+        pages_done: 2,
+      },
+    ],
+    ...extra,
+  });
+  const priceList = {
+    id: 'source-prices',
+    name: 'Price list',
+    kind: 'files',
+    status: 'ready',
+    current_version: 2,
+    latest_version: sourceVersion(2, 'ready', 'prices-2026.pdf'),
+    used_by: ['Invoice router'],
+    created_at: ago(86_400_000),
+    updated_at: ago(3_600_000),
+    links: { self: '/v1/sources/source-prices' },
+  };
+  const handbook = {
+    ...priceList,
+    id: 'source-handbook',
+    name: 'Handbook',
+    status: 'indexing',
+    current_version: null,
+    latest_version: sourceVersion(1, 'indexing', 'handbook.pdf', { progress: { pages_done: 3, pages_total: 12 } }),
+    used_by: [],
+  };
+  app.get('/v1/sources', (_req, res) => res.json({ data: [handbook, priceList], next_cursor: null }));
+  app.get('/v1/sources/:id', (req, res) => {
+    if (req.params.id !== priceList.id) return problem(res, 404, `no source ${req.params.id} in this workspace`);
+    res.json({
+      ...priceList,
+      versions: [sourceVersion(2, 'ready', 'prices-2026.pdf'), sourceVersion(1, 'archived', 'prices-2025.pdf')],
+    });
+  });
+  app.get('/v1/sources/:id/versions/:version/passages', (req, res) => {
+    if (req.params.version !== '1')
+      return problem(res, 404, `source "Price list" has no version ${req.params.version}`);
+    res.json({
+      data: [
+        {
+          passage_id: '41',
+          document: 'prices-2025.pdf',
+          page: 1,
+          paragraph: 1,
+          part: 1,
+          text: 'Widgets cost ten euros each.',
+          citation_url: '/v1/passages/41',
+        },
+      ],
+      next_cursor: req.query.cursor ? null : '100',
+    });
+  });
+  const uploads: { fields: Record<string, string>; files: { name: string; content: string }[] }[] = [];
+  app.post('/v1/sources', (req, res) => {
+    if (req.is('application/json')) {
+      if (!/^https?:/.test(req.body.url)) return problem(res, 422, 'url: url must be an http or https URL');
+      return res.status(202).json({ data: [{ ...handbook, name: req.body.name ?? 'example.com/page' }] });
+    }
+    const upload: (typeof uploads)[number] = { fields: {}, files: [] };
+    const bb = busboy({ headers: req.headers });
+    bb.on('field', (name, value) => (upload.fields[name] = value));
+    bb.on('file', (_field, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => upload.files.push({ name: info.filename, content: Buffer.concat(chunks).toString() }));
+    });
+    bb.on('close', () => {
+      uploads.push(upload);
+      if (upload.files.some((f) => f.name.endsWith('.exe')))
+        return problem(res, 415, 'setup.exe: .exe files cannot be read; upload documents or images');
+      const names = upload.fields.name ? [upload.fields.name] : upload.files.map((f) => f.name);
+      res.status(202).json({ data: names.map((name) => ({ ...handbook, name })) });
+    });
+    req.pipe(bb);
+  });
+  // The page picture is twice the page's size in points, so boxes only land right when scaled.
+  const pageSize = { width: 612, height: 792, unit: 'pt' };
+  const citedBox = { x: 72, y: 144, width: 300, height: 14 };
+  const canvas = createCanvas(pageSize.width * 2, pageSize.height * 2);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.fillStyle = '#000';
+  ctx.font = '24px sans-serif';
+  ctx.fillText('Widgets cost twelve euros each from May.', citedBox.x * 2, (citedBox.y + citedBox.height) * 2);
+  const pagePicture = canvas.toBuffer('image/png');
+  const citation = {
+    id: '42',
+    source: { id: priceList.id, name: 'Price list' },
+    version: 1,
+    version_status: 'archived',
+    document: { id: 'doc-1', file_name: 'prices-2025.pdf', format: 'pdf' },
+    page: 2,
+    paragraph: 3,
+    part: 1,
+    text: 'Widgets cost twelve euros each from May.',
+    boxes: [citedBox],
+    words: null,
+    ocr_confidence: null,
+    page_size: pageSize,
+    ocr: false,
+    page_image_url: '/v1/passages/42/page-image',
+    highlighted_image_url: '/v1/passages/42/page-image?highlight=true',
+  };
+  app.get('/v1/passages/:id', (req, res) =>
+    req.params.id === citation.id ? res.json(citation) : problem(res, 404, `no passage ${req.params.id}`),
+  );
+  app.get('/v1/passages/:id/page-image', (_req, res) => res.type('image/png').send(pagePicture));
+  const retrieved = {
+    passage_id: '42',
+    source: 'Price list',
+    source_id: priceList.id,
+    version: 1,
+    document: 'prices-2025.pdf',
+    page: 2,
+    paragraph: 3,
+    part: 1,
+    text: citation.text,
+    boxes: [citedBox],
+    page_size: pageSize,
+    ocr_confidence: null,
+    score: 0.03,
+    citation_url: '/v1/passages/42',
+  };
+  app.get('/v1/runs/:id/source-context', (req, res) =>
+    res.json({
+      data:
+        req.query.item === '0'
+          ? [{ item_seq: 0, node_id: 'ask', query: 'widget price', passages: [retrieved], at: ago(50_000) }]
+          : [],
+      citations:
+        req.query.item === '0'
+          ? [{ item_seq: 0, node_id: 'ask', passage_id: '42', source: 'Price list', version: 1, page: 2, paragraph: 3 }]
+          : [],
+      next_cursor: null,
+    }),
+  );
+  return { app, calls, spec, uploads, citedBox, pageSize, pagePicture };
 }
 
 /** Serves the built console in a process of its own, so its environment is exactly the one given here. */
@@ -413,6 +575,8 @@ interface BrowserPage {
   waitForURL(url: string): Promise<void>;
   waitForTimeout(ms: number): Promise<void>;
   waitForSelector(selector: string): Promise<unknown>;
+  waitForFunction(expression: string): Promise<unknown>;
+  evaluate<T>(expression: string): Promise<T>;
 }
 interface Playwright {
   chromium: { launch(options: object): Promise<{ newPage(): Promise<BrowserPage>; close(): Promise<void> }> };
@@ -727,6 +891,109 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.match(text(await response.text()), /no run 33333333-3333-4333-8333-333333333333 in this workspace/);
   });
 
+  it('lists sources with their status, indexing progress, current version and the agents using them', async () => {
+    const page = text(await (await get('/sources')).text());
+    assert.match(page, /Handbook handbook\.pdf Indexing 3 \/ 12 pages — v1 indexing/);
+    assert.match(page, /Price list prices-2026\.pdf Ready 2 \/ 2 pages v2 6 Invoice router/);
+    assert.match(await (await get('/agents')).text(), /href="\/sources"/, 'a nav entry');
+  });
+
+  it('uploads several files at once, named or one source per file, and shows the API’s refusal', async () => {
+    const upload = (files: [string, string][], fields: Record<string, string> = {}) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(fields)) form.append(k, v);
+      for (const [name, content] of files) form.append('files', new Blob([content]), name);
+      return fetch(`${base}/sources?/upload`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { origin: base, accept: 'text/html' },
+        body: form,
+      });
+    };
+    const two = await upload([
+      ['a.txt', 'alpha'],
+      ['b.md', '# beta'],
+    ]);
+    assert.equal(two.status, 200);
+    assert.match(text(await two.text()), /2 sources added \(a\.txt, b\.md\): they are being indexed/);
+    assert.deepEqual(api.uploads.at(-1), {
+      fields: {},
+      files: [
+        { name: 'a.txt', content: 'alpha' },
+        { name: 'b.md', content: '# beta' },
+      ],
+    });
+
+    const named = await upload([['prices.pdf', '%PDF']], { name: 'Price list' });
+    assert.match(text(await named.text()), /“Price list” added: it is being indexed/);
+    assert.equal(api.uploads.at(-1)!.fields.name, 'Price list');
+
+    const refused = await upload([['setup.exe', 'MZ']]);
+    assert.equal(refused.status, 415);
+    assert.match(text(await refused.text()), /setup\.exe: \.exe files cannot be read/);
+
+    const none = await upload([]);
+    assert.equal(none.status, 400);
+    assert.match(text(await none.text()), /Choose one or more files/);
+  });
+
+  it('adds a web page by URL', async () => {
+    const added = await post('/sources?/url', { url: 'https://example.com/handbook', name: 'Travel' });
+    assert.match(text(await added.text()), /“Travel” added/);
+    assert.deepEqual(callsTo('POST', '/v1/sources').at(-1)?.body, {
+      url: 'https://example.com/handbook',
+      name: 'Travel',
+    });
+    const bad = await post('/sources?/url', { url: 'ftp://example.com/x' });
+    assert.equal(bad.status, 422);
+    assert.match(text(await bad.text()), /url must be an http or https URL/);
+  });
+
+  it('shows a source’s version history, the archived version included', async () => {
+    const page = text(await (await get('/sources/source-prices')).text());
+    assert.match(page, /Agents use version 2/);
+    assert.match(
+      page,
+      /Version 2 Ready in use Read its passages .*prices-2026\.pdf .*Version 1 Archived Read its passages .*prices-2025\.pdf/,
+    );
+    const archived = await (await get('/sources/source-prices/versions/1')).text();
+    assert.match(
+      text(archived),
+      /Version 1 Archived prices-2025\.pdf · 6 passages, as indexed prices-2025\.pdf, page 1, paragraph 1 Widgets cost ten euros each\./,
+    );
+    assert.match(archived, /href="\/citations\/41"/);
+    assert.match(archived, /href="\/sources\/source-prices\/versions\/1\?cursor=100"/);
+    assert.ok(api.calls.some((c) => c.path === '/v1/sources/source-prices/versions/1/passages?limit=100'));
+  });
+
+  it('opens a citation: source, version, page and paragraph, the page picture and its highlight boxes', async () => {
+    const html = await (await get('/citations/42?run=11111111-1111-4111-8111-111111111111&item=0')).text();
+    const page = text(html);
+    assert.match(page, /Run 11111111 , item 0/);
+    assert.match(page, /Source Price list Version v1 Document prices-2025\.pdf Page 2 Paragraph 3/);
+    assert.match(page, /Widgets cost twelve euros each from May\./);
+    assert.match(html, /<img src="\/citations\/42\/page-image"/);
+    // 72 of 612 points from the left, 144 of 792 from the top: percentages of the picture, whatever its size
+    assert.match(
+      html,
+      /class="highlight[^"]*" style="left: 11\.7647%; top: 18\.1818%; width: 49\.0196%; height: 1\.7677%;/,
+    );
+
+    const picture = await get('/citations/42/page-image');
+    assert.equal(picture.status, 200);
+    assert.equal(picture.headers.get('content-type'), 'image/png');
+    assert.ok(Buffer.from(await picture.arrayBuffer()).equals(api.pagePicture), 'the picture passes through as is');
+    assert.equal((await get('/citations/7')).status, 404);
+  });
+
+  it('serves an item’s source context for the run page', async () => {
+    const res = await get('/runs/11111111-1111-4111-8111-111111111111/source-context?item=0');
+    const body = (await res.json()) as { data: { passages: { passage_id: string }[] }[]; citations: unknown[] };
+    assert.equal(body.data[0].passages[0].passage_id, '42');
+    assert.equal(body.citations.length, 1);
+    assert.equal((await get('/runs/11111111-1111-4111-8111-111111111111/source-context?item=x')).status, 400);
+  });
+
   describe('in a browser', function () {
     // Loaded by name at run time: the suite above needs no browser, and this part says plainly when it cannot run.
     let playwright: Playwright | undefined;
@@ -780,6 +1047,52 @@ describe('console (ui/) against a contract-shaped fake API', function () {
 
         await page.click('button:has-text("Approve")');
         await page.waitForSelector('.notice');
+        assert.deepEqual(problems, []);
+      } finally {
+        await browser.close();
+      }
+    });
+    it('opens a cited passage from a run’s item and highlights its text over the page picture', async () => {
+      const browser = await playwright!.chromium.launch({
+        executablePath: chromiumPath,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+        ],
+      });
+      try {
+        const page = await browser.newPage();
+        const problems: string[] = [];
+        page.on('pageerror', (e) => problems.push(e.message));
+        await page.goto(`${base}/runs/11111111-1111-4111-8111-111111111111`);
+        await page.click('[role="row"][aria-rowindex="1"]');
+        await page.waitForSelector('a.citation-link');
+        await page.click('a.citation-link');
+        await page.waitForURL(`${base}/citations/42?run=11111111-1111-4111-8111-111111111111&item=0`);
+        // the picture has loaded and has its size on the page
+        // (page code as strings: this file is type-checked without the DOM library)
+        await page.waitForFunction(
+          "(() => { const img = document.querySelector('img.page-picture'); return !!img && img.complete && img.naturalWidth > 0; })()",
+        );
+        type Rect = { x: number; y: number; width: number; height: number };
+        const [img, box] = await page.evaluate<Rect[]>(
+          "['img.page-picture', '.highlight'].map((sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; })",
+        );
+        assert.ok(img.width > 100, `the picture is shown (${img.width} px wide)`);
+        const k = img.width / api.pageSize.width;
+        const expected = {
+          x: img.x + api.citedBox.x * k,
+          y: img.y + api.citedBox.y * k,
+          width: api.citedBox.width * k,
+          height: api.citedBox.height * k,
+        };
+        for (const side of ['x', 'y', 'width', 'height'] as const)
+          assert.ok(Math.abs(box[side] - expected[side]) < 1.5, `${side}: ${box[side]} vs ${expected[side]}`);
         assert.deepEqual(problems, []);
       } finally {
         await browser.close();

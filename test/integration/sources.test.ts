@@ -491,7 +491,7 @@ describe('sources and retrieval', function () {
       assert.equal(replaced.id, source.id);
       assert.equal(replaced.latest_version.version, 2);
       const done = await indexed(source.id);
-      assert.equal(done.current_version, 2);
+      assert.equal(done.current_version, 2, JSON.stringify(done.latest_version));
       assert.deepEqual(
         done.versions.map((v: Json) => [v.version, v.status, v.documents[0].file_name]),
         [
@@ -508,6 +508,17 @@ describe('sources and retrieval', function () {
       assert.deepEqual([citation.version, citation.version_status], [1, 'archived']);
       assert.match(citation.text, /ten euros/);
       assert.equal((await call(new URL(citation.page_image_url).pathname)).status, 200);
+
+      // the archived version stays readable, passage by passage
+      const archived = await json(await call(`/v1/sources/${source.id}/versions/1/passages`));
+      assert.deepEqual(
+        archived.data.map((p: Json) => [p.passage_id, p.document, p.page, p.paragraph, p.text]),
+        [[oldHit.passage_id, 'prices-2025.pdf', 1, 1, 'Widgets cost ten euros each.']],
+      );
+      assert.equal(archived.next_cursor, null);
+      const missing = await call(`/v1/sources/${source.id}/versions/3/passages`);
+      assert.equal(missing.status, 404);
+      assert.match((await json(missing)).detail, /source "Price list" has no version 3/);
 
       // the run that started before the replacement searches version 1; a new run searches version 2
       const approve = async (runId: string) => {
@@ -639,6 +650,58 @@ describe('sources and retrieval', function () {
       assert.deepEqual(
         context.data.map((c: Json) => [c.node_id, c.query, c.passages[0].source]),
         [['ask', 'name of the office dog', 'Office pets']],
+      );
+    });
+
+    it('keeps the citations of passages the item retrieved, and drops and logs any other', async () => {
+      // The model cites what it found, a passage it was never given, and the found one twice.
+      fake.setHandler((body) => {
+        if (turnOf(body) === 0) return reply([toolUse('search_sources', { query: 'office dog name' })]);
+        const [found] = JSON.parse(String(toolResultsOf(body)[0].content));
+        return reply([text(`The dog is Biscuit ${found.cite_as}, who loves tennis balls [P999999] ${found.cite_as}.`)]);
+      });
+      const agent = await createLiveAgent(h, ws, {
+        name: 'cite the sources',
+        sources: ['Office pets'],
+        nodes: [
+          { kind: 'input', id: 'in', format: 'json', next: 'ask' },
+          { kind: 'llm', id: 'ask', instructions: 'Answer the question from the sources.' },
+        ],
+      });
+      const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ question: 'what is the dog called?' }]));
+      const done = await waitForRun(h, run.id);
+      assert.equal(done.status, 'completed', done.error);
+      const system = JSON.stringify(fake.requests[fake.requests.length - 2].body.system);
+      assert.match(system, /cite_as marker exactly as given/);
+
+      const context = await json(await call(`/v1/runs/${run.id}/source-context?item=0`));
+      const found = context.data[0].passages[0];
+      const marker = `[P${found.passage_id}]`;
+      assert.equal(
+        (await items(h, run.id))[0].data.text,
+        `The dog is Biscuit ${marker}, who loves tennis balls ${marker}.`,
+        'the citation of a passage never retrieved is taken out of the answer',
+      );
+      assert.match(context.citations[0]?.citation_url, new RegExp(`/v1/passages/${found.passage_id}$`));
+      assert.deepEqual(
+        context.citations.map(({ citation_url: _url, ...c }: Json) => c),
+        [
+          {
+            item_seq: 0,
+            node_id: 'ask',
+            passage_id: found.passage_id,
+            source: 'Office pets',
+            version: 1,
+            page: 1,
+            paragraph: 1,
+          },
+        ],
+      );
+      const logs = await json(await call(`/v1/runs/${run.id}/logs`));
+      const dropped = logs.data.filter((l: Json) => /dropped/.test(l.message));
+      assert.deepEqual(
+        dropped.map((l: Json) => [l.level, l.node_id, l.item_seq, l.message]),
+        [['warn', 'ask', 0, 'dropped a citation of passages this item never retrieved: [P999999]']],
       );
     });
 

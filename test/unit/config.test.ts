@@ -43,6 +43,12 @@ describe('loadConfig', () => {
     assert.ok(path.isAbsolute(c.dataDir));
   });
 
+  it('asks for VOYAGE_API_KEY when Voyage AI embeddings are chosen', () => {
+    assertConfigError(() => loadConfig({ CADRE_EMBEDDINGS: 'voyage' }), 'VOYAGE_API_KEY', /CADRE_EMBEDDINGS=voyage/);
+    assert.doesNotThrow(() => loadConfig({ CADRE_EMBEDDINGS: 'voyage', VOYAGE_API_KEY: 'pa-test' }));
+    assertConfigError(() => loadConfig({ CADRE_EMBEDDINGS: 'remote' }), 'CADRE_EMBEDDINGS');
+  });
+
   it('treats an empty or blank DATABASE_URL as unset (embedded database)', () => {
     for (const value of ['', '   ']) {
       const c = loadConfig({ DATABASE_URL: value });

@@ -152,3 +152,118 @@ export interface ActionOutcome {
   ok: boolean;
   message: string;
 }
+
+export type SourceStatus = 'indexing' | 'ready' | 'failed' | 'archived';
+
+export interface SourceDocument {
+  id: string;
+  file_name: string;
+  url: string | null;
+  format: string | null;
+  size: number | null;
+  status: string;
+  error: string | null;
+  pages_total: number;
+  pages_done: number;
+}
+
+export interface SourceVersion {
+  version: number;
+  status: SourceStatus;
+  error: string | null;
+  progress: { pages_done: number; pages_total: number };
+  passages: number;
+  created_at: string;
+  created_by: string | null;
+  indexed_at: string | null;
+  activated_at: string | null;
+  archived_at: string | null;
+  documents: SourceDocument[];
+}
+
+export interface Source {
+  id: string;
+  name: string;
+  kind: 'files' | 'url';
+  status: SourceStatus;
+  /** The version agents use; null until one has finished indexing. */
+  current_version: number | null;
+  latest_version: SourceVersion | null;
+  /** In the single-source answer: every version, newest first. */
+  versions?: SourceVersion[];
+  used_by: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** A line's box in page units (PDF points or image pixels) from the page's top-left corner. */
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface Passage {
+  passage_id: string;
+  source: string;
+  version: number;
+  document: string;
+  page: number | null;
+  paragraph: number;
+  text: string;
+  score: number;
+}
+
+/** A passage of a source version, as indexed. */
+export interface VersionPassage {
+  passage_id: string;
+  document: string;
+  page: number | null;
+  paragraph: number;
+  part: number;
+  text: string;
+}
+
+/** What one retrieval of an item found: the "source context used" of run details. */
+export interface SourceContext {
+  item_seq: number;
+  node_id: string;
+  query: string;
+  passages: Passage[];
+  at: string;
+}
+
+/** A passage the model cited in an item's answer and that the item had indeed retrieved. */
+export interface CitedPassage {
+  item_seq: number;
+  node_id: string;
+  passage_id: string;
+  source: string;
+  version: number;
+  page: number | null;
+  paragraph: number;
+}
+
+/** An item's source context: its retrievals, and the citations of its answer that were kept. */
+export interface ItemSourceContext {
+  data: SourceContext[];
+  citations?: CitedPassage[];
+}
+
+export interface Citation {
+  id: string;
+  source: { id: string; name: string };
+  version: number;
+  version_status: SourceStatus;
+  document: { id: string; file_name: string; format: string | null };
+  page: number | null;
+  paragraph: number;
+  part: number;
+  text: string;
+  boxes: Box[] | null;
+  ocr_confidence: number | null;
+  page_size: { width: number; height: number; unit: string } | null;
+  ocr: boolean;
+  page_image_url: string | null;
+}
