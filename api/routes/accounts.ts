@@ -82,6 +82,20 @@ export function accountRoutes(deps: AccountDeps): Router {
     setSessionCookies(res, s, deps.links.publicUrl);
   const clearCookies = clearSessionCookies;
 
+  /** An event of a person's own account, for the audit log: they are both its subject and its actor. */
+  const auditAccount = (
+    req: Request,
+    user: { id: string; email: string },
+    action: string,
+    extra: { workspace_id?: string | null; details?: Record<string, unknown>; target?: string } = {},
+  ) => recordAudit(knex, { user_id: user.id, actor: user.email, action, ip: req.ip, ...extra });
+
+  /** Changes that could lock a person out (password, two-factor, deletion) ask for the password again. */
+  const assertPassword = async (userId: string, password: string, detail = 'the password is not right') => {
+    const stored = await knex('users').where({ id: userId }).first('password_hash');
+    if (!(await checkPassword(stored?.password_hash, password))) throw new ApiError(403, 'wrong_password', detail);
+  };
+
   /** Signs a person in: a new session in their chosen (or first) workspace, cookies set, the answer. */
   const startSession = async (req: Request, res: Response, user: User, workspaceId?: string) => {
     const memberships = await membershipsOf(knex, user.id);
@@ -121,13 +135,7 @@ export function accountRoutes(deps: AccountDeps): Router {
       await addMember(trx, workspace.id, user.id, 'owner');
       return { user, workspace };
     });
-    await recordAudit(knex, {
-      workspace_id: workspace.id,
-      user_id: user.id,
-      actor: user.email,
-      action: 'account.created',
-      ip: req.ip,
-    });
+    await auditAccount(req, user, 'account.created', { workspace_id: workspace.id });
     res.status(201).json(await startSession(req, res, user, workspace.id));
   });
 
@@ -178,13 +186,7 @@ export function accountRoutes(deps: AccountDeps): Router {
     byEmail.reset(address);
     const signedIn = await startSession(req, res, publicUser(user!));
     // Recorded in the workspace the session opens, so its admins see who signed in and from where.
-    await recordAudit(knex, {
-      workspace_id: signedIn.workspace_id,
-      user_id: user!.id,
-      actor: user!.email,
-      action: 'login.succeeded',
-      ip: req.ip,
-    });
+    await auditAccount(req, user!, 'login.succeeded', { workspace_id: signedIn.workspace_id });
     res.json(signedIn);
   });
 
@@ -200,13 +202,7 @@ export function accountRoutes(deps: AccountDeps): Router {
         text: `Someone asked to reset the password of your Cadre account.\n\nSet a new one here (the link works for an hour, once):\n${url}\n\nIf it was not you, ignore this message.`,
         key: `reset:${randomUUID()}`,
       });
-      await recordAudit(knex, {
-        user_id: user.id,
-        actor: user.email,
-        action: 'password.reset_requested',
-        details: { emailed: sent },
-        ip: req.ip,
-      });
+      await auditAccount(req, user, 'password.reset_requested', { details: { emailed: sent } });
     }
     res.status(202).json({
       status: 'accepted',
@@ -235,14 +231,8 @@ export function accountRoutes(deps: AccountDeps): Router {
       throw new ApiError(410, 'reset_link_invalid', 'this reset link has expired or was used; ask for a new one');
     await setPassword(knex, userId, input.password);
     const ended = await revokeSessions(knex, userId);
-    const user = (await knex('users').where({ id: userId }).first('email'))!;
-    await recordAudit(knex, {
-      user_id: userId,
-      actor: user.email,
-      action: 'password.reset',
-      details: { sessions_ended: ended },
-      ip: req.ip,
-    });
+    const user = (await knex('users').where({ id: userId }).first('id', 'email'))!;
+    await auditAccount(req, user, 'password.reset', { details: { sessions_ended: ended } });
     res.status(204).end();
   });
 
@@ -280,13 +270,7 @@ export function accountRoutes(deps: AccountDeps): Router {
       await addMember(trx, ws.id, user.id, 'owner');
       return ws;
     });
-    await recordAudit(knex, {
-      workspace_id: workspace.id,
-      user_id: user.id,
-      actor: user.email,
-      action: 'workspace.created',
-      ip: req.ip,
-    });
+    await auditAccount(req, user, 'workspace.created', { workspace_id: workspace.id });
     await setSessionWorkspace(knex, req.account!.session.id, workspace.id);
     res.status(201).json(await me(user, workspace.id));
   });
@@ -297,20 +281,11 @@ export function accountRoutes(deps: AccountDeps): Router {
       req.body,
     );
     const { user, session } = req.account!;
-    const stored = await knex('users').where({ id: user.id }).first('password_hash');
-    if (!(await checkPassword(stored?.password_hash, input.current_password))) {
-      throw new ApiError(403, 'wrong_password', 'the current password is not right');
-    }
+    await assertPassword(user.id, input.current_password, 'the current password is not right');
     await setPassword(knex, user.id, input.new_password);
     // Whoever knew the old password is signed out everywhere else; this session goes on.
     const ended = await revokeSessions(knex, user.id, session.id);
-    await recordAudit(knex, {
-      user_id: user.id,
-      actor: user.email,
-      action: 'password.changed',
-      details: { sessions_ended: ended },
-      ip: req.ip,
-    });
+    await auditAccount(req, user, 'password.changed', { details: { sessions_ended: ended } });
     res.status(204).end();
   });
 
@@ -323,13 +298,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   r.post('/auth/logout-everywhere', signedIn, async (req, res) => {
     const { user } = req.account!;
     const ended = await revokeSessions(knex, user.id);
-    await recordAudit(knex, {
-      user_id: user.id,
-      actor: user.email,
-      action: 'sessions.revoked_all',
-      details: { sessions_ended: ended },
-      ip: req.ip,
-    });
+    await auditAccount(req, user, 'sessions.revoked_all', { details: { sessions_ended: ended } });
     clearCookies(res);
     res.status(204).end();
   });
@@ -339,10 +308,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   r.delete('/me', signedIn, ...body, async (req, res) => {
     const input = parseBody(z.object({ password: z.string().min(1).max(200) }), req.body);
     const { user } = req.account!;
-    const stored = await knex('users').where({ id: user.id }).first('password_hash');
-    if (!(await checkPassword(stored?.password_hash, input.password))) {
-      throw new ApiError(403, 'wrong_password', 'the password is not right');
-    }
+    await assertPassword(user.id, input.password);
     const seconds = deps.accountRecoverySeconds ?? 30 * 86_400;
     const eraseAt = new Date(Date.now() + seconds * 1000);
     const workspaces = await markAccountDeleted(knex, user.id, eraseAt);
@@ -351,13 +317,7 @@ export function accountRoutes(deps: AccountDeps): Router {
       taskQueue: deps.temporalConfig.taskQueue,
       args: [{ userId: user.id, afterSeconds: seconds }],
     });
-    await recordAudit(knex, {
-      user_id: user.id,
-      actor: user.email,
-      action: 'account.deleted',
-      details: { workspaces, erase_at: eraseAt.toISOString() },
-      ip: req.ip,
-    });
+    await auditAccount(req, user, 'account.deleted', { details: { workspaces, erase_at: eraseAt.toISOString() } });
     clearCookies(res);
     res.status(202).json({ status: 'deleted', erase_at: eraseAt.toISOString(), workspaces_deleted: workspaces });
   });
@@ -377,7 +337,7 @@ export function accountRoutes(deps: AccountDeps): Router {
     if (!(await restoreAccount(knex, user.id))) {
       throw new ApiError(410, 'account_erased', 'this account was already erased');
     }
-    await recordAudit(knex, { user_id: user.id, actor: user.email, action: 'account.recovered', ip: req.ip });
+    await auditAccount(req, user, 'account.recovered');
     res.json(await startSession(req, res, publicUser(user)));
   });
 
@@ -414,19 +374,16 @@ export function accountRoutes(deps: AccountDeps): Router {
         totp_pending: null,
         recovery_codes: JSON.stringify(codes.map(tokenHash)),
       });
-    await recordAudit(knex, { user_id: user.id, actor: user.email, action: 'two_factor.enabled', ip: req.ip });
+    await auditAccount(req, user, 'two_factor.enabled');
     res.json({ recovery_codes: codes });
   });
 
   r.delete('/me/two-factor', signedIn, ...body, async (req, res) => {
     const input = parseBody(z.object({ password: z.string().min(1).max(200) }), req.body);
     const { user } = req.account!;
-    const stored = await knex('users').where({ id: user.id }).first('password_hash');
-    if (!(await checkPassword(stored?.password_hash, input.password))) {
-      throw new ApiError(403, 'wrong_password', 'the password is not right');
-    }
+    await assertPassword(user.id, input.password);
     await knex('users').where({ id: user.id }).update({ totp_secret: null, totp_pending: null, recovery_codes: '[]' });
-    await recordAudit(knex, { user_id: user.id, actor: user.email, action: 'two_factor.disabled', ip: req.ip });
+    await auditAccount(req, user, 'two_factor.disabled');
     res.status(204).end();
   });
 
@@ -491,14 +448,10 @@ export function accountRoutes(deps: AccountDeps): Router {
       return true;
     });
     if (!accepted) throw new ApiError(410, 'invitation_invalid', 'this invitation was already used');
-    await recordAudit(knex, {
+    await auditAccount(req, user, 'member.joined', {
       workspace_id: inv.workspace_id,
-      user_id: user.id,
-      actor: user.email,
-      action: 'member.joined',
       target: user.email,
       details: { role: inv.role, invitation_id: inv.id },
-      ip: req.ip,
     });
     if (cookie) {
       await setSessionWorkspace(knex, req.account!.session.id, inv.workspace_id);
