@@ -232,7 +232,8 @@ export async function getPassage(knex: Knex, workspaceId: string, id: string): P
       'g.height as page_height',
       'g.unit as page_unit',
       'g.ocr as page_ocr',
-      knex.raw('g.image is not null as has_image'),
+      // A PDF page's picture is made when first asked for (activities/sources/page-pictures.ts).
+      knex.raw("(g.image is not null or (d.format = 'pdf' and g.page is not null)) as has_image"),
     );
 }
 

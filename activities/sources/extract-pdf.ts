@@ -65,13 +65,9 @@ export async function extractPdfPages(bytes: Uint8Array, from: number, to: numbe
       const lines = await textLines(page);
       const chars = lines.reduce((sum, l) => sum + l.text.replace(/\s/g, '').length, 0);
       if (chars >= minTextChars) {
-        out.pages.push({
-          page: n,
-          width: viewport.width,
-          height: viewport.height,
-          unit: 'pt',
-          image: await render(page, pictureScale),
-        });
+        // No picture now: rendering is three quarters of a text page's indexing time, and most pages are never
+        // cited. The first citation that opens the page renders it (renderPdfPage) and keeps it.
+        out.pages.push({ page: n, width: viewport.width, height: viewport.height, unit: 'pt' });
         out.paragraphs.push(...paragraphsFromLines(lines, n));
       } else {
         const scan = await render(page, ocrScale);
@@ -139,6 +135,19 @@ async function textLines(page: PdfPage): Promise<Line[]> {
     const box = { x: x0, y: baseline - 0.8 * size, width: x1 - x0, height: size };
     return { text: text.replace(/\s+/g, ' ').trim(), box: scaleBox(box, 1) };
   });
+}
+
+/** The picture of one page, for opening a citation on a page indexed without one. */
+export async function renderPdfPage(bytes: Uint8Array, pageNumber: number): Promise<Buffer> {
+  const doc = await openPdf(bytes);
+  try {
+    const page = await doc.getPage(pageNumber);
+    const picture = await render(page, pictureScale);
+    page.cleanup();
+    return picture;
+  } finally {
+    await doc.destroy();
+  }
 }
 
 async function render(page: PdfPage, scale: number): Promise<Buffer> {

@@ -9,7 +9,6 @@ import {
   addVersion,
   agentsUsing,
   deleteSource,
-  getPageImage,
   getPassage,
   getSource,
   listDocuments,
@@ -25,6 +24,7 @@ import { getRun } from '../../db/runs';
 import type { indexSource } from '../../workflows/index-source';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
+import { pagePicture } from '../../activities/sources/page-pictures';
 import { readUpload } from '../source-upload';
 import { cursorParam, jsonBody, limitParam, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
@@ -293,7 +293,7 @@ export function sourceRoutes(deps: RouteDeps): Router {
   r.get('/passages/:id/page-image', requirePermission('read'), async (req, res) => {
     const p = await getPassage(knex, req.auth!.workspace.id, param(req, 'id'));
     if (!p) throw new ApiError(404, 'passage_not_found', `no passage ${param(req, 'id')} in this workspace`);
-    const image = p.page === null ? undefined : await getPageImage(knex, p.document_id, p.page);
+    const image = p.page === null ? undefined : await pagePicture(knex, p.document_id, p.page);
     if (!image)
       throw new ApiError(
         404,
