@@ -293,7 +293,17 @@ describe('sources and retrieval', function () {
       assert.equal(citation.page, 2);
       assert.equal(citation.paragraph, 2);
       assert.deepEqual(citation.boxes, hit.boxes);
+      const stored = () =>
+        h.stack
+          .knex('source_pages as g')
+          .join('passages as p', function () {
+            this.on('p.document_id', '=', 'g.document_id').andOn('p.page', '=', 'g.page');
+          })
+          .where('p.id', hit.passage_id)
+          .first(h.stack.knex.raw('g.image is not null as kept'));
+      assert.equal((await stored()).kept, false, 'a text page is indexed without its picture');
       const image = await call(new URL(citation.page_image_url).pathname);
+      assert.equal((await stored()).kept, true, 'drawn when first opened, then kept');
       assert.equal(image.status, 200);
       assert.equal(image.headers.get('content-type'), 'image/png');
       const png = Buffer.from(await image.arrayBuffer());
