@@ -1235,7 +1235,18 @@ export const routes: Route[] = [
         },
       },
       'application/json': {
-        schema: obj({ url: { type: 'string', format: 'uri' }, name: { type: 'string' } }, ['url']),
+        schema: obj(
+          {
+            url: { type: 'string', format: 'uri' },
+            name: { type: 'string' },
+            auth_header: {
+              type: 'string',
+              description:
+                "For an API endpoint: the Authorization header's value, stored sealed, sent only to that origin.",
+            },
+          },
+          ['url'],
+        ),
       },
     },
     ok: { 202: obj({ data: { type: 'array', items: ref('Source') } }) },

@@ -8,6 +8,7 @@ import * as sources from './migrations/008_sources';
 import * as accounts from './migrations/009_accounts';
 import * as runCitations from './migrations/010_run_citations';
 import * as voyageEmbeddings from './migrations/011_voyage_embeddings';
+import * as sourceAuth from './migrations/012_source_auth';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -21,6 +22,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '009_accounts': accounts,
   '010_run_citations': runCitations,
   '011_voyage_embeddings': voyageEmbeddings,
+  '012_source_auth': sourceAuth,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -120,4 +120,5 @@ export const sealedColumns = [
   { table: 'users', key: 'id', column: 'totp_pending' },
   { table: 'workspace_sso', key: 'workspace_id', column: 'client_secret' },
   { table: 'sso_logins', key: 'state_hash', column: 'code_verifier' },
+  { table: 'source_documents', key: 'id', column: 'auth_header_sealed' },
 ] as const;

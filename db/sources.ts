@@ -55,6 +55,8 @@ export interface NewDocument {
   contentType?: string;
   content?: Buffer;
   url?: string;
+  /** The Authorization header to fetch the URL with, sealed. */
+  authHeaderSealed?: string;
 }
 
 const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
@@ -104,6 +106,7 @@ export async function addVersion(
         size: d.content?.length ?? null,
         sha256: d.content ? createHash('sha256').update(d.content).digest('hex') : null,
         content: d.content ?? null,
+        auth_header_sealed: d.authHeaderSealed ?? null,
       })),
     );
     return { source, version, replaced: source.latest_version > 1 };

@@ -1,6 +1,7 @@
 // The activities of the indexing workflow (workflows/index-source.ts): fetch and check a version's documents,
 // extract them in page ranges (progress: pages done / total), embed the passages, and make the version current
 // (archiving the one it replaces). Documents and passages live in Postgres; the workflow carries ids only.
+import { loadSecretBox, type SecretBox } from '../../db/secret-box';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { ActivityDeps } from '../deps';
@@ -34,8 +35,14 @@ const unreadable = (fileName: string, err: unknown) => {
 export function createSourceIndexingActivities(deps: ActivityDeps) {
   const { knex, config } = deps;
 
-  async function fetchUrl(url: string): Promise<{ content: Buffer; contentType: string | null; finalUrl: URL }> {
+  let secrets: SecretBox | undefined; // opened once, when a source first needs a credential
+
+  async function fetchUrl(
+    url: string,
+    authorization?: string,
+  ): Promise<{ content: Buffer; contentType: string | null; finalUrl: URL }> {
     let target = new URL(url);
+    const origin = target.origin;
     // Redirects are followed by hand so that every hop passes the address check.
     for (let hop = 0; hop < 5; hop++) {
       try {
@@ -47,7 +54,12 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
       }
       const res = await fetch(target, {
         redirect: 'manual',
-        headers: { accept: 'text/html,application/pdf,*/*;q=0.8', 'user-agent': 'Cadre source indexer' },
+        headers: {
+          accept: 'text/html,application/pdf,*/*;q=0.8',
+          'user-agent': 'Cadre source indexer',
+          // A credential goes only to the origin it was given for, not to wherever a redirect points.
+          ...(authorization && target.origin === origin ? { authorization } : {}),
+        },
         signal: AbortSignal.timeout(30_000),
       });
       if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
@@ -83,14 +95,25 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
     const docs = await knex('source_documents')
       .where({ version_id: versionId })
       .orderBy('position')
-      .select('id', 'file_name', 'url', 'format', 'content_type', knex.raw('content is null as missing'));
+      .select(
+        'id',
+        'file_name',
+        'url',
+        'format',
+        'content_type',
+        'auth_header_sealed',
+        knex.raw('content is null as missing'),
+      );
     const plan: DocumentPlan[] = [];
     for (const doc of docs) {
       let fileName: string = doc.file_name;
       let format = doc.format as Format | null;
       let content: Buffer;
       if (doc.url && doc.missing) {
-        const fetched = await fetchUrl(doc.url);
+        const authorization = doc.auth_header_sealed
+          ? (secrets ??= loadSecretBox(config)).open(doc.auth_header_sealed)
+          : undefined;
+        const fetched = await fetchUrl(doc.url, authorization);
         content = fetched.content;
         format = formatFromContentType(fetched.contentType) ?? formatFromName(fetched.finalUrl.pathname) ?? 'html';
         if (content.length > maxBytesFor(format)) throw tooLarge(doc.url, content.length);

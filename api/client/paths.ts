@@ -3479,6 +3479,7 @@ export interface paths {
           'application/json': {
             url: string;
             name?: string;
+            auth_header?: string;
           };
         };
       };

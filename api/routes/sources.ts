@@ -25,6 +25,7 @@ import type { indexSource } from '../../workflows/index-source';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { pagePicture } from '../../activities/sources/page-pictures';
+import type { SecretBox } from '../../db/secret-box';
 import { readUpload } from '../source-upload';
 import { cursorParam, jsonBody, limitParam, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
@@ -38,6 +39,8 @@ const sourceName = z
 const urlBody = z.object({
   url: z.url({ protocol: /^https?$/, error: 'url must be an http or https URL' }),
   name: sourceName.optional(),
+  /** For an API endpoint that wants credentials: the Authorization header's value, stored sealed. */
+  auth_header: z.string().min(1).max(4000).optional(),
 });
 
 const searchBody = z.object({
@@ -49,7 +52,7 @@ const searchBody = z.object({
 /** Who made a change: until accounts exist, the API key that made it. */
 const byCaller = (req: Request) => req.auth!.actor;
 
-export function sourceRoutes(deps: RouteDeps): Router {
+export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
   const { knex, temporal, temporalConfig } = deps;
   const r = Router();
   const base = `${deps.links.publicUrl}/v1`;
@@ -174,7 +177,13 @@ export function sourceRoutes(deps: RouteDeps): Router {
       batches.push({
         name: body.name ?? `${url.host}${url.pathname === '/' ? '' : url.pathname}`,
         kind: 'url',
-        documents: [{ fileName: url.href, url: url.href }],
+        documents: [
+          {
+            fileName: url.href,
+            url: url.href,
+            authHeaderSealed: body.auth_header ? deps.secrets.seal(body.auth_header) : undefined,
+          },
+        ],
       });
     } else {
       throw new ApiError(

@@ -59,6 +59,12 @@ describe('sources and retrieval', function () {
     // A small web site for URL sources: a page, a redirect to it, and a missing page.
     site = http.createServer((req, res) => {
       if (req.url === '/moved') res.writeHead(302, { location: '/handbook.html' }).end();
+      else if (req.url === '/api/policies')
+        if (req.headers.authorization === 'Bearer endpoint-token-1234')
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end('{"policy": "Laptops are replaced every four years."}');
+        else res.writeHead(401).end('credentials required');
       else if (req.url === '/handbook.html')
         res
           .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
@@ -227,6 +233,35 @@ describe('sources and retrieval', function () {
         all.every((p: Json) => !/Imprint|Contact/.test(p.text)),
         'menus and footers are not indexed',
       );
+    });
+
+    it('fetches an API endpoint with its Authorization header, kept sealed', async () => {
+      const url = `http://${siteHost}/api/policies`;
+      const withKey = (
+        await json(
+          await call('/v1/sources', {
+            method: 'POST',
+            json: { url, name: 'Policy API', auth_header: 'Bearer endpoint-token-1234' },
+          }),
+        )
+      ).data[0];
+      assert.equal((await indexed(withKey.id)).latest_version.status, 'ready');
+      const [hit] = await search('laptops replaced', ['Policy API'], 1);
+      assert.match(hit.text, /every four years/);
+      const stored = await h.stack
+        .knex('source_documents')
+        .whereNotNull('auth_header_sealed')
+        .select(h.stack.knex.raw('row_to_json(source_documents)::text as row'));
+      assert.ok(
+        stored.length > 0 && stored.every((r: { row: string }) => !r.row.includes('endpoint-token-1234')),
+        'sealed at rest',
+      );
+      const without = (
+        await json(await call('/v1/sources', { method: 'POST', json: { url, name: 'Policy API, no key' } }))
+      ).data[0];
+      const failed = await indexed(without.id);
+      assert.equal(failed.latest_version.status, 'failed');
+      assert.match(JSON.stringify(failed.latest_version), /answered 401/);
     });
 
     it('fails a URL source that is internal (the address guard) or missing, with the reason', async () => {

@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
-import { secretBox } from '../../db/secret-box';
+import { loadSecretBox } from '../../db/secret-box';
 import { createLogger, type Logger } from '../../api/logger';
 import { startRun } from '../../api/run-service';
 import type { CadreConfig } from '../../cadre.config';
@@ -130,7 +130,8 @@ export async function startApi(
     temporalConfig: h.temporalConfig,
     links: { publicUrl: 'http://cadre.test', temporal: h.temporalConfig },
     bodyLimit: '64kb',
-    secrets: secretBox('cadre test secret key'),
+    // The key the harness's worker opens secrets with (its config's), as one deployment shares one key.
+    secrets: loadSecretBox(h.config),
     smtp: opts.smtp,
     accountRecoverySeconds: opts.accountRecoverySeconds,
     logger: opts.logger ?? createLogger('silent', 'web'),
