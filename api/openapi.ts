@@ -337,7 +337,16 @@ interface Route {
   ok: Record<number, unknown>;
   /** Problem statuses besides the ones every route of its kind can answer. */
   errors?: number[];
+  /** Query parameters: filters, pages, options. */
+  query?: Record<string, { schema: object; required?: boolean; description?: string }>;
 }
+
+const pageQuery = {
+  limit: { schema: { type: 'integer', minimum: 1 }, description: 'Page size (the route names its maximum)' },
+  cursor: { schema: { type: 'string' }, description: 'next_cursor of the previous page' },
+};
+const approvalStatuses = ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'];
+const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'];
 
 const runBody = obj({ input: { type: 'string', description: 'The data the run receives, split into items.' } });
 const anyObject = { type: 'object' };
@@ -347,6 +356,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/auth/sso/discover',
+    query: { email: { schema: { type: 'string' }, required: true } },
     id: 'discoverSso',
     summary: "Single sign-on: the workspace whose provider signs in this email's domain (?email=)",
     scope: 'public',
@@ -356,6 +366,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/auth/sso/{workspaceId}/start',
+    query: { next: { schema: { type: 'string' }, description: 'Console path to return to' } },
     id: 'startSso',
     summary: "Single sign-on: redirects to the workspace's OpenID Connect provider (PKCE, state, nonce)",
     scope: 'public',
@@ -669,6 +680,10 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/audit-log',
+    query: {
+      action: { schema: { type: 'string' }, description: 'Actions starting with this, e.g. login.' },
+      ...pageQuery,
+    },
     id: 'listAuditEvents',
     summary: 'Security and configuration events, newest first (Professional and Enterprise plans)',
     scope: 'admin',
@@ -678,6 +693,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/agents',
+    query: pageQuery,
     id: 'listAgents',
     summary: 'Agents of the workspace',
     scope: 'read',
@@ -741,6 +757,10 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/agents/{id}/diff',
+    query: {
+      from: { schema: { type: 'integer' }, required: true },
+      to: { schema: { type: 'integer' }, required: true },
+    },
     id: 'diffVersions',
     summary: 'Changes between two versions (?from=&to=)',
     scope: 'read',
@@ -874,6 +894,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/agents/{id}/timeline',
+    query: { kind: { schema: { enum: [...timelineKinds] } }, ...pageQuery },
     id: 'agentTimeline',
     summary: 'Activity timeline, newest first',
     scope: 'read',
@@ -970,6 +991,14 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/runs',
+    query: {
+      agent_id: { schema: { type: 'string', format: 'uuid' } },
+      status: { schema: { enum: [...runStatuses] } },
+      trigger: { schema: { enum: [...triggers] } },
+      from: { schema: ts, description: 'Created at or after' },
+      to: { schema: ts, description: 'Created before' },
+      ...pageQuery,
+    },
     id: 'listRuns',
     summary: 'Runs, newest first (?agent_id=&status=&trigger=&from=&to=&cursor=)',
     scope: 'read',
@@ -999,6 +1028,11 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/runs/{id}/items',
+    query: {
+      status: { schema: { enum: itemStatuses } },
+      from_seq: { schema: { type: 'integer', minimum: 0 }, description: 'Items from this sequence number on' },
+      ...pageQuery,
+    },
     id: 'listRunItems',
     summary: 'Items with output and error (?status=&cursor=&from_seq=)',
     scope: 'read',
@@ -1008,6 +1042,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/runs/{id}/logs',
+    query: pageQuery,
     id: 'listRunLogs',
     summary: 'Log lines, oldest first',
     scope: 'read',
@@ -1050,6 +1085,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/approvals',
+    query: { status: { schema: { enum: approvalStatuses } } },
     id: 'listApprovals',
     summary: 'Approvals of the workspace, oldest first (?status=)',
     scope: 'read',
@@ -1129,6 +1165,10 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/stats/daily',
+    query: {
+      days: { schema: { type: 'integer', minimum: 1 } },
+      agent_id: { schema: { type: 'string', format: 'uuid' } },
+    },
     id: 'dailyStats',
     summary: 'Per day: runs by status, items, durations, cost (?days=&agent_id=)',
     scope: 'read',
@@ -1271,6 +1311,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/sources/{id}/versions/{version}/passages',
+    query: pageQuery,
     id: 'listSourceVersionPassages',
     summary: "A version's passages in document order (archived versions too); ?limit, ?cursor",
     scope: 'read',
@@ -1317,6 +1358,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/passages/{id}/page-image',
+    query: { highlight: { schema: { enum: ['true', 'false'] }, description: 'Draw the passage boxes' } },
     id: 'getCitationPageImage',
     summary: "The passage's page as a picture (?highlight=true draws its boxes)",
     scope: 'read',
@@ -1325,6 +1367,7 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/runs/{id}/source-context',
+    query: { item: { schema: { type: 'integer', minimum: 0 }, description: 'One item only' } },
     id: 'getRunSourceContext',
     summary: "What each item's retrieval found, and the citations of its answer that were kept (?item=<seq>)",
     scope: 'read',
@@ -1398,12 +1441,21 @@ export function openApiDocument(publicUrl: string) {
       ...(route.errors ?? []),
       500,
     ]);
-    const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
-      name: m[1],
-      in: 'path',
-      required: true,
-      schema: { type: 'string' },
-    }));
+    const params = [
+      ...[...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+        name: m[1],
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      })),
+      ...Object.entries(route.query ?? {}).map(([name, q]) => ({
+        name,
+        in: 'query',
+        required: q.required ?? false,
+        schema: q.schema,
+        ...(q.description ? { description: q.description } : {}),
+      })),
+    ];
     paths[route.path] ??= {};
     paths[route.path][route.method] = {
       operationId: route.id,

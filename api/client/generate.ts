@@ -67,11 +67,16 @@ export function generatePaths(): string {
     out.push(`  ${JSON.stringify(p)}: {`);
     for (const [method, op] of Object.entries<Schema>(ops)) {
       const pathParams = (op.parameters ?? []).filter((x: Schema) => x.in === 'path');
+      const queryParams = (op.parameters ?? []).filter((x: Schema) => x.in === 'query');
       const json = op.requestBody?.content?.['application/json']?.schema;
       out.push(`    ${method}: {`);
       out.push('      parameters: {');
-      // Query parameters (filters, cursors) are not in the document yet: any string or number is accepted.
-      out.push('        query?: Record<string, string | number | undefined>;');
+      if (queryParams.length === 0) out.push('        query?: never;');
+      else {
+        const required = queryParams.some((x: Schema) => x.required);
+        const fields = queryParams.map((x: Schema) => `${key(x.name)}${x.required ? '' : '?'}: ${typeOf(x.schema)}`);
+        out.push(`        query${required ? '' : '?'}: { ${fields.join('; ')} };`);
+      }
       out.push(
         pathParams.length
           ? `        path: { ${pathParams.map((x: Schema) => `${key(x.name)}: string`).join('; ')} };`

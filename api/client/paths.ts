@@ -507,7 +507,7 @@ export interface paths {
   '/auth/sso/discover': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query: { email: string };
         path?: never;
       };
       responses: {
@@ -528,7 +528,7 @@ export interface paths {
   '/auth/sso/{workspaceId}/start': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { next?: string };
         path: { workspaceId: string };
       };
       responses: {
@@ -543,7 +543,7 @@ export interface paths {
   '/auth/sso/callback': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -555,7 +555,7 @@ export interface paths {
   '/workspace/sso': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -568,7 +568,7 @@ export interface paths {
     };
     put: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -598,7 +598,7 @@ export interface paths {
     };
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -613,7 +613,7 @@ export interface paths {
   '/workspace/plan': {
     put: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -647,7 +647,7 @@ export interface paths {
   '/me': {
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -679,7 +679,7 @@ export interface paths {
     };
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -694,7 +694,7 @@ export interface paths {
   '/auth/recover': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -720,7 +720,7 @@ export interface paths {
   '/auth/signup': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -746,7 +746,7 @@ export interface paths {
   '/auth/login': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -774,7 +774,7 @@ export interface paths {
   '/auth/password-reset': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -803,7 +803,7 @@ export interface paths {
   '/auth/password-reset/confirm': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -827,7 +827,7 @@ export interface paths {
   '/auth/logout': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -842,7 +842,7 @@ export interface paths {
   '/auth/logout-everywhere': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -857,7 +857,7 @@ export interface paths {
   '/me/workspace': {
     put: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -883,7 +883,7 @@ export interface paths {
   '/workspaces': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -909,7 +909,7 @@ export interface paths {
   '/me/password': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -936,7 +936,7 @@ export interface paths {
   '/me/two-factor': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -956,7 +956,7 @@ export interface paths {
     };
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -982,7 +982,7 @@ export interface paths {
   '/me/two-factor/confirm': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -1015,7 +1015,7 @@ export interface paths {
   '/public/invitations/{token}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { token: string };
       };
       responses: {
@@ -1038,7 +1038,7 @@ export interface paths {
   '/public/invitations/{token}/accept': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { token: string };
       };
       requestBody: {
@@ -1066,7 +1066,7 @@ export interface paths {
   '/members': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -1088,7 +1088,7 @@ export interface paths {
   '/members/{userId}': {
     patch: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { userId: string };
       };
       requestBody: {
@@ -1113,7 +1113,7 @@ export interface paths {
     };
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { userId: string };
       };
       responses: {
@@ -1129,7 +1129,7 @@ export interface paths {
   '/invitations': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -1149,7 +1149,7 @@ export interface paths {
     };
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -1176,7 +1176,7 @@ export interface paths {
   '/invitations/{id}': {
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -1191,7 +1191,7 @@ export interface paths {
   '/audit-log': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { action?: string; limit?: number; cursor?: string };
         path?: never;
       };
       responses: {
@@ -1214,7 +1214,7 @@ export interface paths {
   '/agents': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { limit?: number; cursor?: string };
         path?: never;
       };
       responses: {
@@ -1234,7 +1234,7 @@ export interface paths {
     };
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -1524,7 +1524,7 @@ export interface paths {
   '/agents/import': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -1814,7 +1814,7 @@ export interface paths {
   '/agents/{id}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -1827,7 +1827,7 @@ export interface paths {
     };
     put: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -2115,7 +2115,7 @@ export interface paths {
     };
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2130,7 +2130,7 @@ export interface paths {
   '/agents/{id}/duplicate': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2145,7 +2145,7 @@ export interface paths {
   '/agents/{id}/diff': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query: { from: number; to: number };
         path: { id: string };
       };
       responses: {
@@ -2169,7 +2169,7 @@ export interface paths {
   '/agents/{id}/versions': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2194,7 +2194,7 @@ export interface paths {
   '/agents/{id}/versions/{version}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string; version: string };
       };
       responses: {
@@ -2216,7 +2216,7 @@ export interface paths {
   '/agents/{id}/versions/{version}/restore': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string; version: string };
       };
       responses: {
@@ -2231,7 +2231,7 @@ export interface paths {
   '/agents/{id}/export': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2246,7 +2246,7 @@ export interface paths {
   '/agents/{id}/state': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -2273,7 +2273,7 @@ export interface paths {
   '/agents/{id}/run': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -2302,7 +2302,7 @@ export interface paths {
   '/agents/{id}/manual-run': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -2331,7 +2331,7 @@ export interface paths {
   '/agents/{id}/test-run': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -2359,7 +2359,7 @@ export interface paths {
   '/agents/{id}/state-store': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2381,7 +2381,7 @@ export interface paths {
   '/agents/{id}/state-store/{key}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string; key: string };
       };
       responses: {
@@ -2394,7 +2394,7 @@ export interface paths {
     };
     put: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string; key: string };
       };
       requestBody: {
@@ -2420,7 +2420,7 @@ export interface paths {
     };
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string; key: string };
       };
       responses: {
@@ -2435,7 +2435,7 @@ export interface paths {
   '/agents/{id}/triggers': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2455,7 +2455,7 @@ export interface paths {
     };
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -2602,7 +2602,23 @@ export interface paths {
   '/agents/{id}/timeline': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: {
+          kind?:
+            | 'agent_created'
+            | 'agent_updated'
+            | 'state_changed'
+            | 'trigger_added'
+            | 'trigger_changed'
+            | 'trigger_removed'
+            | 'trigger_fired'
+            | 'trigger_skipped'
+            | 'chain_fired'
+            | 'test_run'
+            | 'run_finished'
+            | 'approval_decided';
+          limit?: number;
+          cursor?: string;
+        };
         path: { id: string };
       };
       responses: {
@@ -2625,7 +2641,7 @@ export interface paths {
   '/agents/{id}/run-links': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2645,7 +2661,7 @@ export interface paths {
     };
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -2671,7 +2687,7 @@ export interface paths {
   '/run-links/{id}': {
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2686,7 +2702,7 @@ export interface paths {
   '/triggers/{id}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2699,7 +2715,7 @@ export interface paths {
     };
     put: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -2844,7 +2860,7 @@ export interface paths {
     };
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2859,7 +2875,7 @@ export interface paths {
   '/triggers/{id}/rotate-secret': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2875,7 +2891,7 @@ export interface paths {
   '/triggers/{id}/fire': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -2899,7 +2915,7 @@ export interface paths {
   '/schedules/preview': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -2961,7 +2977,15 @@ export interface paths {
   '/runs': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: {
+          agent_id?: string;
+          status?: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+          trigger?: 'manual' | 'api' | 'test' | 'schedule' | 'webhook' | 'form' | 'chain' | 'run_link' | 'agent';
+          from?: string;
+          to?: string;
+          limit?: number;
+          cursor?: string;
+        };
         path?: never;
       };
       responses: {
@@ -2984,7 +3008,7 @@ export interface paths {
   '/runs/{id}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3008,7 +3032,12 @@ export interface paths {
   '/runs/{id}/items': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: {
+          status?: 'pending' | 'running' | 'done' | 'failed' | 'needs_review' | 'skipped';
+          from_seq?: number;
+          limit?: number;
+          cursor?: string;
+        };
         path: { id: string };
       };
       responses: {
@@ -3034,7 +3063,7 @@ export interface paths {
   '/runs/{id}/logs': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { limit?: number; cursor?: string };
         path: { id: string };
       };
       responses: {
@@ -3057,7 +3086,7 @@ export interface paths {
   '/runs/{id}/events': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3072,7 +3101,7 @@ export interface paths {
   '/runs/{id}/files/{fileId}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string; fileId: string };
       };
       responses: {
@@ -3087,7 +3116,7 @@ export interface paths {
   '/runs/{id}/approvals': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3109,7 +3138,7 @@ export interface paths {
   '/runs/{id}/cancel': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3125,7 +3154,7 @@ export interface paths {
   '/approvals': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { status?: 'pending' | 'approved' | 'rejected' | 'timed_out' | 'escalated' | 'cancelled' };
         path?: never;
       };
       responses: {
@@ -3148,7 +3177,7 @@ export interface paths {
   '/approvals/{id}/decision': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: {
@@ -3177,7 +3206,7 @@ export interface paths {
   '/api-keys': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -3197,7 +3226,7 @@ export interface paths {
     };
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -3224,7 +3253,7 @@ export interface paths {
   '/api-keys/{id}/rotate': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3239,7 +3268,7 @@ export interface paths {
   '/api-keys/{id}': {
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3254,7 +3283,7 @@ export interface paths {
   '/usage': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -3279,7 +3308,7 @@ export interface paths {
   '/stats/daily': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { days?: number; agent_id?: string };
         path?: never;
       };
       responses: {
@@ -3302,7 +3331,7 @@ export interface paths {
   '/tools': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -3324,7 +3353,7 @@ export interface paths {
   '/hooks/{id}': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: { content: { 'application/json': Record<string, unknown> } };
@@ -3346,7 +3375,7 @@ export interface paths {
   '/forms/{id}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3359,7 +3388,7 @@ export interface paths {
   '/forms/{id}/submissions': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       requestBody: { content: { 'application/json': Record<string, unknown> } };
@@ -3381,7 +3410,7 @@ export interface paths {
   '/public/run-links/{token}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { token: string };
       };
       responses: {
@@ -3395,7 +3424,7 @@ export interface paths {
   '/public/run-links/{token}/runs': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { token: string };
       };
       requestBody: {
@@ -3423,7 +3452,7 @@ export interface paths {
   '/public/run-links/{token}/runs/{runId}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { token: string; runId: string };
       };
       responses: {
@@ -3437,7 +3466,7 @@ export interface paths {
   '/public/run-links/{token}/runs/{runId}/files/{fileId}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { token: string; runId: string; fileId: string };
       };
       responses: {
@@ -3451,7 +3480,7 @@ export interface paths {
   '/sources': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       responses: {
@@ -3471,7 +3500,7 @@ export interface paths {
     };
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -3505,7 +3534,7 @@ export interface paths {
   '/sources/{id}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3518,7 +3547,7 @@ export interface paths {
     };
     delete: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3533,7 +3562,7 @@ export interface paths {
   '/sources/{id}/versions/{version}/passages': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { limit?: number; cursor?: string };
         path: { id: string; version: string };
       };
       responses: {
@@ -3564,7 +3593,7 @@ export interface paths {
   '/sources/search': {
     post: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path?: never;
       };
       requestBody: {
@@ -3599,7 +3628,7 @@ export interface paths {
   '/passages/{id}': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: never;
         path: { id: string };
       };
       responses: {
@@ -3614,7 +3643,7 @@ export interface paths {
   '/passages/{id}/page-image': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { highlight?: 'true' | 'false' };
         path: { id: string };
       };
       responses: {
@@ -3629,7 +3658,7 @@ export interface paths {
   '/runs/{id}/source-context': {
     get: {
       parameters: {
-        query?: Record<string, string | number | undefined>;
+        query?: { item?: number };
         path: { id: string };
       };
       responses: {
