@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { touchApiKey, verifyApiKey, type ApiKeyRecord } from '../db/api-keys';
 import {
   csrfMatches,
+  currentMembership,
   membershipsOf,
   resolveSession,
   setSessionWorkspace,
@@ -107,7 +108,7 @@ async function callerFromKey(knex: Knex, header: string): Promise<Caller> {
 async function callerFromSession(knex: Knex, req: Request): Promise<Caller> {
   const { user, session } = req.account!;
   const memberships = await membershipsOf(knex, user.id);
-  const chosen = memberships.find((m) => m.workspace.id === session.workspace_id) ?? memberships[0];
+  const chosen = currentMembership(memberships, session.workspace_id);
   if (!chosen) {
     throw new ApiError(403, 'no_workspace', 'you are not a member of any workspace; ask an admin for an invitation');
   }

@@ -203,6 +203,10 @@ export async function membershipsOf(knex: Knex, userId: string): Promise<Members
   return rows.map(({ role, ...workspace }) => ({ role, workspace }));
 }
 
+/** The workspace a session works in: the one it chose while still a member there, else the person's first. */
+export const currentMembership = (memberships: Membership[], workspaceId: string | null | undefined) =>
+  memberships.find((m) => m.workspace.id === workspaceId) ?? memberships[0];
+
 export async function membership(knex: Knex, userId: string, workspaceId: string): Promise<Membership | undefined> {
   return (await membershipsOf(knex, userId)).find((m) => m.workspace.id === workspaceId);
 }

@@ -27,3 +27,14 @@ export async function createInvitation(
     .returning(invitationColumns);
   return { invitation, url: `${input.publicUrl}/invite/${token}` };
 }
+
+/** Withdraws an open invitation of the workspace; false when there is none by that id. */
+export async function revokeInvitation(knex: Knex, workspaceId: string, id: string): Promise<boolean> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return false;
+  const n = await knex('invitations')
+    .where({ id, workspace_id: workspaceId })
+    .whereNull('accepted_at')
+    .whereNull('revoked_at')
+    .update({ revoked_at: knex.fn.now() });
+  return n > 0;
+}

@@ -25,6 +25,7 @@ export async function createWorkspace(knex: Knex, name: string, plan: Plan = 'fr
 
 /** A workspace in use: one deleted with its owner's account is not found until the account is recovered. */
 export async function getWorkspace(knex: Knex, id: string): Promise<Workspace | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
   return knex('workspaces').where({ id }).whereNull('deleted_at').first(workspaceColumns);
 }
 

@@ -20,6 +20,7 @@ import {
   setPassword,
   setSessionWorkspace,
   createPasswordReset,
+  currentMembership,
   publicUser,
   type User,
 } from '../../db/accounts';
@@ -98,8 +99,7 @@ export function accountRoutes(deps: AccountDeps): Router {
 
   /** Signs a person in: a new session in their chosen (or first) workspace, cookies set, the answer. */
   const startSession = async (req: Request, res: Response, user: User, workspaceId?: string) => {
-    const memberships = await membershipsOf(knex, user.id);
-    const current = memberships.find((m) => m.workspace.id === workspaceId) ?? memberships[0];
+    const current = currentMembership(await membershipsOf(knex, user.id), workspaceId);
     const s = await createSession(knex, {
       userId: user.id,
       workspaceId: current?.workspace.id ?? null,
@@ -112,7 +112,7 @@ export function accountRoutes(deps: AccountDeps): Router {
 
   const me = async (user: User, workspaceId: string | null) => {
     const memberships = await membershipsOf(knex, user.id);
-    const current = memberships.find((m) => m.workspace.id === workspaceId) ?? memberships[0];
+    const current = currentMembership(memberships, workspaceId);
     return {
       user,
       workspace: current ? { ...pickWorkspace(current.workspace), role: current.role } : null,

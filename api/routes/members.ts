@@ -8,7 +8,7 @@ import { listAudit } from '../../db/audit';
 import { roles, type Role } from '../../db/roles';
 import { endOfBillingPeriod, planStatus, plans, schedulePlanChange, setPlan } from '../../db/workspaces';
 import type { planChange } from '../../workflows/plan-change';
-import { createInvitation, invitationColumns, invitationDays } from '../../db/invitations';
+import { createInvitation, invitationColumns, invitationDays, revokeInvitation } from '../../db/invitations';
 import { sendAccountMail } from '../account-mail';
 import { auditRequest } from '../audit-request';
 import { requirePermission } from '../auth';
@@ -34,16 +34,23 @@ export function memberRoutes(deps: AccountDeps): Router {
   const audit = (req: Request, action: string, target: string, details: Record<string, unknown> = {}) =>
     auditRequest(knex, req, action, target, details);
 
-  const memberOr404 = async (workspaceId: string, userId: string) => {
-    const member = (await listMembers(knex, workspaceId)).find((m) => m.user_id === userId);
+  /**
+   * The member a change is about (a new role, or removal when `role` is absent), from one read of the members:
+   * refused when it would hand out or take away ownership without being an owner, or leave no owner.
+   */
+  const memberToChange = async (req: Request, userId: string, role?: Role) => {
+    const members = await listMembers(knex, req.auth!.workspace.id);
+    const member = members.find((m) => m.user_id === userId);
     if (!member) throw new ApiError(404, 'member_not_found', `no member ${userId} in this workspace`);
-    return member;
-  };
-  const assertKeepsAnOwner = async (workspaceId: string, userId: string) => {
-    const owners = (await listMembers(knex, workspaceId)).filter((m) => m.role === 'owner');
-    if (owners.length === 1 && owners[0].user_id === userId) {
-      throw new ApiError(409, 'last_owner', 'a workspace needs an owner: make someone else owner first');
+    if (role) assertMayAssign(req, role);
+    if (member.role === 'owner') {
+      assertMayAssign(req, 'owner');
+      const owners = members.filter((m) => m.role === 'owner').length;
+      if (role !== 'owner' && owners === 1) {
+        throw new ApiError(409, 'last_owner', 'a workspace needs an owner: make someone else owner first');
+      }
     }
+    return member;
   };
 
   r.get('/members', requirePermission('read'), async (req, res) => {
@@ -53,12 +60,7 @@ export function memberRoutes(deps: AccountDeps): Router {
   r.patch('/members/:userId', requirePermission('admin'), ...body, async (req, res) => {
     const { role } = parseBody(z.object({ role: z.enum(roles) }), req.body);
     const ws = req.auth!.workspace.id;
-    const member = await memberOr404(ws, param(req, 'userId'));
-    assertMayAssign(req, role);
-    if (member.role === 'owner') {
-      assertMayAssign(req, 'owner');
-      if (role !== 'owner') await assertKeepsAnOwner(ws, member.user_id);
-    }
+    const member = await memberToChange(req, param(req, 'userId'), role);
     await knex('memberships').where({ workspace_id: ws, user_id: member.user_id }).update({ role });
     await audit(req, 'member.role_changed', member.email, { from: member.role, to: role });
     res.json({ ...member, role });
@@ -66,11 +68,7 @@ export function memberRoutes(deps: AccountDeps): Router {
 
   r.delete('/members/:userId', requirePermission('admin'), async (req, res) => {
     const ws = req.auth!.workspace.id;
-    const member = await memberOr404(ws, param(req, 'userId'));
-    if (member.role === 'owner') {
-      assertMayAssign(req, 'owner');
-      await assertKeepsAnOwner(ws, member.user_id);
-    }
+    const member = await memberToChange(req, param(req, 'userId'));
     await knex.transaction(async (trx) => {
       await trx('memberships').where({ workspace_id: ws, user_id: member.user_id }).delete();
       // Their sessions stop showing this workspace at once; they stay signed in to any other.
@@ -115,14 +113,8 @@ export function memberRoutes(deps: AccountDeps): Router {
 
   r.delete('/invitations/:id', requirePermission('admin'), async (req, res) => {
     const id = param(req, 'id');
-    const n = /^[0-9a-f-]{36}$/i.test(id)
-      ? await knex('invitations')
-          .where({ id, workspace_id: req.auth!.workspace.id })
-          .whereNull('accepted_at')
-          .whereNull('revoked_at')
-          .update({ revoked_at: knex.fn.now() })
-      : 0;
-    if (n === 0) throw new ApiError(404, 'invitation_not_found', `no open invitation ${id} in this workspace`);
+    if (!(await revokeInvitation(knex, req.auth!.workspace.id, id)))
+      throw new ApiError(404, 'invitation_not_found', `no open invitation ${id} in this workspace`);
     await audit(req, 'invitation.revoked', id);
     res.status(204).end();
   });

@@ -32,7 +32,7 @@ export function ssoPublicRoutes(deps: AccountDeps): Router {
   const callbackUrl = `${deps.links.publicUrl}/v1/auth/sso/callback`;
 
   const settingsOf = async (workspaceId: string) => {
-    const ws = /^[0-9a-f-]{36}$/i.test(workspaceId) ? await getWorkspace(knex, workspaceId) : undefined;
+    const ws = await getWorkspace(knex, workspaceId);
     const settings: SsoSettings | undefined = ws
       ? await knex('workspace_sso').where({ workspace_id: ws.id }).first()
       : undefined;
