@@ -73,6 +73,8 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
         return fail(`the ${workspace.plan} plan's runs for this month are used up, so "${target.name}" cannot run`);
       if (opened.outcome === 'key_in_flight' || opened.outcome === 'key_reused')
         return fail('the call could not be opened; retry the run');
+      // Paused or edited since it was read just above: the activity's retry reads it again.
+      if (opened.outcome === 'agent_changed') throw new Error(`the called agent "${target.name}" changed meanwhile`);
       const id = opened.outcome === 'created' ? opened.run.id : opened.runId;
       if (opened.outcome === 'created') {
         await appendRunLog(knex, [

@@ -63,6 +63,8 @@ async function openTriggeredRun(
       return skip('duplicate', 'this fire was already handled');
     case 'replayed': // a retried activity: the run was opened by the first attempt
       return { id: opened.runId, workspace_id: workspace.id, agent_id: agent.id, trigger: kind, fresh: false };
+    case 'agent_changed': // paused or edited since it was read just above: the retry reads it again
+      throw new Error(`the agent ${agent.id} changed while its run was being opened`);
   }
   await recordEvent(knex, {
     workspace_id: trigger.workspace_id,

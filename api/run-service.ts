@@ -3,7 +3,7 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { InputError, parseInput } from '../activities/input-parsing';
-import { getVersion, type AgentRow } from '../db/agents';
+import { getVersion, rereadAgent, type AgentRow } from '../db/agents';
 import { failUnstartedRun, openRun } from '../db/open-run';
 import { getRun, type RunRecord, type Trigger } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
@@ -30,12 +30,57 @@ export interface StartRunRequest {
   idempotencyKey?: string;
 }
 
+/** The refusal of a run on an agent that is not live. */
+export function agentNotLive(agent: Pick<AgentRow, 'state'>, trigger: Trigger): ApiError {
+  const how = trigger === 'api' ? ' through the API' : '';
+  return new ApiError(
+    409,
+    'agent_not_live',
+    `the agent is ${agent.state}; only a live agent can be run${how} (make it live first, or start a test run)`,
+    {},
+    { state: agent.state },
+  );
+}
+
+/** Opened and started at once, or refused because the agent moved on since the caller read it. */
+class AgentChanged extends Error {}
+
+/**
+ * Checks the input against the agent's input node, then opens and starts the run. The agent may be a row read a
+ * moment ago (getAgentHint). If it has been paused, deleted or edited since, the run is not opened (openRun checks
+ * in the same statement) and the agent is read again: then refused, or started on its current version. An input
+ * refused by the version read is checked again against the current one before the refusal stands.
+ */
 export async function startRun(
   deps: RunServiceDeps,
   req: StartRunRequest,
 ): Promise<{ run: RunRecord; created: boolean }> {
+  try {
+    return await checkOpenAndStart(deps, req);
+  } catch (err) {
+    const inputRefused = err instanceof ApiError && err.code === 'input_unparseable';
+    if (!(err instanceof AgentChanged) && !inputRefused) throw err;
+    const agent = await rereadAgent(deps.knex, req.workspace.id, req.agent.id);
+    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${req.agent.id} in this workspace`);
+    if (agent.state !== 'live' && req.trigger !== 'test') throw agentNotLive(agent, req.trigger);
+    if (inputRefused && agent.current_version === req.agent.current_version) throw err;
+    try {
+      return await checkOpenAndStart(deps, { ...req, agent });
+    } catch (again) {
+      if (again instanceof AgentChanged)
+        throw new ApiError(409, 'agent_changing', 'the agent is being edited; try again');
+      throw again;
+    }
+  }
+}
+
+async function checkOpenAndStart(
+  deps: RunServiceDeps,
+  req: StartRunRequest,
+): Promise<{ run: RunRecord; created: boolean }> {
   const { knex } = deps;
-  const spec = (await getVersion(knex, req.agent.id, req.agent.current_version))!;
+  const spec = await getVersion(knex, req.agent.id, req.agent.current_version);
+  if (!spec) throw new AgentChanged(); // deleted since it was read
   const inputNode = spec.nodes[0];
   if (inputNode.kind === 'input') {
     try {
@@ -70,6 +115,8 @@ export async function startRun(
       );
     case 'replayed':
       return { run: (await getRun(knex, req.workspace.id, opened.runId))!, created: false };
+    case 'agent_changed':
+      throw new AgentChanged();
   }
 
   try {

@@ -1,90 +1,136 @@
 // `npm run bench:api`: latency and throughput of POST /v1/agents/{id}/run over real HTTP, against raw
 // `client.workflow.start` of a trivial workflow on the same Temporal server in the same process run.
-// Prints figures (never asserted); the last line is one JSON object.
+// The API runs as in production: its own web process (scripts/web.ts, JSON logs at info level), so the load this
+// script generates does not share the API's event loop. Prints figures (never asserted); the last line is one
+// JSON object.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { mochaGlobalTeardown } from '../test/support/global';
-import { createHarness, createLiveAgent, createTestWorkspace, startApi } from '../test/support/harness';
+import { createHarness, createLiveAgent, createTestWorkspace } from '../test/support/harness';
+import { freePort } from '../test/support/ports';
+import { waitFor } from '../scripts/supervisor';
 
-const rate = Number(process.env.BENCH_RATE ?? 100); // starts per second in the latency phase
+const rate = Number(process.env.BENCH_RATE ?? 100); // starts per second in the latency phases
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const burst = Number(process.env.BENCH_BURST ?? 500); // starts in the throughput phase
+const burst = Number(process.env.BENCH_BURST ?? 500); // starts in each throughput phase
 const parallel = 20;
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
+/** CPU time a process has used, in ms (utime + stime from /proc, in clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Open loop: one call every 1/rate s whatever the answers, as independent clients would send them. */
+async function latencies(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
+  const times: number[] = [];
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const wait = t0 + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const t = performance.now();
+    pending.push(fn().then(() => void times.push(performance.now() - t)));
+  }
+  await Promise.all(pending);
+  times.sort((a, b) => a - b);
+  return { p50: Number(percentile(times, 50).toFixed(1)), p99: Number(percentile(times, 99).toFixed(1)) };
+}
+
+/** Closed loop with `parallel` callers; returns calls per second and the CPU ms per call of each process. */
+async function throughput(fn: () => Promise<unknown>, pids: Record<string, number>) {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next++ < burst) await fn();
+    }),
+  );
+  const perSecond = burst / ((performance.now() - t) / 1000);
+  const cpu = Object.fromEntries(
+    Object.entries(pids).map(([k, pid]) => [k, Number(((cpuMs(pid) - before[k]) / burst).toFixed(2))]),
+  );
+  return { perSecond, cpu };
+}
+
 async function main() {
   // No worker: the benchmark measures starting runs, not executing them.
   const h = await createHarness({ worker: false });
-  const api = await startApi(h);
   const { workspace, key } = await createTestWorkspace(h);
   const agent = await createLiveAgent(h, workspace.id, {
     name: 'bench',
     nodes: [{ kind: 'input', id: 'in', format: 'lines' }],
   });
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const web = spawn(process.execPath, ['--import', 'tsx', 'scripts/web.ts'], {
+    cwd: path.resolve(__dirname, '..'),
+    env: { ...h.stack.env, CADRE_WEB_PORT: String(port), CADRE_LOG_LEVEL: 'info' },
+    stdio: ['ignore', fs.openSync(path.join(h.stack.dataDir, 'web.log'), 'a'), 'inherit'],
+  });
+  await waitFor(
+    'the web process',
+    async () => {
+      if (!(await fetch(`${url}/healthz`)).ok) throw new Error('not ready');
+    },
+    60_000,
+  );
+
   const start = async () => {
-    const t = performance.now();
-    const res = await fetch(`${api.url}/v1/agents/${agent.id}/run`, {
+    const res = await fetch(`${url}/v1/agents/${agent.id}/run`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ input: 'one item' }),
     });
     if (res.status !== 202) throw new Error(`run start answered ${res.status}: ${await res.text()}`);
     await res.arrayBuffer();
-    return performance.now() - t;
   };
-  for (let i = 0; i < 20; i++) await start(); // warm up connections and caches
-
-  // Latency at a fixed arrival rate (open loop: one start every 1/rate s, whatever the answers).
-  const latencies: number[] = [];
-  const pending: Promise<void>[] = [];
-  const t0 = performance.now();
-  for (let i = 0; i < rate * seconds; i++) {
-    const due = t0 + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    pending.push(start().then((ms) => void latencies.push(ms)));
-  }
-  await Promise.all(pending);
-  latencies.sort((a, b) => a - b);
-  console.log(
-    `latency at ${rate}/s for ${seconds} s: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`,
-  );
-
-  // Throughput, closed loop with `parallel` callers: the API against raw Temporal starts.
-  const closedLoop = async (n: number, fn: () => Promise<unknown>) => {
-    let next = 0;
-    const t = performance.now();
-    await Promise.all(
-      Array.from({ length: parallel }, async () => {
-        while (next++ < n) await fn();
-      }),
-    );
-    return n / ((performance.now() - t) / 1000);
-  };
-  const apiRate = await closedLoop(burst, start);
-  const rawRate = await closedLoop(burst, () =>
+  // One task queue, as every run of the API shares one (a new queue per start costs the server far more).
+  const rawQueue = `bench-raw-${randomUUID()}`;
+  const rawStart = () =>
     h.client.workflow.start('baselineRun', {
-      taskQueue: `bench-raw-${randomUUID()}`,
+      taskQueue: rawQueue,
       workflowId: `raw-${randomUUID()}`,
       args: [1, 1],
-    }),
-  );
-  console.log(
-    `throughput with ${parallel} callers: API ${apiRate.toFixed(0)} starts/s, raw Temporal ${rawRate.toFixed(0)} starts/s`,
-  );
+    });
+  for (let i = 0; i < 20; i++) await Promise.all([start(), rawStart()]); // warm up connections and caches
 
-  await api.close();
+  const api = await latencies(start);
+  const raw = await latencies(rawStart);
+  console.log(`latency at ${rate}/s for ${seconds} s: API p50 ${api.p50} ms, p99 ${api.p99} ms`);
+  console.log(`                         raw Temporal p50 ${raw.p50} ms, p99 ${raw.p99} ms`);
+
+  const { temporal, postgres } = h.stack.pids;
+  const apiRun = await throughput(start, { bench: process.pid, web: web.pid!, postgres, temporal });
+  const rawRun = await throughput(rawStart, { bench: process.pid, temporal });
+  console.log(
+    `throughput with ${parallel} callers: API ${apiRun.perSecond.toFixed(0)} starts/s, raw Temporal ${rawRun.perSecond.toFixed(0)} starts/s`,
+  );
+  console.log(`CPU ms per start: API ${JSON.stringify(apiRun.cpu)}; raw Temporal ${JSON.stringify(rawRun.cpu)}`);
+
+  web.kill('SIGTERM');
+  await new Promise((r) => web.once('exit', r));
   await h.close();
   await mochaGlobalTeardown();
   console.log(
     JSON.stringify({
       rate_per_s: rate,
-      p50_ms: Number(percentile(latencies, 50).toFixed(1)),
-      p99_ms: Number(percentile(latencies, 99).toFixed(1)),
-      starts_per_s: Math.round(apiRate),
-      baseline_starts_per_s: Math.round(rawRate),
-      ratio: Number((apiRate / rawRate).toFixed(2)),
+      p50_ms: api.p50,
+      p99_ms: api.p99,
+      baseline_p50_ms: raw.p50,
+      baseline_p99_ms: raw.p99,
+      starts_per_s: Math.round(apiRun.perSecond),
+      baseline_starts_per_s: Math.round(rawRun.perSecond),
+      ratio: Number((apiRun.perSecond / rawRun.perSecond).toFixed(2)),
+      cpu_ms_per_start: apiRun.cpu,
+      baseline_cpu_ms_per_start: rawRun.cpu,
     }),
   );
 }

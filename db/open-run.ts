@@ -1,6 +1,9 @@
 // Opening a run: the run row, its idempotency key and the plan allowance, written in one transaction. Every
 // way a run starts goes through here (API, console, schedules, webhooks, forms, chains); callers start the
 // workflow after it commits and turn a refusal into their own kind of answer.
+// The same statement checks that the agent is still live (any state for a test run) and still at the version the
+// caller read and checked the input against: an agent paused or edited meanwhile opens nothing ('agent_changed'),
+// so a run can never start on a paused agent or on a version its input was not checked for.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AgentRow } from './agents';
@@ -25,9 +28,23 @@ export type OpenRunOutcome =
   | { outcome: 'replayed'; runId: string }
   | { outcome: 'key_in_flight' }
   | { outcome: 'key_reused' }
-  | { outcome: 'allowance_exhausted' };
+  | { outcome: 'allowance_exhausted' }
+  | { outcome: 'agent_changed' };
 
-class AllowanceExhausted extends Error {}
+class Refused extends Error {
+  constructor(readonly outcome: 'allowance_exhausted' | 'agent_changed') {
+    super(outcome);
+  }
+}
+
+/** The agent as the caller read it: in the workspace, at that version, and live unless this is a test run. */
+function agentAsRead(knex: Knex, req: OpenRunRequest) {
+  return knex('agents')
+    .where({ id: req.agent.id, workspace_id: req.workspace.id, current_version: req.agent.current_version })
+    .modify((q) => {
+      if (req.trigger !== 'test') void q.where({ state: 'live' });
+    });
+}
 
 export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunOutcome> {
   const requestHash = createHash('sha256')
@@ -56,6 +73,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
         .ignore()
         .returning('*');
       if (inserted.length === 0) {
+        // A replay answers with the run the key opened, whatever the agent has become since.
         const existing = await trx('runs')
           .where({ workspace_id: req.workspace.id, idempotency_key: req.idempotencyKey })
           .first('id', 'request_hash');
@@ -63,24 +81,31 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
         if (existing.request_hash !== requestHash) return { outcome: 'key_reused' };
         return { outcome: 'replayed', runId: existing.id };
       }
-      // Throwing rolls the insert back with the refused allowance.
-      if (!(await takeRunAllowance(trx, req.workspace))) throw new AllowanceExhausted();
-      return { outcome: 'created', run: { ...inserted[0], agent_name: req.agent.name } };
+      // Throwing rolls the insert back (with the allowance, when that is what refused).
+      const agent = await agentAsRead(trx, req).first('name');
+      if (!agent) throw new Refused('agent_changed');
+      if (!(await takeRunAllowance(trx, req.workspace))) throw new Refused('allowance_exhausted');
+      return { outcome: 'created', run: { ...inserted[0], agent_name: agent.name } };
     });
   } catch (err) {
-    if (err instanceof AllowanceExhausted) return { outcome: 'allowance_exhausted' };
+    if (err instanceof Refused) return { outcome: err.outcome };
     throw err;
   }
 }
 
 /**
- * Without an idempotency key there is nothing to look up: the allowance and the run row are written by one
+ * Without an idempotency key there is nothing to look up: the agent check, the allowance and the run row are one
  * statement (atomic on its own), one round trip instead of a transaction's four. This is the common start.
  */
 async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHash: string): Promise<OpenRunOutcome> {
   const result = await knex.raw(
-    `with allowance as (
-       insert into workspace_usage (workspace_id, month, runs) values (:ws, :month, 1)
+    `with agent as ( -- agentAsRead
+       select name from agents
+       where id = :agent and workspace_id = :ws and current_version = :version
+         and (:trigger::text = 'test' or state = 'live')
+     ),
+     allowance as (
+       insert into workspace_usage (workspace_id, month, runs) select :ws, :month, 1 where exists (select from agent)
        on conflict (workspace_id, month) do update set runs = workspace_usage.runs + 1
          where :limit::int is null or workspace_usage.runs < :limit::int
        returning runs
@@ -90,7 +115,7 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
      select :id, :ws, :agent, :version, :trigger, :triggerId, :runLinkId, :parentRunId, :parentItemSeq::int,
             :parentNodeId, :input, :hash
      where exists (select 1 from allowance where :limit::int is null or runs <= :limit::int)
-     returning *`,
+     returning *, (select name from agent) as agent_name`,
     {
       ws: req.workspace.id,
       month: currentMonth(),
@@ -108,8 +133,9 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
       hash: requestHash,
     },
   );
-  if (result.rows.length === 0) return { outcome: 'allowance_exhausted' };
-  return { outcome: 'created', run: { ...result.rows[0], agent_name: req.agent.name } };
+  if (result.rows.length > 0) return { outcome: 'created', run: result.rows[0] };
+  // Nothing opened: say which check refused (a second look, only on this rare path).
+  return (await agentAsRead(knex, req).first('id')) ? { outcome: 'allowance_exhausted' } : { outcome: 'agent_changed' };
 }
 
 /** Marks a run whose workflow could not be started, so it does not stay "running" forever. */

@@ -4,6 +4,8 @@
 // inside another's transaction. This queue takes turns per *exchange*: a connection keeps the backend from its
 // first message to its Sync (or simple Query), and for as long as its transaction is open. The connection
 // handler (wire framing, SSL and cancel requests) is the package's own.
+// The answers to an exchange's pipelined messages are held and sent in one socket write with the answer to its
+// Sync: PGlite hands them over in many small pieces, and a write per piece was a fifth of the server's CPU.
 import net from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
@@ -19,6 +21,8 @@ interface Pending {
 const SIMPLE_QUERY = 0x51; // 'Q'
 const SYNC = 0x53; // 'S'
 const syncMessage = new Uint8Array([SYNC, 0, 0, 0, 4]);
+// Parse, Bind, Describe, Execute, Close: a client sends Sync or Flush after them before it waits for an answer.
+const PIPELINED = new Set([0x50, 0x42, 0x44, 0x45, 0x43]);
 
 /** Whether this message ends an exchange: a simple query, a Sync, or an untyped startup-phase message. */
 function endsExchange(message: Uint8Array): boolean {
@@ -31,6 +35,7 @@ export class ExchangeQueue {
   private processing = false;
   private owner: number | null = null; // the connection whose exchange or transaction is in progress
   private readonly closed = new Set<number>(); // connections gone; they must never keep the backend
+  private held: Uint8Array[] = []; // the owner's answers not yet sent (see PIPELINED)
 
   constructor(private readonly db: PGlite) {}
 
@@ -55,13 +60,19 @@ export class ExchangeQueue {
             this.db.execProtocolRawStream(next.message, {
               onRawData: (data) => {
                 bytes += data.length;
-                next.onData(data);
+                // PGlite reuses its buffer: keep a copy.
+                this.held.push(data.slice());
               },
             }),
           );
         } catch (err) {
+          this.held = [];
           next.reject(err);
           continue;
+        }
+        if (!PIPELINED.has(next.message[0]) && this.held.length > 0) {
+          next.onData(this.held.length === 1 ? this.held[0] : Buffer.concat(this.held));
+          this.held = [];
         }
         this.owner = endsExchange(next.message) && !this.db.isInTransaction() ? null : next.handlerId;
         // The connection may have closed while its message ran, after its cleanup found nothing to release.
@@ -102,6 +113,7 @@ export class ExchangeQueue {
     await this.db.runExclusive(() => this.db.execProtocolRaw(syncMessage));
     // exec takes PGlite's lock itself: calling it inside runExclusive would wait on itself forever.
     if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+    this.held = [];
     if (this.owner !== null) this.closed.delete(this.owner);
     this.owner = null;
   }

@@ -4,10 +4,11 @@ import {
   countAgents,
   createAgent,
   deleteAgent,
-  getAgent,
+  getAgentHint,
   getVersion,
   listAgents,
   listVersions,
+  rereadAgent,
   setAgentState,
   TransitionError,
   updateAgent,
@@ -27,7 +28,7 @@ import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
-import { startRun, type RunServiceDeps } from '../run-service';
+import { agentNotLive, startRun, type RunServiceDeps } from '../run-service';
 import { agentJson, runJson, type Links } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
 
@@ -224,17 +225,14 @@ export function agentRoutes(deps: RouteDeps): Router {
     (trigger: 'api' | 'manual'): RequestHandler =>
     async (req, res) => {
       const ws = req.auth!.workspace;
-      const agent = await getAgent(knex, ws.id, param(req, 'id'));
+      // The agent as read a moment ago, if it was: the statement that opens the run checks it again.
+      let agent = await getAgentHint(knex, ws.id, param(req, 'id'));
       if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
       const { input } = parseBody(runBody, req.body);
       if (agent.state !== 'live') {
-        throw new ApiError(
-          409,
-          'agent_not_live',
-          `the agent is ${agent.state}; only a live agent can be run${trigger === 'api' ? ' through the API' : ''} (make it live first, or start a test run)`,
-          {},
-          { state: agent.state },
-        );
+        agent = await rereadAgent(knex, ws.id, agent.id); // it may have gone live since
+        if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
+        if (agent.state !== 'live') throw agentNotLive(agent, trigger);
       }
       const idempotencyKey = req.get('idempotency-key') || undefined;
       const { run, created } = await startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey });

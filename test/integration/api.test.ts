@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { revokeApiKey } from '../../db/api-keys';
 import { checkedFetch } from '../support/openapi-check';
 import { currentMonth } from '../../db/workspaces';
+import { updateAgent } from '../../db/agents';
+import { agentSpecSchema } from '../../workflows/agent-model';
 import {
   createHarness,
   createLiveAgent,
@@ -154,6 +156,41 @@ describe('API v1', () => {
       const body = await problem(await run(draft.id, { input: 'a\n1' }), 409, 'agent_not_live');
       assert.equal(body.state, 'draft');
       assert.match(body.detail, /draft/);
+    });
+
+    it('an agent paused, edited or deleted elsewhere since this process read it: never a run on what it was', async () => {
+      // The API keeps the agent rows it read as hints; another web process (here: the database directly) changes
+      // the agent behind its back.
+      const agent = await createLiveAgent(h, ws, { ...csvAgent, nodes: [{ kind: 'input', id: 'in', format: 'json' }] });
+      assert.equal((await run(agent.id, { input: '[1]' })).status, 202);
+      const runsOf = async () => (await h.stack.knex('runs').where({ agent_id: agent.id })).length;
+      const usage = async () =>
+        (await h.stack.knex('workspace_usage').where({ workspace_id: ws, month: currentMonth() }).first()).runs;
+      const [runsBefore, usageBefore] = [await runsOf(), await usage()];
+
+      await h.stack.knex('agents').where({ id: agent.id }).update({ state: 'paused' });
+      const paused = await problem(await run(agent.id, { input: '[2]' }), 409, 'agent_not_live');
+      assert.equal(paused.state, 'paused');
+      assert.equal(await runsOf(), runsBefore, 'no run opened on a paused agent');
+      assert.equal(await usage(), usageBefore, 'nor counted');
+
+      // Live again, and edited: version 2 reads lines. An input version 1 would refuse starts on version 2.
+      await updateAgent(
+        h.stack.knex,
+        agent,
+        agentSpecSchema.parse({ ...csvAgent, nodes: [{ kind: 'input', id: 'in', format: 'lines' }] }),
+      );
+      await h.stack.knex('agents').where({ id: agent.id }).update({ state: 'live' });
+      const edited = await run(agent.id, { input: 'not json' });
+      assert.equal(edited.status, 202, await edited.clone().text());
+      assert.equal((await json(edited)).agent_version, 2);
+      assert.equal((await run(agent.id, { input: 'still lines' }).then(json)).agent_version, 2);
+
+      // Deleted: an agent without runs, read once by a refused start.
+      const other = await createLiveAgent(h, ws, csvAgent);
+      await problem(await run(other.id, {}), 422, 'invalid_body');
+      await h.stack.knex('agents').where({ id: other.id }).delete();
+      await problem(await run(other.id, { input: 'x' }), 404, 'agent_not_found');
     });
 
     it('400 malformed JSON, 415 not JSON, 413 too large, 422 bad input', async () => {

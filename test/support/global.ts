@@ -21,6 +21,8 @@ export interface TestStack {
   temporalConfig: TemporalConfig;
   knex: Knex;
   workflowBundle: WorkflowBundleWithSourceMap;
+  /** The servers' process ids, for benchmarks that count the CPU each one spends. */
+  pids: { temporal: number; postgres: number };
 }
 
 let stack: TestStack | undefined;
@@ -63,7 +65,7 @@ async function startStack(): Promise<TestStack> {
     '--search-attribute',
     `${k}=${t}`,
   ]);
-  startChild(
+  const temporal = startChild(
     temporalBin,
     [
       'server',
@@ -83,7 +85,12 @@ async function startStack(): Promise<TestStack> {
     env,
     path.join(dataDir, 'temporal.log'),
   );
-  startChild(process.execPath, ['--import', 'tsx', 'scripts/db.ts'], env, path.join(dataDir, 'db.log'));
+  const postgres = startChild(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/db.ts'],
+    env,
+    path.join(dataDir, 'db.log'),
+  );
 
   const [workflowBundle] = await Promise.all([
     bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger }),
@@ -92,7 +99,15 @@ async function startStack(): Promise<TestStack> {
   ]);
   const knex = createKnex(`postgres://postgres:postgres@127.0.0.1:${dbPort}/postgres`, { max: 20 });
   await migrate(knex);
-  stack = { dataDir, env, config, temporalConfig, knex, workflowBundle };
+  stack = {
+    dataDir,
+    env,
+    config,
+    temporalConfig,
+    knex,
+    workflowBundle,
+    pids: { temporal: temporal.pid!, postgres: postgres.pid! },
+  };
   return stack;
 }
 
