@@ -42,7 +42,7 @@ export function agentNotLive(agent: Pick<AgentRow, 'state'>, trigger: Trigger): 
   );
 }
 
-/** Opened and started at once, or refused because the agent moved on since the caller read it. */
+/** The agent was paused, deleted or edited since the caller read it: nothing was opened. */
 class AgentChanged extends Error {}
 
 /**

@@ -5,7 +5,7 @@
 // first message to its Sync (or simple Query), and for as long as its transaction is open. The connection
 // handler (wire framing, SSL and cancel requests) is the package's own.
 // The answers to an exchange's pipelined messages are held and sent in one socket write with the answer to its
-// Sync: PGlite hands them over in many small pieces, and a write per piece was a fifth of the server's CPU.
+// Sync: PGlite hands them over in many small pieces, and a write per piece took a sixth of the server's CPU.
 import net from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
