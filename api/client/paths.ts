@@ -8,6 +8,11 @@ export interface components {
       status: number;
       code: string;
       detail: string;
+      errors?: {
+        path?: string;
+        field?: string;
+        message: string;
+      }[];
     };
     Run: {
       id: string;
@@ -284,11 +289,18 @@ export interface components {
       form?: {
         url: string;
         definition_url: string;
-        fields: unknown[];
+        fields: {
+          name: string;
+          label: string;
+          type: 'text' | 'textarea' | 'number' | 'email' | 'date' | 'select' | 'checkbox';
+          required: boolean;
+          options?: string[];
+          help?: string;
+        }[];
       };
       chain?: {
         source_agent_id: string;
-        on_statuses?: unknown[];
+        on_statuses?: ('completed' | 'failed' | 'needs_review' | 'cancelled')[];
       };
     };
     TimelineEvent: {
@@ -497,8 +509,64 @@ export interface components {
         skipped: number;
       };
       error: string | null;
-      outputs: unknown[];
-      files: unknown[];
+      outputs: {
+        node_id: string;
+        data: unknown;
+      }[];
+      files: {
+        id: string;
+        name: string;
+        size: number;
+        content_type: string;
+      }[];
+    };
+    StateEntry: {
+      key: string;
+      value: unknown;
+      version: number;
+      updated_at: string;
+    };
+    RunLink: {
+      id: string;
+      agent_id: string;
+      name: string;
+      created_at: string;
+      revoked_at: string | null;
+      active: boolean;
+      token?: string;
+      url?: string;
+      warning?: string;
+    };
+    FormDefinition: {
+      id: string;
+      title: string;
+      description: string;
+      fields: {
+        name: string;
+        label: string;
+        type: 'text' | 'textarea' | 'number' | 'email' | 'date' | 'select' | 'checkbox';
+        required: boolean;
+        options?: string[];
+        help?: string;
+      }[];
+      submit_label: string;
+      accepting: boolean;
+    };
+    Tool: {
+      name: string;
+      description: string;
+      side_effect: 'read' | 'state' | 'files' | 'external';
+      approval_default: 'always' | 'never';
+      input_schema: Record<string, unknown>;
+    };
+    DayStats: {
+      date: string;
+      runs: number;
+      by_status: Record<string, number>;
+      items: number;
+      failed_items: number;
+      avg_duration_ms: number | null;
+      cost_usd: number;
     };
   };
 }
@@ -2154,7 +2222,11 @@ export interface paths {
             'application/json': {
               from: number;
               to: number;
-              changes: unknown[];
+              changes: {
+                path: string;
+                from?: unknown;
+                to?: unknown;
+              }[];
             };
           };
         };
@@ -2366,7 +2438,7 @@ export interface paths {
         200: {
           content: {
             'application/json': {
-              data: Record<string, unknown>[];
+              data: components['schemas']['StateEntry'][];
               next_cursor: string | null;
             };
           };
@@ -2385,7 +2457,7 @@ export interface paths {
         path: { id: string; key: string };
       };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
+        200: { content: { 'application/json': components['schemas']['StateEntry'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -2406,7 +2478,7 @@ export interface paths {
         };
       };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
+        200: { content: { 'application/json': components['schemas']['StateEntry'] } };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -2648,7 +2720,7 @@ export interface paths {
         200: {
           content: {
             'application/json': {
-              data: Record<string, unknown>[];
+              data: components['schemas']['RunLink'][];
               next_cursor: string | null;
             };
           };
@@ -2672,7 +2744,7 @@ export interface paths {
         };
       };
       responses: {
-        201: { content: { 'application/json': Record<string, unknown> } };
+        201: { content: { 'application/json': components['schemas']['RunLink'] } };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3316,7 +3388,7 @@ export interface paths {
           content: {
             'application/json': {
               days: number;
-              data: unknown[];
+              data: components['schemas']['DayStats'][];
             };
           };
         };
@@ -3338,7 +3410,7 @@ export interface paths {
         200: {
           content: {
             'application/json': {
-              data: Record<string, unknown>[];
+              data: components['schemas']['Tool'][];
               next_cursor: string | null;
             };
           };
@@ -3358,8 +3430,24 @@ export interface paths {
       };
       requestBody: { content: { 'application/json': Record<string, unknown> } };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
-        202: { content: { 'application/json': Record<string, unknown> } };
+        200: {
+          content: {
+            'application/json': {
+              status: 'filtered_out';
+              run: null;
+              detail: string;
+            };
+          };
+        };
+        202: {
+          content: {
+            'application/json': {
+              status: 'started';
+              run_id: string;
+              run: components['schemas']['Run'];
+            };
+          };
+        };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3379,7 +3467,7 @@ export interface paths {
         path: { id: string };
       };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
+        200: { content: { 'application/json': components['schemas']['FormDefinition'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3393,8 +3481,24 @@ export interface paths {
       };
       requestBody: { content: { 'application/json': Record<string, unknown> } };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
-        202: { content: { 'application/json': Record<string, unknown> } };
+        200: {
+          content: {
+            'application/json': {
+              status: 'filtered_out';
+              run: null;
+              detail: string;
+            };
+          };
+        };
+        202: {
+          content: {
+            'application/json': {
+              status: 'started';
+              run_id: string;
+              run: components['schemas']['Run'];
+            };
+          };
+        };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3414,7 +3518,16 @@ export interface paths {
         path: { token: string };
       };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
+        200: {
+          content: {
+            'application/json': {
+              agent_name: string;
+              description: string;
+              input_format: 'auto' | 'json' | 'csv' | 'tsv' | 'lines' | 'files';
+              accepting: boolean;
+            };
+          };
+        };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
