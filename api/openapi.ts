@@ -87,22 +87,22 @@ const schemas: Record<string, unknown> = {
     usage: obj({ input_tokens: { type: 'number' }, output_tokens: { type: 'number' }, cost_usd: { type: 'number' } }),
     links: obj({ self: { type: 'string' }, console: { type: 'string' }, temporal: { type: 'string' } }),
   }),
-  Approval: obj(
-    {
-      id: { type: 'string' },
-      run_id: { type: 'string' },
-      item_seq: { type: 'integer' },
-      node_id: { type: 'string' },
-      tool: { type: 'string' },
-      message: nullable({ type: 'string' }),
-      arguments: {},
-      status: { enum: ['pending', 'escalated', 'approved', 'rejected', 'timed_out', 'cancelled'] },
-      decided_by: nullable({ type: 'string' }),
-      requested_at: ts,
-      decided_at: nullable(ts),
-    },
-    ['id', 'run_id', 'item_seq', 'node_id', 'tool', 'status', 'requested_at'],
-  ),
+  Approval: obj({
+    id: { type: 'string' },
+    run_id: { type: 'string' },
+    item_seq: { type: 'integer' },
+    node_id: { type: 'string' },
+    tool: { type: 'string' },
+    message: nullable({ type: 'string' }),
+    arguments: {},
+    status: { enum: ['pending', 'escalated', 'approved', 'rejected', 'timed_out', 'cancelled'] },
+    decided_arguments: { description: 'The arguments as approved with edits.' },
+    decided_by: nullable({ type: 'string' }),
+    reason: nullable({ type: 'string', description: "The reviewer's comment." }),
+    requested_at: ts,
+    decided_at: nullable(ts),
+    timeout_at: nullable(ts),
+  }),
   Agent: obj(
     {
       id: { type: 'string', format: 'uuid' },
@@ -123,7 +123,7 @@ const schemas: Record<string, unknown> = {
         description: 'When saved: sources the agent lists that do not exist yet, or more than 20 of them.',
       },
     },
-    ['id', 'workspace_id', 'name', 'state', 'current_version', 'created_at', 'updated_at'],
+    ['id', 'workspace_id', 'name', 'description', 'state', 'current_version', 'created_at', 'updated_at'],
   ),
   Trigger: obj(
     {
@@ -150,10 +150,10 @@ const schemas: Record<string, unknown> = {
         replay_window_seconds: { type: 'integer' },
       }),
       form: obj({ url: { type: 'string' }, definition_url: { type: 'string' }, fields: formFields }),
-      chain: obj(
-        { source_agent_id: { type: 'string' }, on_statuses: { type: 'array', items: { enum: [...chainEndStatuses] } } },
-        ['source_agent_id'],
-      ),
+      chain: obj({
+        source_agent_id: { type: 'string' },
+        on_statuses: { type: 'array', items: { enum: [...chainEndStatuses] } },
+      }),
     },
     ['id', 'agent_id', 'kind', 'name', 'config', 'active', 'created_at', 'updated_at'],
   ),
@@ -1094,10 +1094,31 @@ export const routes: Route[] = [
         allOf: [
           ref('Run'),
           obj({
-            node_activity: { type: 'array' },
+            node_activity: {
+              type: 'array',
+              items: obj({
+                node_id: { type: 'string' },
+                kind: { type: 'string' },
+                items_in: { type: 'integer' },
+                items_done: { type: 'integer' },
+                items_failed: { type: 'integer' },
+                started_at: ts,
+                ended_at: nullable(ts),
+              }),
+            },
             approvals: { type: 'array', items: ref('Approval') },
-            outputs: { type: 'array' },
-            files: { type: 'array' },
+            outputs: { type: 'array', items: obj({ node_id: { type: 'string' }, data: {} }) },
+            files: {
+              type: 'array',
+              items: obj({
+                id: { type: 'string', format: 'uuid' },
+                name: { type: 'string' },
+                content_type: { type: 'string' },
+                size: { type: 'integer' },
+                created_at: ts,
+                url: { type: 'string' },
+              }),
+            },
           }),
         ],
       },
@@ -1114,7 +1135,23 @@ export const routes: Route[] = [
     id: 'listRunItems',
     summary: 'Items with output and error (?status=&cursor=&from_seq=)',
     scope: 'read',
-    ok: { 200: list(obj({ seq: { type: 'integer' }, status: { type: 'string' } }, ['seq', 'status'])) },
+    ok: {
+      200: list(
+        obj(
+          {
+            seq: { type: 'integer' },
+            status: { enum: itemStatuses },
+            data: {},
+            output: {},
+            error: nullable({ type: 'string' }),
+            node_id: nullable({ type: 'string' }),
+            reasoning: nullable({ type: 'array', description: "The model's reasoning steps, when it reasoned." }),
+            usage: nullable({ type: 'object' }),
+          },
+          ['seq', 'status', 'data', 'output', 'error', 'node_id', 'reasoning', 'usage'],
+        ),
+      ),
+    },
     errors: [400],
   }),
   r({
@@ -1124,7 +1161,18 @@ export const routes: Route[] = [
     id: 'listRunLogs',
     summary: 'Log lines, oldest first',
     scope: 'read',
-    ok: { 200: list(anyObject) },
+    ok: {
+      200: list(
+        obj({
+          seq: { type: 'integer' },
+          at: ts,
+          level: { type: 'string' },
+          node_id: nullable({ type: 'string' }),
+          item_seq: nullable({ type: 'integer' }),
+          message: { type: 'string' },
+        }),
+      ),
+    },
     errors: [400],
   }),
   r({

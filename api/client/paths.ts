@@ -57,18 +57,21 @@ export interface components {
       item_seq: number;
       node_id: string;
       tool: string;
-      message?: string | null;
-      arguments?: unknown;
+      message: string | null;
+      arguments: unknown;
       status: 'pending' | 'escalated' | 'approved' | 'rejected' | 'timed_out' | 'cancelled';
-      decided_by?: string | null;
+      decided_arguments: Record<string, unknown>;
+      decided_by: string | null;
+      reason: string | null;
       requested_at: string;
-      decided_at?: string | null;
+      decided_at: string | null;
+      timeout_at: string | null;
     };
     Agent: {
       id: string;
       workspace_id: string;
       name: string;
-      description?: string;
+      description: string;
       state: 'draft' | 'ready' | 'live' | 'paused';
       current_version: number;
       tested_version?: number | null;
@@ -300,7 +303,7 @@ export interface components {
       };
       chain?: {
         source_agent_id: string;
-        on_statuses?: ('completed' | 'failed' | 'needs_review' | 'cancelled')[];
+        on_statuses: ('completed' | 'failed' | 'needs_review' | 'cancelled')[];
       };
     };
     TimelineEvent: {
@@ -3087,10 +3090,28 @@ export interface paths {
         200: {
           content: {
             'application/json': components['schemas']['Run'] & {
-              node_activity: unknown[];
+              node_activity: {
+                node_id: string;
+                kind: string;
+                items_in: number;
+                items_done: number;
+                items_failed: number;
+                started_at: string;
+                ended_at: string | null;
+              }[];
               approvals: components['schemas']['Approval'][];
-              outputs: unknown[];
-              files: unknown[];
+              outputs: {
+                node_id: string;
+                data: unknown;
+              }[];
+              files: {
+                id: string;
+                name: string;
+                content_type: string;
+                size: number;
+                created_at: string;
+                url: string;
+              }[];
             };
           };
         };
@@ -3118,7 +3139,13 @@ export interface paths {
             'application/json': {
               data: {
                 seq: number;
-                status: string;
+                status: 'pending' | 'running' | 'done' | 'failed' | 'needs_review' | 'skipped';
+                data: unknown;
+                output: unknown;
+                error: string | null;
+                node_id: string | null;
+                reasoning: unknown[] | null;
+                usage: Record<string, unknown> | null;
               }[];
               next_cursor: string | null;
             };
@@ -3142,7 +3169,14 @@ export interface paths {
         200: {
           content: {
             'application/json': {
-              data: Record<string, unknown>[];
+              data: {
+                seq: number;
+                at: string;
+                level: string;
+                node_id: string | null;
+                item_seq: number | null;
+                message: string;
+              }[];
               next_cursor: string | null;
             };
           };
