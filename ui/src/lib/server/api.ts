@@ -103,17 +103,6 @@ export async function download(call: Promise<{ response: Response }>): Promise<R
   return (await call).response;
 }
 
-/** Any JSON call: GET without a body, else the method with the body as JSON; 204 answers undefined. */
-export async function callJson<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
-  const response = await apiFetch(
-    path,
-    body === undefined
-      ? { method }
-      : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
-  );
-  return (response.status === 204 ? undefined : await response.json()) as T;
-}
-
 /** Route P's query parameters as the document declares them; a blank one (null or '') is left out of the call. */
 export type QueryOf<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } }
   ? { [K in keyof NonNullable<Q>]: NonNullable<Q>[K] | null }
