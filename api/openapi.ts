@@ -6,7 +6,12 @@ import { z } from 'zod';
 import { runStatuses, triggers } from '../db/runs';
 import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../workflows/agent-model';
-import { scheduleConfigSchema, triggerInputSchema } from '../workflows/trigger-model';
+import {
+  chainEndStatuses,
+  formFieldSchema,
+  scheduleConfigSchema,
+  triggerInputSchema,
+} from '../workflows/trigger-model';
 import { timelineKinds } from '../db/timeline';
 import { roles, type Permission } from '../db/roles';
 
@@ -36,15 +41,26 @@ const counts = obj(
   ),
 );
 
+/** A form trigger's fields as stored (defaults filled in). */
+const formFields = { type: 'array', items: jsonSchema(formFieldSchema, 'output') };
+
 const schemas: Record<string, unknown> = {
   Problem: {
-    ...obj({
-      type: { type: 'string' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      code: { type: 'string' },
-      detail: { type: 'string' },
-    }),
+    ...obj(
+      {
+        type: { type: 'string' },
+        title: { type: 'string' },
+        status: { type: 'integer' },
+        code: { type: 'string' },
+        detail: { type: 'string' },
+        errors: {
+          type: 'array',
+          description: 'A 422 names each problem: `path` in a JSON body, `field` of a form submission.',
+          items: obj({ path: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } }, ['message']),
+        },
+      },
+      ['type', 'title', 'status', 'code', 'detail'],
+    ),
     description: 'RFC 9457 problem details with a stable machine-readable `code`; some add fields (errors, state…).',
   },
   Run: obj({
@@ -71,22 +87,22 @@ const schemas: Record<string, unknown> = {
     usage: obj({ input_tokens: { type: 'number' }, output_tokens: { type: 'number' }, cost_usd: { type: 'number' } }),
     links: obj({ self: { type: 'string' }, console: { type: 'string' }, temporal: { type: 'string' } }),
   }),
-  Approval: obj(
-    {
-      id: { type: 'string' },
-      run_id: { type: 'string' },
-      item_seq: { type: 'integer' },
-      node_id: { type: 'string' },
-      tool: { type: 'string' },
-      message: nullable({ type: 'string' }),
-      arguments: {},
-      status: { enum: ['pending', 'escalated', 'approved', 'rejected', 'timed_out', 'cancelled'] },
-      decided_by: nullable({ type: 'string' }),
-      requested_at: ts,
-      decided_at: nullable(ts),
-    },
-    ['id', 'run_id', 'item_seq', 'node_id', 'tool', 'status', 'requested_at'],
-  ),
+  Approval: obj({
+    id: { type: 'string' },
+    run_id: { type: 'string' },
+    item_seq: { type: 'integer' },
+    node_id: { type: 'string' },
+    tool: { type: 'string' },
+    message: nullable({ type: 'string' }),
+    arguments: {},
+    status: { enum: ['pending', 'escalated', 'approved', 'rejected', 'timed_out', 'cancelled'] },
+    decided_arguments: { description: 'The arguments as approved with edits.' },
+    decided_by: nullable({ type: 'string' }),
+    reason: nullable({ type: 'string', description: "The reviewer's comment." }),
+    requested_at: ts,
+    decided_at: nullable(ts),
+    timeout_at: nullable(ts),
+  }),
   Agent: obj(
     {
       id: { type: 'string', format: 'uuid' },
@@ -107,7 +123,7 @@ const schemas: Record<string, unknown> = {
         description: 'When saved: sources the agent lists that do not exist yet, or more than 20 of them.',
       },
     },
-    ['id', 'workspace_id', 'name', 'state', 'current_version', 'created_at', 'updated_at'],
+    ['id', 'workspace_id', 'name', 'description', 'state', 'current_version', 'created_at', 'updated_at'],
   ),
   Trigger: obj(
     {
@@ -133,8 +149,11 @@ const schemas: Record<string, unknown> = {
         signing: { type: 'string' },
         replay_window_seconds: { type: 'integer' },
       }),
-      form: obj({ url: { type: 'string' }, definition_url: { type: 'string' }, fields: { type: 'array' } }),
-      chain: obj({ source_agent_id: { type: 'string' }, on_statuses: { type: 'array' } }, ['source_agent_id']),
+      form: obj({ url: { type: 'string' }, definition_url: { type: 'string' }, fields: formFields }),
+      chain: obj({
+        source_agent_id: { type: 'string' },
+        on_statuses: { type: 'array', items: { enum: [...chainEndStatuses] } },
+      }),
     },
     ['id', 'agent_id', 'kind', 'name', 'config', 'active', 'created_at', 'updated_at'],
   ),
@@ -316,8 +335,55 @@ const schemas: Record<string, unknown> = {
     ended_at: nullable(ts),
     counts,
     error: nullable({ type: 'string' }),
-    outputs: { type: 'array' },
-    files: { type: 'array' },
+    outputs: { type: 'array', items: obj({ node_id: { type: 'string' }, data: {} }) },
+    files: {
+      type: 'array',
+      items: obj({
+        id: { type: 'string' },
+        name: { type: 'string' },
+        size: { type: 'integer' },
+        content_type: { type: 'string' },
+      }),
+    },
+  }),
+  StateEntry: obj({ key: { type: 'string' }, value: {}, version: { type: 'integer' }, updated_at: ts }),
+  RunLink: obj(
+    {
+      id: { type: 'string', format: 'uuid' },
+      agent_id: { type: 'string', format: 'uuid' },
+      name: { type: 'string' },
+      created_at: ts,
+      revoked_at: nullable(ts),
+      active: { type: 'boolean', description: "Honoured only while the agent's policy allows public access." },
+      token: { type: 'string', description: 'Only when created.' },
+      url: { type: 'string', description: 'The page the link opens: only when created.' },
+      warning: { type: 'string', description: 'When created while the policy does not allow public access.' },
+    },
+    ['id', 'agent_id', 'name', 'created_at', 'revoked_at', 'active'],
+  ),
+  FormDefinition: obj({
+    id: { type: 'string', format: 'uuid' },
+    title: { type: 'string' },
+    description: { type: 'string' },
+    fields: formFields,
+    submit_label: { type: 'string' },
+    accepting: { type: 'boolean', description: 'Whether the agent is live.' },
+  }),
+  Tool: obj({
+    name: { type: 'string' },
+    description: { type: 'string' },
+    side_effect: { enum: ['read', 'state', 'files', 'external'] },
+    approval_default: { enum: ['always', 'never'] },
+    input_schema: { type: 'object', description: "JSON Schema of the tool's arguments." },
+  }),
+  DayStats: obj({
+    date: { type: 'string', format: 'date' },
+    runs: { type: 'integer' },
+    by_status: { type: 'object', additionalProperties: { type: 'integer' } },
+    items: { type: 'integer' },
+    failed_items: { type: 'integer' },
+    avg_duration_ms: nullable({ type: 'number' }),
+    cost_usd: { type: 'number' },
   }),
 };
 
@@ -350,6 +416,8 @@ const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 's
 
 const runBody = obj({ input: { type: 'string', description: 'The data the run receives, split into items.' } });
 const anyObject = { type: 'object' };
+/** A webhook delivery or form submission that the trigger's filter conditions turned away. */
+const filteredOut = obj({ status: { const: 'filtered_out' }, run: { type: 'null' }, detail: { type: 'string' } });
 const r = (route: Route) => route;
 
 export const routes: Route[] = [
@@ -764,7 +832,17 @@ export const routes: Route[] = [
     id: 'diffVersions',
     summary: 'Changes between two versions (?from=&to=)',
     scope: 'read',
-    ok: { 200: obj({ from: { type: 'integer' }, to: { type: 'integer' }, changes: { type: 'array' } }) },
+    ok: {
+      200: obj({
+        from: { type: 'integer' },
+        to: { type: 'integer' },
+        changes: {
+          type: 'array',
+          description: 'Each changed path, with its value before and after (absent on the side without it).',
+          items: obj({ path: { type: 'string' }, from: {}, to: {} }, ['path']),
+        },
+      }),
+    },
     errors: [400],
   }),
   r({
@@ -845,7 +923,7 @@ export const routes: Route[] = [
     id: 'listState',
     summary: "The agent's durable key/value entries",
     scope: 'read',
-    ok: { 200: list(anyObject) },
+    ok: { 200: list(ref('StateEntry')) },
   }),
   r({
     method: 'get',
@@ -853,7 +931,7 @@ export const routes: Route[] = [
     id: 'getState',
     summary: 'One entry',
     scope: 'read',
-    ok: { 200: anyObject },
+    ok: { 200: ref('StateEntry') },
   }),
   r({
     method: 'put',
@@ -862,7 +940,7 @@ export const routes: Route[] = [
     summary: 'Set an entry (expected_version for optimistic concurrency)',
     scope: 'manage',
     body: obj({ value: {}, expected_version: { type: 'integer' } }, []),
-    ok: { 200: anyObject },
+    ok: { 200: ref('StateEntry') },
     errors: [409, 422],
   }),
   r({
@@ -907,7 +985,7 @@ export const routes: Route[] = [
     id: 'listRunLinks',
     summary: 'Run Mode links',
     scope: 'read',
-    ok: { 200: list(anyObject) },
+    ok: { 200: list(ref('RunLink')) },
   }),
   r({
     method: 'post',
@@ -916,7 +994,7 @@ export const routes: Route[] = [
     summary: 'A Run Mode link (token shown once)',
     scope: 'manage',
     body: obj({ name: { type: 'string' } }, []),
-    ok: { 201: anyObject },
+    ok: { 201: ref('RunLink') },
     errors: [422],
   }),
   r({
@@ -1016,10 +1094,31 @@ export const routes: Route[] = [
         allOf: [
           ref('Run'),
           obj({
-            node_activity: { type: 'array' },
+            node_activity: {
+              type: 'array',
+              items: obj({
+                node_id: { type: 'string' },
+                kind: { type: 'string' },
+                items_in: { type: 'integer' },
+                items_done: { type: 'integer' },
+                items_failed: { type: 'integer' },
+                started_at: ts,
+                ended_at: nullable(ts),
+              }),
+            },
             approvals: { type: 'array', items: ref('Approval') },
-            outputs: { type: 'array' },
-            files: { type: 'array' },
+            outputs: { type: 'array', items: obj({ node_id: { type: 'string' }, data: {} }) },
+            files: {
+              type: 'array',
+              items: obj({
+                id: { type: 'string', format: 'uuid' },
+                name: { type: 'string' },
+                content_type: { type: 'string' },
+                size: { type: 'integer' },
+                created_at: ts,
+                url: { type: 'string' },
+              }),
+            },
           }),
         ],
       },
@@ -1036,7 +1135,23 @@ export const routes: Route[] = [
     id: 'listRunItems',
     summary: 'Items with output and error (?status=&cursor=&from_seq=)',
     scope: 'read',
-    ok: { 200: list(obj({ seq: { type: 'integer' }, status: { type: 'string' } }, ['seq', 'status'])) },
+    ok: {
+      200: list(
+        obj(
+          {
+            seq: { type: 'integer' },
+            status: { enum: itemStatuses },
+            data: {},
+            output: {},
+            error: nullable({ type: 'string' }),
+            node_id: nullable({ type: 'string' }),
+            reasoning: nullable({ type: 'array', description: "The model's reasoning steps, when it reasoned." }),
+            usage: nullable({ type: 'object' }),
+          },
+          ['seq', 'status', 'data', 'output', 'error', 'node_id', 'reasoning', 'usage'],
+        ),
+      ),
+    },
     errors: [400],
   }),
   r({
@@ -1046,7 +1161,18 @@ export const routes: Route[] = [
     id: 'listRunLogs',
     summary: 'Log lines, oldest first',
     scope: 'read',
-    ok: { 200: list(anyObject) },
+    ok: {
+      200: list(
+        obj({
+          seq: { type: 'integer' },
+          at: ts,
+          level: { type: 'string' },
+          node_id: nullable({ type: 'string' }),
+          item_seq: nullable({ type: 'integer' }),
+          message: { type: 'string' },
+        }),
+      ),
+    },
     errors: [400],
   }),
   r({
@@ -1172,7 +1298,7 @@ export const routes: Route[] = [
     id: 'dailyStats',
     summary: 'Per day: runs by status, items, durations, cost (?days=&agent_id=)',
     scope: 'read',
-    ok: { 200: obj({ days: { type: 'integer' }, data: { type: 'array' } }) },
+    ok: { 200: obj({ days: { type: 'integer' }, data: { type: 'array', items: ref('DayStats') } }) },
     errors: [400],
   }),
   r({
@@ -1181,7 +1307,7 @@ export const routes: Route[] = [
     id: 'listTools',
     summary: 'Built-in tools with their default approval',
     scope: 'read',
-    ok: { 200: list(anyObject) },
+    ok: { 200: list(ref('Tool')) },
   }),
   r({
     method: 'post',
@@ -1190,7 +1316,10 @@ export const routes: Route[] = [
     summary: 'A webhook delivery (Standard Webhooks signature: webhook-id, webhook-timestamp, webhook-signature)',
     scope: 'public',
     body: anyObject,
-    ok: { 202: anyObject, 200: anyObject },
+    ok: {
+      202: obj({ status: { const: 'started' }, run_id: { type: 'string', format: 'uuid' }, run: ref('Run') }),
+      200: filteredOut,
+    },
     errors: [400, 401, 404, 409, 413, 422, 429, 503],
   }),
   r({
@@ -1199,7 +1328,7 @@ export const routes: Route[] = [
     id: 'getForm',
     summary: "A form trigger's public definition",
     scope: 'public',
-    ok: { 200: anyObject },
+    ok: { 200: ref('FormDefinition') },
     errors: [404],
   }),
   r({
@@ -1209,7 +1338,10 @@ export const routes: Route[] = [
     summary: 'Submit a form (422 names each field; rate limited per client)',
     scope: 'public',
     body: anyObject,
-    ok: { 202: anyObject, 200: anyObject },
+    ok: {
+      202: obj({ status: { const: 'started' }, run_id: { type: 'string', format: 'uuid' }, run: ref('Run') }),
+      200: filteredOut,
+    },
     errors: [400, 404, 409, 413, 415, 422, 429, 503],
   }),
   r({
@@ -1218,7 +1350,14 @@ export const routes: Route[] = [
     id: 'openRunLink',
     summary: 'Run Mode: what the link opens',
     scope: 'public',
-    ok: { 200: anyObject },
+    ok: {
+      200: obj({
+        agent_name: { type: 'string' },
+        description: { type: 'string' },
+        input_format: { enum: ['auto', 'json', 'csv', 'tsv', 'lines', 'files'] },
+        accepting: { type: 'boolean', description: 'Whether the agent is live.' },
+      }),
+    },
     errors: [403, 404],
   }),
   r({

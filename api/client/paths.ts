@@ -8,6 +8,11 @@ export interface components {
       status: number;
       code: string;
       detail: string;
+      errors?: {
+        path?: string;
+        field?: string;
+        message: string;
+      }[];
     };
     Run: {
       id: string;
@@ -52,18 +57,21 @@ export interface components {
       item_seq: number;
       node_id: string;
       tool: string;
-      message?: string | null;
-      arguments?: unknown;
+      message: string | null;
+      arguments: unknown;
       status: 'pending' | 'escalated' | 'approved' | 'rejected' | 'timed_out' | 'cancelled';
-      decided_by?: string | null;
+      decided_arguments: Record<string, unknown>;
+      decided_by: string | null;
+      reason: string | null;
       requested_at: string;
-      decided_at?: string | null;
+      decided_at: string | null;
+      timeout_at: string | null;
     };
     Agent: {
       id: string;
       workspace_id: string;
       name: string;
-      description?: string;
+      description: string;
       state: 'draft' | 'ready' | 'live' | 'paused';
       current_version: number;
       tested_version?: number | null;
@@ -284,11 +292,18 @@ export interface components {
       form?: {
         url: string;
         definition_url: string;
-        fields: unknown[];
+        fields: {
+          name: string;
+          label: string;
+          type: 'text' | 'textarea' | 'number' | 'email' | 'date' | 'select' | 'checkbox';
+          required: boolean;
+          options?: string[];
+          help?: string;
+        }[];
       };
       chain?: {
         source_agent_id: string;
-        on_statuses?: unknown[];
+        on_statuses: ('completed' | 'failed' | 'needs_review' | 'cancelled')[];
       };
     };
     TimelineEvent: {
@@ -497,8 +512,64 @@ export interface components {
         skipped: number;
       };
       error: string | null;
-      outputs: unknown[];
-      files: unknown[];
+      outputs: {
+        node_id: string;
+        data: unknown;
+      }[];
+      files: {
+        id: string;
+        name: string;
+        size: number;
+        content_type: string;
+      }[];
+    };
+    StateEntry: {
+      key: string;
+      value: unknown;
+      version: number;
+      updated_at: string;
+    };
+    RunLink: {
+      id: string;
+      agent_id: string;
+      name: string;
+      created_at: string;
+      revoked_at: string | null;
+      active: boolean;
+      token?: string;
+      url?: string;
+      warning?: string;
+    };
+    FormDefinition: {
+      id: string;
+      title: string;
+      description: string;
+      fields: {
+        name: string;
+        label: string;
+        type: 'text' | 'textarea' | 'number' | 'email' | 'date' | 'select' | 'checkbox';
+        required: boolean;
+        options?: string[];
+        help?: string;
+      }[];
+      submit_label: string;
+      accepting: boolean;
+    };
+    Tool: {
+      name: string;
+      description: string;
+      side_effect: 'read' | 'state' | 'files' | 'external';
+      approval_default: 'always' | 'never';
+      input_schema: Record<string, unknown>;
+    };
+    DayStats: {
+      date: string;
+      runs: number;
+      by_status: Record<string, number>;
+      items: number;
+      failed_items: number;
+      avg_duration_ms: number | null;
+      cost_usd: number;
     };
   };
 }
@@ -2154,7 +2225,11 @@ export interface paths {
             'application/json': {
               from: number;
               to: number;
-              changes: unknown[];
+              changes: {
+                path: string;
+                from?: unknown;
+                to?: unknown;
+              }[];
             };
           };
         };
@@ -2366,7 +2441,7 @@ export interface paths {
         200: {
           content: {
             'application/json': {
-              data: Record<string, unknown>[];
+              data: components['schemas']['StateEntry'][];
               next_cursor: string | null;
             };
           };
@@ -2385,7 +2460,7 @@ export interface paths {
         path: { id: string; key: string };
       };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
+        200: { content: { 'application/json': components['schemas']['StateEntry'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -2406,7 +2481,7 @@ export interface paths {
         };
       };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
+        200: { content: { 'application/json': components['schemas']['StateEntry'] } };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -2648,7 +2723,7 @@ export interface paths {
         200: {
           content: {
             'application/json': {
-              data: Record<string, unknown>[];
+              data: components['schemas']['RunLink'][];
               next_cursor: string | null;
             };
           };
@@ -2672,7 +2747,7 @@ export interface paths {
         };
       };
       responses: {
-        201: { content: { 'application/json': Record<string, unknown> } };
+        201: { content: { 'application/json': components['schemas']['RunLink'] } };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3015,10 +3090,28 @@ export interface paths {
         200: {
           content: {
             'application/json': components['schemas']['Run'] & {
-              node_activity: unknown[];
+              node_activity: {
+                node_id: string;
+                kind: string;
+                items_in: number;
+                items_done: number;
+                items_failed: number;
+                started_at: string;
+                ended_at: string | null;
+              }[];
               approvals: components['schemas']['Approval'][];
-              outputs: unknown[];
-              files: unknown[];
+              outputs: {
+                node_id: string;
+                data: unknown;
+              }[];
+              files: {
+                id: string;
+                name: string;
+                content_type: string;
+                size: number;
+                created_at: string;
+                url: string;
+              }[];
             };
           };
         };
@@ -3046,7 +3139,13 @@ export interface paths {
             'application/json': {
               data: {
                 seq: number;
-                status: string;
+                status: 'pending' | 'running' | 'done' | 'failed' | 'needs_review' | 'skipped';
+                data: unknown;
+                output: unknown;
+                error: string | null;
+                node_id: string | null;
+                reasoning: unknown[] | null;
+                usage: Record<string, unknown> | null;
               }[];
               next_cursor: string | null;
             };
@@ -3070,7 +3169,14 @@ export interface paths {
         200: {
           content: {
             'application/json': {
-              data: Record<string, unknown>[];
+              data: {
+                seq: number;
+                at: string;
+                level: string;
+                node_id: string | null;
+                item_seq: number | null;
+                message: string;
+              }[];
               next_cursor: string | null;
             };
           };
@@ -3316,7 +3422,7 @@ export interface paths {
           content: {
             'application/json': {
               days: number;
-              data: unknown[];
+              data: components['schemas']['DayStats'][];
             };
           };
         };
@@ -3338,7 +3444,7 @@ export interface paths {
         200: {
           content: {
             'application/json': {
-              data: Record<string, unknown>[];
+              data: components['schemas']['Tool'][];
               next_cursor: string | null;
             };
           };
@@ -3358,8 +3464,24 @@ export interface paths {
       };
       requestBody: { content: { 'application/json': Record<string, unknown> } };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
-        202: { content: { 'application/json': Record<string, unknown> } };
+        200: {
+          content: {
+            'application/json': {
+              status: 'filtered_out';
+              run: null;
+              detail: string;
+            };
+          };
+        };
+        202: {
+          content: {
+            'application/json': {
+              status: 'started';
+              run_id: string;
+              run: components['schemas']['Run'];
+            };
+          };
+        };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3379,7 +3501,7 @@ export interface paths {
         path: { id: string };
       };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
+        200: { content: { 'application/json': components['schemas']['FormDefinition'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3393,8 +3515,24 @@ export interface paths {
       };
       requestBody: { content: { 'application/json': Record<string, unknown> } };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
-        202: { content: { 'application/json': Record<string, unknown> } };
+        200: {
+          content: {
+            'application/json': {
+              status: 'filtered_out';
+              run: null;
+              detail: string;
+            };
+          };
+        };
+        202: {
+          content: {
+            'application/json': {
+              status: 'started';
+              run_id: string;
+              run: components['schemas']['Run'];
+            };
+          };
+        };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3414,7 +3552,16 @@ export interface paths {
         path: { token: string };
       };
       responses: {
-        200: { content: { 'application/json': Record<string, unknown> } };
+        200: {
+          content: {
+            'application/json': {
+              agent_name: string;
+              description: string;
+              input_format: 'auto' | 'json' | 'csv' | 'tsv' | 'lines' | 'files';
+              accepting: boolean;
+            };
+          };
+        };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };

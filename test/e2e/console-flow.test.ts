@@ -409,6 +409,33 @@ describe('console flow in a browser against the real stack', function () {
     assert.deepEqual(problems, []);
   });
 
+  it('opens a form trigger’s public page for someone who is not signed in, and takes their submission', async () => {
+    const api = (route: string, body: unknown) =>
+      fetch(`${base}/v1${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${workspaceKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<{ id: string }>);
+    const agent = await api('/agents', { name: 'Intake', nodes: [{ kind: 'input', id: 'in', next: null }] });
+    const form = await api(`/agents/${agent.id}/triggers`, {
+      kind: 'form',
+      title: 'Visitor intake',
+      fields: [{ name: 'email', label: 'Email', type: 'email', required: true }],
+    });
+    // No cookie: the page must not send the visitor to sign in.
+    const opened = await fetch(`${base}/forms/${form.id}`, { redirect: 'manual' });
+    assert.equal(opened.status, 200);
+    assert.match(await opened.text(), /Visitor intake/);
+    // The agent is a draft, so the API refuses the submission (409), and the visitor reads why.
+    const sent = await fetch(`${base}/forms/${form.id}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: 'ana@example.com' }),
+    });
+    assert.match(await sent.text(), /the agent is draft; it takes form submissions only while live/);
+  });
+
   it('signs in with single sign-on through a real OpenID Connect provider, joining with the default role', async () => {
     const idp = await startOidcProvider(`${base}/v1/auth/sso/callback`);
     try {

@@ -342,10 +342,22 @@ describe('API v1', () => {
       assert.match(retrieve.detail, /node "r" searches the agent's sources, but the agent has none/);
     });
 
+    it('lists the built-in tools with what they touch and whether a call needs approval', async () => {
+      const tools = await json(await call('/v1/tools'));
+      const post = tools.data.find((t: { name: string }) => t.name === 'http.request');
+      assert.equal(post.side_effect, 'external');
+      assert.equal(post.input_schema.type, 'object');
+    });
+
     it('keeps a per-agent state store with optimistic concurrency', async () => {
       const put = await call(`/v1/agents/${agentId}/state-store/limit`, { method: 'PUT', json: { value: 5 } });
       const entry = await json(put);
       assert.equal(entry.value, 5);
+      const listed = await json(await call(`/v1/agents/${agentId}/state-store`));
+      assert.deepEqual(
+        listed.data.map((e: { key: string; value: unknown }) => [e.key, e.value]),
+        [['limit', 5]],
+      );
       await problem(
         await call(`/v1/agents/${agentId}/state-store/limit`, {
           method: 'PUT',

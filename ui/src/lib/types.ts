@@ -119,7 +119,8 @@ export interface RunItem {
   data: unknown;
   output: unknown;
   error: string | null;
-  reasoning: unknown[];
+  /** Null when the item has not reached a model that reasoned. */
+  reasoning: unknown[] | null;
 }
 
 export interface LogEntry {

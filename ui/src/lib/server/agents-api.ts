@@ -1,44 +1,17 @@
 // Creating agents from the console: new, imported from JSON, duplicated, exported (DESIGN.md convention 10).
-import { apiFetch } from './api';
-
-const seg = encodeURIComponent;
-const post = async (path: string, body?: unknown) =>
-  (await (
-    await apiFetch(path, {
-      method: 'POST',
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-  ).json()) as { id: string; name: string };
-
-export interface RunLinkInfo {
-  id: string;
-  name: string;
-  active: boolean;
-  created_at: string;
-  revoked_at: string | null;
-  url?: string;
-  warning?: string;
-}
-
-export interface StateEntry {
-  key: string;
-  value: unknown;
-  version: number;
-  updated_at: string;
-}
+import { body, client, done, download, type AgentSpecBody } from './api';
 
 export const agentsApi = {
   stateStore: async (id: string) =>
-    ((await (await apiFetch(`/v1/agents/${seg(id)}/state-store`)).json()) as { data: StateEntry[] }).data,
+    (await body(client.GET('/agents/{id}/state-store', { params: { path: { id } } }))).data,
   deleteState: (id: string, key: string) =>
-    apiFetch(`/v1/agents/${seg(id)}/state-store/${seg(key)}`, { method: 'DELETE' }),
-  runLinks: async (id: string) =>
-    ((await (await apiFetch(`/v1/agents/${seg(id)}/run-links`)).json()) as { data: RunLinkInfo[] }).data,
-  createRunLink: (id: string) => post(`/v1/agents/${seg(id)}/run-links`, {}) as Promise<RunLinkInfo & { id: string }>,
-  revokeRunLink: (linkId: string) => apiFetch(`/v1/run-links/${seg(linkId)}`, { method: 'DELETE' }),
-  create: (spec: unknown) => post('/v1/agents', spec),
-  import: (spec: unknown) => post('/v1/agents/import', spec),
-  duplicate: (id: string) => post(`/v1/agents/${seg(id)}/duplicate`),
-  export: (id: string) => apiFetch(`/v1/agents/${seg(id)}/export`),
+    done(client.DELETE('/agents/{id}/state-store/{key}', { params: { path: { id, key } } })),
+  runLinks: async (id: string) => (await body(client.GET('/agents/{id}/run-links', { params: { path: { id } } }))).data,
+  createRunLink: (id: string) => body(client.POST('/agents/{id}/run-links', { params: { path: { id } }, body: {} })),
+  revokeRunLink: (id: string) => done(client.DELETE('/run-links/{id}', { params: { path: { id } } })),
+  create: (spec: AgentSpecBody) => body(client.POST('/agents', { body: spec })),
+  import: (spec: AgentSpecBody) => body(client.POST('/agents/import', { body: spec })),
+  duplicate: (id: string) => body(client.POST('/agents/{id}/duplicate', { params: { path: { id } } })),
+  /** The spec as a file: streamed through with the name the API gives it. */
+  export: (id: string) => download(client.GET('/agents/{id}/export', { params: { path: { id } }, parseAs: 'stream' })),
 };

@@ -6,23 +6,9 @@
 import { env } from '$env/dynamic/private';
 import { error, redirect } from '@sveltejs/kit';
 import { getRequestEvent } from '$app/server';
-import { cadreClient } from '$api/client';
+import { cadreClient, type paths } from '$api/client';
 import { OPEN_APPROVAL_STATUSES } from '$lib/types';
-import type {
-  Agent,
-  AgentState,
-  Approval,
-  ItemStatus,
-  List,
-  LogEntry,
-  Run,
-  RunDetails,
-  RunItem,
-  RunStatus,
-  RunTrigger,
-} from '$lib/types';
-
-type Query = Record<string, string | number | null | undefined>;
+import type { Agent, AgentState, Approval, List, LogEntry, Run, RunDetails, RunItem } from '$lib/types';
 
 async function problemDetail(response: Response): Promise<string> {
   const body = await response.text().catch(() => '');
@@ -41,10 +27,29 @@ function signIn(url: URL): never {
   redirect(303, `/login?next=${encodeURIComponent(url.pathname + url.search)}`);
 }
 
-/** The raw call, for the file download proxy, which streams the body through untouched. */
-export async function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {
+/** Where the API answers the web process, without a trailing slash. */
+export function apiBase(): string {
   const base = env.CADRE_INTERNAL_API_URL;
   if (!base) error(500, 'CADRE_INTERNAL_API_URL is not set in the web process environment');
+  return base.replace(/\/+$/, '');
+}
+
+/**
+ * A typed client's request as the path and init of a call to the API (the client's own base address is a
+ * placeholder). The body is read whole: the client only sends JSON, and small.
+ */
+export async function unpack(request: Request): Promise<[path: string, init: RequestInit]> {
+  const url = new URL(request.url);
+  const body = await request.text();
+  return [url.pathname + url.search, { method: request.method, headers: request.headers, body: body || undefined }];
+}
+
+/**
+ * The call as the signed-in person (or with the console's key). Typed calls go through it; called directly it
+ * is only for a body the typed client cannot send (a multipart upload).
+ */
+export async function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  const base = apiBase();
   const headers = new Headers(init.headers);
   const event = getRequestEvent();
   const session = event.cookies.get('cadre_session');
@@ -60,7 +65,7 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
 
   let response: Response;
   try {
-    response = await fetch(base.replace(/\/+$/, '') + path, { ...init, headers });
+    response = await fetch(base + path, { ...init, headers });
   } catch {
     error(502, `The Cadre API at ${base} cannot be reached`);
   }
@@ -72,49 +77,70 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
 
 /**
  * The typed client (generated from the OpenAPI document) over apiFetch: each call's path, parameters and body are
- * checked at compile time, and a refusal is already a SvelteKit error when the client sees the answer.
+ * checked at compile time, and a refusal is already a SvelteKit error when the client sees the answer. The public
+ * and account routes pass their own `fetch` per call (publicFetch, session.ts's accountFetch).
  */
-const client = cadreClient({
+export const client = cadreClient({
   baseUrl: 'http://console.internal',
-  fetch: (request) =>
-    request.text().then((body) => {
-      const url = new URL(request.url);
-      return apiFetch(url.pathname + url.search, {
-        method: request.method,
-        headers: request.headers,
-        body: body || undefined,
-      });
-    }),
+  fetch: async (request) => apiFetch(...(await unpack(request))),
 });
 
-/** The body of a call that succeeded (apiFetch has already turned every refusal into an error). */
-async function body<T>(call: Promise<{ data?: unknown }>): Promise<T> {
+/**
+ * The body of a call that succeeded (its fetch has already turned every refusal into an error). T is what the
+ * document declares, or a console type it must fit: `body<Run>(…)` does not compile if the answer is no Run.
+ */
+export async function body<T>(call: Promise<{ data?: T }>): Promise<T> {
   return (await call).data as T;
 }
 
-const cleanQuery = (query: Query = {}) =>
-  Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== '')) as Record<
-    string,
-    string | number
-  >;
-
-/** Any JSON call: GET without a body, else the method with the body as JSON; 204 answers undefined. */
-export async function callJson<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
-  const response = await apiFetch(
-    path,
-    body === undefined
-      ? { method }
-      : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
-  );
-  return (response.status === 204 ? undefined : await response.json()) as T;
+/** A call answered with no body (204), once its fetch has let it through. */
+export async function done(call: Promise<unknown>): Promise<void> {
+  await call;
 }
 
-const seg = encodeURIComponent;
-
-export interface Page {
-  limit?: number;
-  cursor?: string | null;
+/** A file or picture as the API answered it, its body left unread for the console to stream through. */
+export async function download(call: Promise<{ response: Response }>): Promise<Response> {
+  return (await call).response;
 }
+
+/** Route P's query parameters as the document declares them; a blank one (null or '') is left out of the call. */
+export type QueryOf<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } }
+  ? { [K in keyof NonNullable<Q>]: NonNullable<Q>[K] | null }
+  : never;
+
+/**
+ * The query without its blank values (undefined, null, ''), keeping the caller's keys and value types. openapi-fetch
+ * lets an unknown name through beside a known one, so the filters the pages pass are typed as QueryOf<route>: a
+ * name or value the route does not declare fails to compile there.
+ */
+export function cleanQuery<Q extends object>(query: Q): { [K in keyof Q]?: Exclude<Q[K], null | undefined> } {
+  return Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== '')) as {
+    [K in keyof Q]?: Exclude<Q[K], null | undefined>;
+  };
+}
+
+/**
+ * For the public routes (a form, Run Mode), as a typed call's `fetch`: the person at the browser may not be signed
+ * in, and what they may do is what the link allows, so the call carries none of the console's credentials. A
+ * refusal becomes an error carrying the API's detail, as with apiFetch; `publicAnswer` leaves it to the caller.
+ */
+export async function publicFetch(request: Request): Promise<Response> {
+  const response = await publicAnswer(request);
+  if (!response.ok) error(response.status >= 400 ? response.status : 502, await problemDetail(response));
+  return response;
+}
+
+export async function publicAnswer(request: Request): Promise<Response> {
+  const [path, init] = await unpack(request);
+  try {
+    return await fetch(apiBase() + path, init);
+  } catch {
+    error(502, 'Cadre cannot be reached right now');
+  }
+}
+
+/** An agent spec as the API takes it (create, import, save): the API checks it and names each problem (422). */
+export type AgentSpecBody = paths['/agents']['post']['requestBody']['content']['application/json'];
 
 export interface Me {
   user: { id: string; email: string; name: string; two_factor: boolean };
@@ -128,8 +154,8 @@ export const api = {
     if (!getRequestEvent().cookies.get('cadre_session')) return null;
     return body<Me>(client.GET('/me'));
   },
-  listAgents: (page: Page = {}) =>
-    body<List<Agent>>(client.GET('/agents', { params: { query: cleanQuery({ ...page }) } })),
+  listAgents: (page: QueryOf<'/agents'> = {}) =>
+    body<List<Agent>>(client.GET('/agents', { params: { query: cleanQuery(page) } })),
   getAgent: (id: string) => body<Agent>(client.GET('/agents/{id}', { params: { path: { id } } })),
   setAgentState: (id: string, state: AgentState) =>
     body<Agent>(client.POST('/agents/{id}/state', { params: { path: { id } }, body: { state } })),
@@ -141,15 +167,21 @@ export const api = {
         : client.POST('/agents/{id}/test-run', { params: { path: { id } }, body: { input } }),
     ),
 
-  listRuns: (filter: Page & { agent_id?: string; status?: RunStatus; trigger?: RunTrigger } = {}) =>
-    body<List<Run>>(client.GET('/runs', { params: { query: cleanQuery({ ...filter }) } })),
+  listRuns: (filter: QueryOf<'/runs'> = {}) =>
+    body<List<Run>>(client.GET('/runs', { params: { query: cleanQuery(filter) } })),
   getRun: (id: string) => body<RunDetails>(client.GET('/runs/{id}', { params: { path: { id } } })),
-  listRunItems: (id: string, filter: Page & { status?: ItemStatus; from_seq?: number } = {}) =>
-    body<List<RunItem>>(client.GET('/runs/{id}/items', { params: { path: { id }, query: cleanQuery({ ...filter }) } })),
-  listRunLogs: (id: string, page: Page = {}) =>
-    body<List<LogEntry>>(client.GET('/runs/{id}/logs', { params: { path: { id }, query: cleanQuery({ ...page }) } })),
-  downloadRunFile: (runId: string, fileId: string) =>
-    apiFetch(`/v1/runs/${seg(runId)}/files/${seg(fileId)}`, { headers: { accept: '*/*' } }),
+  listRunItems: (id: string, filter: QueryOf<'/runs/{id}/items'> = {}) =>
+    body<List<RunItem>>(client.GET('/runs/{id}/items', { params: { path: { id }, query: cleanQuery(filter) } })),
+  listRunLogs: (id: string, page: QueryOf<'/runs/{id}/logs'> = {}) =>
+    body<List<LogEntry>>(client.GET('/runs/{id}/logs', { params: { path: { id }, query: cleanQuery(page) } })),
+  downloadRunFile: (id: string, fileId: string) =>
+    download(
+      client.GET('/runs/{id}/files/{fileId}', {
+        params: { path: { id, fileId } },
+        headers: { accept: '*/*' },
+        parseAs: 'stream',
+      }),
+    ),
   cancelRun: (id: string) => body<Run>(client.POST('/runs/{id}/cancel', { params: { path: { id } } })),
 
   /** Approvals a reviewer can still decide, oldest first: the one that has waited longest comes next. */

@@ -1,14 +1,8 @@
 // Signing in and out through the API's account routes. The API answers with the session and CSRF cookies; the
 // console hands them to the browser with the attributes the API chose (HttpOnly, SameSite, Secure on https).
-import { env } from '$env/dynamic/private';
 import { error } from '@sveltejs/kit';
 import { getRequestEvent } from '$app/server';
-
-export interface AccountAnswer {
-  status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each page reads the fields it shows
-  body: any;
-}
+import { apiBase, unpack } from './api';
 
 function passCookies(headers: Headers) {
   const { cookies } = getRequestEvent();
@@ -33,37 +27,32 @@ function passCookies(headers: Headers) {
   }
 }
 
-/** A call of an account route, as the person at the browser (with their session when they have one). */
-export async function accountCall(
-  path: string,
-  init: { method?: string; json?: unknown } = {},
-): Promise<AccountAnswer> {
-  const base = env.CADRE_INTERNAL_API_URL;
-  if (!base) error(500, 'CADRE_INTERNAL_API_URL is not set in the web process environment');
-  const { cookies, request, getClientAddress } = getRequestEvent();
-  const headers = new Headers({ accept: 'application/json' });
+/**
+ * The typed client's `fetch` for the account routes (`client.POST('/auth/login', { body, fetch: accountFetch })`):
+ * as the person at the browser, with their session when they have one, and the cookies the API sets handed on to
+ * them. A refusal is the page's to show (wrong password, taken email…), so it comes back as the answer's `error`.
+ */
+export async function accountFetch(request: Request): Promise<Response> {
+  const [path, init] = await unpack(request);
+  const { cookies, request: incoming, getClientAddress } = getRequestEvent();
+  const headers = new Headers(init.headers);
+  headers.set('accept', 'application/json');
   const session = cookies.get('cadre_session');
   if (session) {
     headers.set('cookie', `cadre_session=${session}`);
     headers.set('x-csrf-token', cookies.get('cadre_csrf') ?? '');
   }
-  if (init.json !== undefined) headers.set('content-type', 'application/json');
   // The API throttles and audits by client address; behind the console that is the browser's.
   headers.set('x-forwarded-for', getClientAddress());
-  headers.set('user-agent', request.headers.get('user-agent') ?? 'cadre-console');
+  headers.set('user-agent', incoming.headers.get('user-agent') ?? 'cadre-console');
   let response: Response;
   try {
-    response = await fetch(`${base.replace(/\/+$/, '')}/v1${path}`, {
-      method: init.method ?? (init.json !== undefined ? 'POST' : 'GET'),
-      headers,
-      body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
-    });
+    response = await fetch(apiBase() + path, { ...init, headers });
   } catch {
-    error(502, `The Cadre API at ${base} cannot be reached`);
+    error(502, `The Cadre API at ${apiBase()} cannot be reached`);
   }
   passCookies(response.headers);
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
+  return response;
 }
 
 /** Only paths on this console, so a crafted ?next= cannot send someone elsewhere after signing in. */

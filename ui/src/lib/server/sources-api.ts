@@ -1,36 +1,40 @@
 // Sources and citations as the console reads them through the API (DESIGN.md convention 10).
+import type { paths } from '$api/client';
 import type { Citation, ItemSourceContext, List, Source, VersionPassage } from '$lib/types';
-import { apiFetch } from './api';
+import { apiFetch, body, cleanQuery, client, download } from './api';
 
-const seg = encodeURIComponent;
-const getJson = async <T>(path: string) => (await (await apiFetch(path)).json()) as T;
+type Added = paths['/sources']['post']['responses'][202]['content']['application/json'];
 
 export const sourcesApi = {
-  list: () => getJson<List<Source>>('/v1/sources'),
-  get: (id: string) => getJson<Source>(`/v1/sources/${seg(id)}`),
-  /** Files as the API takes them: multipart, one source per file unless a name groups them into one. */
-  upload: async (files: File[], name?: string) => {
+  list: () => body<List<Source>>(client.GET('/sources')),
+  get: (id: string) => body<Source>(client.GET('/sources/{id}', { params: { path: { id } } })),
+  /**
+   * Files as the API takes them: multipart, one source per file unless a name groups them into one. Raw, as the
+   * typed client sends only JSON bodies (its paths type the route's JSON form, not this one); the answer is typed.
+   */
+  upload: async (files: File[], name?: string): Promise<Added> => {
     const form = new FormData();
     if (name) form.append('name', name);
     for (const f of files) form.append('files', f, f.name);
-    return (await (await apiFetch('/v1/sources', { method: 'POST', body: form })).json()) as { data: Source[] };
+    return (await apiFetch('/v1/sources', { method: 'POST', body: form })).json();
   },
-  addUrl: async (url: string, name?: string) =>
-    (await (
-      await apiFetch('/v1/sources', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(name ? { url, name } : { url }),
-      })
-    ).json()) as { data: Source[] },
+  addUrl: (url: string, name?: string) => body(client.POST('/sources', { body: name ? { url, name } : { url } })),
   versionPassages: (id: string, version: number, cursor: string | null) =>
-    getJson<List<VersionPassage>>(
-      `/v1/sources/${seg(id)}/versions/${version}/passages?limit=100${cursor ? `&cursor=${seg(cursor)}` : ''}`,
+    body<List<VersionPassage>>(
+      client.GET('/sources/{id}/versions/{version}/passages', {
+        params: { path: { id, version: String(version) }, query: cleanQuery({ limit: 100, cursor }) },
+      }),
     ),
-  citation: (passageId: string) => getJson<Citation>(`/v1/passages/${seg(passageId)}`),
+  citation: (id: string) => body<Citation>(client.GET('/passages/{id}', { params: { path: { id } } })),
   /** The raw picture, for the console's proxy route (the browser cannot hold the API key). */
-  pageImage: (passageId: string) =>
-    apiFetch(`/v1/passages/${seg(passageId)}/page-image`, { headers: { accept: 'image/*' } }),
-  sourceContext: (runId: string, itemSeq: number) =>
-    getJson<ItemSourceContext>(`/v1/runs/${seg(runId)}/source-context?item=${itemSeq}`),
+  pageImage: (id: string) =>
+    download(
+      client.GET('/passages/{id}/page-image', {
+        params: { path: { id } },
+        headers: { accept: 'image/*' },
+        parseAs: 'stream',
+      }),
+    ),
+  sourceContext: (id: string, item: number) =>
+    body<ItemSourceContext>(client.GET('/runs/{id}/source-context', { params: { path: { id }, query: { item } } })),
 };

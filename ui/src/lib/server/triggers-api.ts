@@ -1,83 +1,25 @@
-// The console's calls for triggers, the public forms and the agent timeline, through the same apiFetch as
+// The console's calls for triggers, the public forms and the agent timeline, through the same typed client as
 // every other console read (DESIGN.md convention 10).
-import { env } from '$env/dynamic/private';
-import { apiFetch } from './api';
+import type { paths, Schemas } from '$api/client';
+import { body, cleanQuery, client, done, publicAnswer, publicFetch } from './api';
 
-export interface ScheduleView {
-  schedule_id: string;
-  paused: boolean;
-  description: string;
-  policies: string;
-  timezone: string;
-  next_fire_times: string[];
-}
-
-export interface FormFieldDef {
-  name: string;
-  label: string;
-  type: 'text' | 'textarea' | 'number' | 'email' | 'date' | 'select' | 'checkbox';
-  required: boolean;
-  options?: string[];
-  help?: string;
-}
-
-export interface Trigger {
-  id: string;
-  agent_id: string;
-  kind: 'schedule' | 'webhook' | 'form' | 'chain';
-  name: string;
-  active: boolean;
-  config: Record<string, unknown>;
-  created_at: string;
-  schedule?: ScheduleView;
-  webhook?: { url: string; signing: string; replay_window_seconds: number };
-  form?: { url: string; definition_url: string; fields: FormFieldDef[] };
-  chain?: { source_agent_id: string; on_statuses: string[] };
-  secret?: string;
-}
-
-export interface TimelineEvent {
-  id: number;
-  at: string;
-  kind: string;
-  message: string;
-  run_id: string | null;
-  trigger_id: string | null;
-}
-
-export interface PublicForm {
-  id: string;
-  title: string;
-  description: string;
-  fields: FormFieldDef[];
-  submit_label: string;
-  accepting: boolean;
-}
-
-const json = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
-  const res = await apiFetch(path, init);
-  return (res.status === 204 ? undefined : await res.json()) as T;
-};
-const send = (method: string, body?: unknown, headers: Record<string, string> = {}): RequestInit => ({
-  method,
-  headers: { 'content-type': 'application/json', ...headers },
-  body: body === undefined ? undefined : JSON.stringify(body),
-});
-const seg = encodeURIComponent;
+export type Trigger = Schemas['Trigger'];
+export type TimelineEvent = Schemas['TimelineEvent'];
+export type TriggerBody = paths['/agents/{id}/triggers']['post']['requestBody']['content']['application/json'];
+export type ScheduleBody = paths['/schedules/preview']['post']['requestBody']['content']['application/json'];
 
 export const triggersApi = {
-  list: (agentId: string) => json<{ data: Trigger[] }>(`/v1/agents/${seg(agentId)}/triggers`),
-  create: (agentId: string, body: unknown) => json<Trigger>(`/v1/agents/${seg(agentId)}/triggers`, send('POST', body)),
-  remove: (id: string) => json<void>(`/v1/triggers/${seg(id)}`, { method: 'DELETE' }),
-  fire: (id: string) => json<void>(`/v1/triggers/${seg(id)}/fire`, { method: 'POST' }),
-  rotateSecret: (id: string) => json<Trigger>(`/v1/triggers/${seg(id)}/rotate-secret`, { method: 'POST' }),
-  preview: (schedule: unknown) =>
-    json<Omit<ScheduleView, 'schedule_id' | 'paused'>>('/v1/schedules/preview', send('POST', schedule)),
-  timeline: (agentId: string, cursor?: string) =>
-    json<{ data: TimelineEvent[]; next_cursor: string | null }>(
-      `/v1/agents/${seg(agentId)}/timeline?limit=30${cursor ? `&cursor=${seg(cursor)}` : ''}`,
-    ),
-  form: (id: string) => json<PublicForm>(`/v1/forms/${seg(id)}`),
+  list: (id: string) => body(client.GET('/agents/{id}/triggers', { params: { path: { id } } })),
+  create: (id: string, trigger: TriggerBody) =>
+    body(client.POST('/agents/{id}/triggers', { params: { path: { id } }, body: trigger })),
+  remove: (id: string) => done(client.DELETE('/triggers/{id}', { params: { path: { id } } })),
+  fire: (id: string) => body(client.POST('/triggers/{id}/fire', { params: { path: { id } } })),
+  rotateSecret: (id: string) => body(client.POST('/triggers/{id}/rotate-secret', { params: { path: { id } } })),
+  preview: (schedule: ScheduleBody) => body(client.POST('/schedules/preview', { body: schedule })),
+  timeline: (id: string, cursor?: string) =>
+    body(client.GET('/agents/{id}/timeline', { params: { path: { id }, query: cleanQuery({ limit: 30, cursor }) } })),
+  /** A form's public definition, asked as the person filling it in: it opens without signing in to the console. */
+  form: (id: string) => body(client.GET('/forms/{id}', { params: { path: { id } }, fetch: publicFetch })),
 };
 
 /**
@@ -90,21 +32,17 @@ export async function submitForm(
   values: Record<string, string | boolean>,
   clientAddress: string,
 ): Promise<{ ok: true; runId: string | null } | { ok: false; message: string; errors: Record<string, string> }> {
-  const base = env.CADRE_INTERNAL_API_URL ?? '';
-  const res = await fetch(`${base.replace(/\/+$/, '')}/v1/forms/${seg(id)}/submissions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-forwarded-for': clientAddress },
-    body: JSON.stringify(values),
+  const { data, error, response } = await client.POST('/forms/{id}/submissions', {
+    params: { path: { id } },
+    body: values,
+    headers: { 'x-forwarded-for': clientAddress },
+    fetch: publicAnswer,
   });
-  const body = (await res.json().catch(() => ({}))) as {
-    run_id?: string;
-    detail?: string;
-    errors?: { field: string; message: string }[];
-  };
-  if (res.ok) return { ok: true, runId: body.run_id ?? null };
+  // A submission the trigger's filter turns away starts no run.
+  if (response.ok) return { ok: true, runId: data?.status === 'started' ? data.run_id : null };
   return {
     ok: false,
-    message: body.detail ?? `The form could not be sent (HTTP ${res.status}).`,
-    errors: Object.fromEntries((body.errors ?? []).map((e) => [e.field, e.message])),
+    message: error?.detail ?? `The form could not be sent (HTTP ${response.status}).`,
+    errors: Object.fromEntries((error?.errors ?? []).flatMap((e) => (e.field ? [[e.field, e.message]] : []))),
   };
 }

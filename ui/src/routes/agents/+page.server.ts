@@ -1,7 +1,7 @@
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { formText } from '$lib/server/actions';
 import { agentsApi } from '$lib/server/agents-api';
-import { api } from '$lib/server/api';
+import { api, type AgentSpecBody } from '$lib/server/api';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ url }) => {
@@ -10,7 +10,7 @@ export const load: PageServerLoad = async ({ url }) => {
 };
 
 /** A new agent starts as the smallest workflow that runs: its input, collected into a CSV file. */
-const starter = (name: string, description: string) => ({
+const starter = (name: string, description: string): AgentSpecBody => ({
   name,
   description,
   instructions: '',
@@ -48,9 +48,10 @@ export const actions: Actions = {
     const form = await request.formData();
     const file = form.get('file');
     const text = file instanceof File && file.size > 0 ? await file.text() : formText(form, 'json');
-    let spec: unknown;
+    let spec: AgentSpecBody;
     try {
-      spec = JSON.parse(text);
+      // Whatever the file holds: the API checks it and names each problem (422), shown on the form.
+      spec = JSON.parse(text) as AgentSpecBody;
     } catch {
       return fail(400, {
         ok: false,

@@ -1,10 +1,11 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { formText } from '$lib/server/actions';
-import { accountCall, safeNext } from '$lib/server/session';
+import { client } from '$lib/server/api';
+import { accountFetch, safeNext } from '$lib/server/session';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ cookies, url }) => {
-  if (cookies.get('cadre_session') && (await accountCall('/me')).status === 200) {
+  if (cookies.get('cadre_session') && (await client.GET('/me', { fetch: accountFetch })).data) {
     redirect(303, safeNext(url.searchParams.get('next')));
   }
   return { next: url.searchParams.get('next') ?? '', ssoError: url.searchParams.get('sso_error') };
@@ -15,35 +16,36 @@ export const actions: Actions = {
   sso: async ({ request, url }) => {
     const form = await request.formData();
     const email = formText(form, 'email');
-    const found = await accountCall(`/auth/sso/discover?email=${encodeURIComponent(email)}`);
-    if (found.status !== 200) {
-      return fail(found.status, {
+    const found = await client.GET('/auth/sso/discover', { params: { query: { email } }, fetch: accountFetch });
+    if (!found.data) {
+      return fail(found.response.status, {
         ssoEmail: email,
-        ssoMessage: found.body?.detail ?? 'Single sign-on is not available.',
+        ssoMessage: found.error?.detail ?? 'Single sign-on is not available.',
       });
     }
     const next = safeNext(formText(form, 'next') || url.searchParams.get('next'));
-    redirect(303, `${found.body.start_url}?next=${encodeURIComponent(next)}`);
+    redirect(303, `${found.data.start_url}?next=${encodeURIComponent(next)}`);
   },
 
   password: async ({ request, url }) => {
     const form = await request.formData();
     const email = formText(form, 'email');
     const code = formText(form, 'code');
-    const answer = await accountCall('/auth/login', {
-      json: {
+    const answer = await client.POST('/auth/login', {
+      fetch: accountFetch,
+      body: {
         email,
         password: String(form.get('password') ?? ''),
         // A six-digit code is from the authenticator app; anything else is a recovery code.
         ...(code ? (/^\d{6}$/.test(code) ? { totp_code: code } : { recovery_code: code }) : {}),
       },
     });
-    if (answer.status !== 200) {
-      return fail(answer.status, {
+    if (!answer.data) {
+      return fail(answer.response.status, {
         email,
         next: formText(form, 'next'),
-        message: answer.body?.detail ?? 'Sign-in failed.',
-        needsCode: ['two_factor_required', 'invalid_two_factor_code'].includes(answer.body?.code),
+        message: answer.error?.detail ?? 'Sign-in failed.',
+        needsCode: ['two_factor_required', 'invalid_two_factor_code'].includes(answer.error?.code ?? ''),
       });
     }
     redirect(303, safeNext(formText(form, 'next') || url.searchParams.get('next')));

@@ -1,7 +1,10 @@
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { attempt, formText } from '$lib/server/actions';
-import { settingsApi } from '$lib/server/settings-api';
+import { settingsApi, type Role } from '$lib/server/settings-api';
 import type { Actions, PageServerLoad } from './$types';
+
+/** A role picked in a form: checked by the API, whose refusal (422) comes back as the form's notice. */
+const roleIn = (form: FormData) => formText(form, 'role') as Role;
 
 /** A read the caller's role may not allow (invitations, the audit log): shown as why, not as an error page. */
 async function allowed<T>(call: () => Promise<T>): Promise<{ data: T | null; why: string | null }> {
@@ -65,7 +68,7 @@ export const actions: Actions = {
   invite: async ({ request }) => {
     const form = await request.formData();
     try {
-      const invitation = await settingsApi.invite(formText(form, 'role'), formText(form, 'email') || undefined);
+      const invitation = await settingsApi.invite(roleIn(form), formText(form, 'email') || undefined);
       return {
         ok: true,
         message: invitation.emailed
@@ -88,7 +91,7 @@ export const actions: Actions = {
   changeRole: async ({ request }) => {
     const form = await request.formData();
     return attempt(async () => {
-      const member = await settingsApi.changeRole(formText(form, 'user_id'), formText(form, 'role'));
+      const member = await settingsApi.changeRole(formText(form, 'user_id'), roleIn(form));
       return `${member.email} is now ${member.role}.`;
     });
   },

@@ -1,6 +1,7 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { formText } from '$lib/server/actions';
-import { accountCall } from '$lib/server/session';
+import { client } from '$lib/server/api';
+import { accountFetch } from '$lib/server/session';
 import type { Actions } from './$types';
 
 export const actions: Actions = {
@@ -11,16 +12,17 @@ export const actions: Actions = {
       name: formText(form, 'name'),
       workspace_name: formText(form, 'workspace_name'),
     };
-    const answer = await accountCall('/auth/signup', {
-      json: {
+    const answer = await client.POST('/auth/signup', {
+      fetch: accountFetch,
+      body: {
         email: values.email,
         password: String(form.get('password') ?? ''),
         ...(values.name ? { name: values.name } : {}),
         ...(values.workspace_name ? { workspace_name: values.workspace_name } : {}),
       },
     });
-    if (answer.status !== 201)
-      return fail(answer.status, { ...values, message: answer.body?.detail ?? 'Sign-up failed.' });
+    if (!answer.data)
+      return fail(answer.response.status, { ...values, message: answer.error?.detail ?? 'Sign-up failed.' });
     redirect(303, '/agents');
   },
 };

@@ -1,7 +1,7 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { attempt, formText } from '$lib/server/actions';
 import { api } from '$lib/server/api';
-import { triggersApi } from '$lib/server/triggers-api';
+import { triggersApi, type ScheduleBody, type TriggerBody } from '$lib/server/triggers-api';
 import { agentsApi } from '$lib/server/agents-api';
 import type { ActionOutcome, AgentState } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
@@ -29,7 +29,8 @@ export const load: PageServerLoad = async ({ params }) => {
   };
 };
 
-const FIELD_TYPES = ['text', 'textarea', 'number', 'email', 'date', 'select', 'checkbox'];
+const FIELD_TYPES = ['text', 'textarea', 'number', 'email', 'date', 'select', 'checkbox'] as const;
+const isFieldType = (t: string): t is (typeof FIELD_TYPES)[number] => (FIELD_TYPES as readonly string[]).includes(t);
 
 /**
  * One line of the form builder, "Label, type, required" or "Category, select: travel / meals": the API checks
@@ -47,7 +48,7 @@ function formFieldFromLine(line: string) {
   return {
     name,
     label,
-    type: FIELD_TYPES.includes(type) ? type : 'text',
+    type: isFieldType(type) ? type : 'text',
     required: flags.includes('required'),
     ...(optionText
       ? {
@@ -60,15 +61,19 @@ function formFieldFromLine(line: string) {
   };
 }
 
-const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+type IntervalUnit = Extract<ScheduleBody['schedule'], { type: 'interval' }>['unit'];
 
-/** The schedule builder's fields as the API's schedule trigger body. */
-function scheduleFromForm(form: FormData) {
+/**
+ * The schedule builder's fields as the API's schedule trigger body. The unit and overlap come from the
+ * builder's selects; the API refuses any other value (422) and the refusal is the form's notice.
+ */
+function scheduleFromForm(form: FormData): ScheduleBody {
   const type = formText(form, 'type');
   const at = formText(form, 'at');
-  const schedule =
+  const schedule: ScheduleBody['schedule'] =
     type === 'interval'
-      ? { type, every: Number(formText(form, 'every')), unit: formText(form, 'unit') }
+      ? { type, every: Number(formText(form, 'every')), unit: formText(form, 'unit') as IntervalUnit }
       : type === 'weekly'
         ? { type, at, days: WEEKDAYS.filter((d) => form.get(`day_${d}`) === 'on') }
         : type === 'monthly'
@@ -79,7 +84,7 @@ function scheduleFromForm(form: FormData) {
   return {
     schedule,
     timezone: formText(form, 'timezone') || 'UTC',
-    overlap: formText(form, 'overlap') || 'skip',
+    overlap: (formText(form, 'overlap') || 'skip') as ScheduleBody['overlap'],
     catchup_window_seconds: Number(formText(form, 'catchup')) || 300,
   };
 }
@@ -104,7 +109,7 @@ export const actions: Actions = {
   },
 
   addSchedule: async ({ params, request }) => {
-    const body = { kind: 'schedule', ...scheduleFromForm(await request.formData()) };
+    const body: TriggerBody = { kind: 'schedule', ...scheduleFromForm(await request.formData()) };
     return attempt(async () => {
       const t = await triggersApi.create(params.id, body);
       return `Schedule added: ${t.schedule?.description}.`;
@@ -136,7 +141,9 @@ export const actions: Actions = {
 
   addChain: async ({ params, request }) => {
     const form = await request.formData();
-    const statuses = ['completed', 'failed', 'needs_review', 'cancelled'].filter((s) => form.get(`on_${s}`) === 'on');
+    const statuses = (['completed', 'failed', 'needs_review', 'cancelled'] as const).filter(
+      (s) => form.get(`on_${s}`) === 'on',
+    );
     return attempt(async () => {
       const t = await triggersApi.create(params.id, {
         kind: 'chain',

@@ -1,7 +1,7 @@
 // Operator Mode: edit an agent's instructions, workflow, tools' approval policy and error policy. Saving
 // writes a new version; the API checks it and its refusal (422, one reason per problem) is shown here.
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
-import { api } from '$lib/server/api';
+import { api, type AgentSpecBody } from '$lib/server/api';
 import { editorApi } from '$lib/server/editor-api';
 import type { Actions, PageServerLoad } from './$types';
 
@@ -13,9 +13,10 @@ export const load: PageServerLoad = async ({ params }) => {
 export const actions: Actions = {
   save: async ({ params, request }) => {
     const raw = (await request.formData()).get('spec');
-    let spec: unknown;
+    let spec: AgentSpecBody;
     try {
-      spec = JSON.parse(typeof raw === 'string' ? raw : '');
+      // As the editor built it: the API checks it and names each problem (422).
+      spec = JSON.parse(typeof raw === 'string' ? raw : '') as AgentSpecBody;
     } catch {
       return fail(400, { ok: false, message: 'The edited agent could not be read; reload the page and try again.' });
     }
