@@ -27,6 +27,8 @@ export const cadreEnvSchema = z.object({
   CADRE_DB_PORT: envPort.default(5433),
   CADRE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   CADRE_API_BODY_LIMIT: z.string().default('1mb'),
+  /** Requests a second per API key, on average (bursts of ten seconds' worth); over it → 429. 0 turns it off. */
+  CADRE_API_RATE_LIMIT: z.coerce.number().int().min(0).default(100),
   CADRE_HTTP_ALLOW_HOSTS: list,
   /** Encrypts stored secrets (webhook signing secrets). Unset → a key generated once in the data directory. */
   CADRE_SECRET_KEY: envOptionalString,
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       port: e.CADRE_WEB_PORT,
       publicUrl: (e.CADRE_PUBLIC_URL ?? `http://localhost:${e.CADRE_WEB_PORT}`).replace(/\/$/, ''),
       bodyLimit: e.CADRE_API_BODY_LIMIT,
+      rateLimit: e.CADRE_API_RATE_LIMIT,
     },
     db: {
       /** Set → that Postgres; unset → the embedded PGlite served on 127.0.0.1:embeddedPort. */

@@ -32,6 +32,8 @@ export interface AppDeps extends RouteDeps {
   /** Live reachability checks for /readyz. */
   ready: () => Promise<{ temporal: boolean; postgres: boolean }>;
   console?: RequestHandler;
+  /** Requests a second per API key (CADRE_API_RATE_LIMIT); unset or 0 → no limit. */
+  apiRateLimit?: number;
 }
 
 export function createApp(deps: AppDeps) {
@@ -88,7 +90,7 @@ export function createApp(deps: AppDeps) {
   app.use('/v1', ssoPublicRoutes(deps));
 
   const v1 = express.Router();
-  v1.use(authenticate(deps.knex));
+  v1.use(authenticate(deps.knex, deps.apiRateLimit));
   v1.use(agentRoutes(deps));
   v1.use(runRoutes(deps));
   v1.use(apiKeyRoutes(deps));

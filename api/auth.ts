@@ -16,6 +16,7 @@ import {
 import { roleAllows, scopesAllow, type Permission, type Role } from '../db/roles';
 import type { Workspace } from '../db/workspaces';
 import { ApiError } from './problem';
+import { TokenBuckets } from './rate-limit';
 
 export const sessionCookie = 'cadre_session';
 export const csrfCookie = 'cadre_csrf';
@@ -116,12 +117,26 @@ async function callerFromSession(knex: Knex, req: Request): Promise<Caller> {
   return { workspace: chosen.workspace, user, role: chosen.role, session, actor: user.email };
 }
 
-export function authenticate(knex: Knex): RequestHandler {
+/**
+ * Who is calling. API keys are also held to a request rate (`rateLimit` a second on average, bursts of ten
+ * seconds' worth; 0 → none): people in the console click, integrations loop.
+ */
+export function authenticate(knex: Knex, rateLimit = 0): RequestHandler {
   const withSession = sessionAccount(knex);
+  const keyRates = rateLimit > 0 ? new TokenBuckets(rateLimit, rateLimit * 10) : undefined;
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     if (header) {
       req.auth = await callerFromKey(knex, header);
+      const wait = keyRates?.take(req.auth.key!.id) ?? 0;
+      if (wait > 0) {
+        throw new ApiError(
+          429,
+          'rate_limited',
+          `this API key sent more than ${rateLimit} requests a second; wait ${wait} s (Retry-After), then send them more evenly`,
+          { 'Retry-After': String(wait) },
+        );
+      }
       return next();
     }
     if (!readCookie(req, sessionCookie)) {

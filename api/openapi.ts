@@ -1544,8 +1544,8 @@ export const routes: Route[] = [
   }),
 ];
 
-/** Problems every authenticated route can answer, besides its own. */
-const authProblems = [401, 403, 404];
+/** Problems every authenticated route can answer, besides its own (429: a key over CADRE_API_RATE_LIMIT). */
+const authProblems = [401, 403, 404, 429];
 const bodyProblems = [400, 413, 415, 422];
 
 /** Keys carry scopes (an admin route takes a manage key); people bring their session cookie and role. */

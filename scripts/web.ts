@@ -36,6 +36,7 @@ main('web', async () => {
     temporalConfig: tc,
     links: { publicUrl: config.web.publicUrl, temporal: tc },
     bodyLimit: config.web.bodyLimit,
+    apiRateLimit: config.web.rateLimit,
     secrets: loadSecretBox(config),
     smtp: config.smtp,
     accountRecoverySeconds: config.accountRecoverySeconds,

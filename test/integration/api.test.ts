@@ -1,6 +1,6 @@
 // The documented run endpoint and the API around it, over real HTTP against the real engine.
 import assert from 'node:assert/strict';
-import { revokeApiKey } from '../../db/api-keys';
+import { createApiKey, revokeApiKey } from '../../db/api-keys';
 import { checkedFetch } from '../support/openapi-check';
 import { currentMonth } from '../../db/workspaces';
 import { updateAgent } from '../../db/agents';
@@ -162,7 +162,10 @@ describe('API v1', () => {
       // The API keeps the agent rows it read as hints; another web process (here: the database directly) changes
       // the agent behind its back.
       const agent = await createLiveAgent(h, ws, { ...csvAgent, nodes: [{ kind: 'input', id: 'in', format: 'json' }] });
-      assert.equal((await run(agent.id, { input: '[1]' })).status, 202);
+      const first = await run(agent.id, { input: '[1]' });
+      assert.equal(first.status, 202);
+      // Finished before the pause below, else it would begin on a paused agent and be skipped (and refunded).
+      await waitForRun(h, (await json(first)).id);
       const runsOf = async () => (await h.stack.knex('runs').where({ agent_id: agent.id })).length;
       const usage = async () =>
         (await h.stack.knex('workspace_usage').where({ workspace_id: ws, month: currentMonth() }).first()).runs;
@@ -272,6 +275,42 @@ describe('API v1', () => {
         .first();
       assert.equal(usage.runs, 100);
       assert.equal((await h.stack.knex('runs').where({ workspace_id: free.workspace.id })).length, 100);
+    });
+  });
+
+  describe('request rate per API key', () => {
+    it('429 rate_limited with Retry-After past the rate; a refused start opens nothing; other keys are unaffected', async () => {
+      // 1 request a second, bursts of 10: the eleventh of 30 requests sent at once is over.
+      const limited = await startApi(h, { apiRateLimit: 1 });
+      try {
+        const other = await createTestWorkspace(h);
+        const agent = await createLiveAgent(h, other.workspace.id, {
+          name: 'rate',
+          nodes: [{ kind: 'input', id: 'in', format: 'lines' }],
+        });
+        const start = (k: string) =>
+          checkedFetch(`${limited.url}/v1/agents/${agent.id}/run`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ input: 'x' }),
+          });
+        const responses = await Promise.all(Array.from({ length: 30 }, () => start(other.key)));
+        const accepted = responses.filter((r) => r.status === 202).length;
+        const refused = responses.filter((r) => r.status === 429);
+        assert.ok(accepted >= 10 && refused.length > 0, `${accepted} accepted, ${refused.length} refused`);
+        assert.equal(accepted + refused.length, 30);
+        const body = await problem(refused[0], 429, 'rate_limited');
+        assert.match(body.detail, /1 requests a second/);
+        assert.ok(Number(refused[0].headers.get('retry-after')) >= 1);
+        const opened = await h.stack.knex('runs').where({ agent_id: agent.id });
+        assert.equal(opened.length, accepted, 'a refused start opened no run');
+
+        // Another key of the same workspace has its own rate.
+        const { key: second } = await createApiKey(h.stack.knex, other.workspace.id, 'second', ['run']);
+        assert.equal((await start(second)).status, 202);
+      } finally {
+        await limited.close();
+      }
     });
   });
 

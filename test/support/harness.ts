@@ -122,7 +122,12 @@ export async function items(h: Harness, runId: string) {
 /** The API on a free port, backed by the harness's Temporal client and task queue. */
 export async function startApi(
   h: Harness,
-  opts: { smtp?: { url?: string; from: string }; accountRecoverySeconds?: number; logger?: Logger } = {},
+  opts: {
+    smtp?: { url?: string; from: string };
+    accountRecoverySeconds?: number;
+    logger?: Logger;
+    apiRateLimit?: number;
+  } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
     knex: h.stack.knex,
@@ -134,6 +139,7 @@ export async function startApi(
     secrets: loadSecretBox(h.config),
     smtp: opts.smtp,
     accountRecoverySeconds: opts.accountRecoverySeconds,
+    apiRateLimit: opts.apiRateLimit,
     logger: opts.logger ?? createLogger('silent', 'web'),
     versions: { temporal: 'test', postgres: 'test' },
     ready: async () => ({ temporal: true, postgres: true }),

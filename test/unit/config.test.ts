@@ -24,7 +24,7 @@ describe('loadConfig', () => {
     const dataDir = path.resolve('./data');
     assert.deepEqual(c, {
       dataDir,
-      web: { host: '127.0.0.1', port: 3000, publicUrl: 'http://localhost:3000', bodyLimit: '1mb' },
+      web: { host: '127.0.0.1', port: 3000, publicUrl: 'http://localhost:3000', bodyLimit: '1mb', rateLimit: 100 },
       db: { url: undefined, embedded: true, embeddedPort: 5433, embeddedDir: path.join(dataDir, 'pglite') },
       model: {
         apiKey: undefined,
@@ -66,6 +66,7 @@ describe('loadConfig', () => {
       CADRE_DB_PORT: '6543',
       CADRE_LOG_LEVEL: 'debug',
       CADRE_API_BODY_LIMIT: '5mb',
+      CADRE_API_RATE_LIMIT: '0',
       CADRE_HTTP_ALLOW_HOSTS: ' intranet.local, 10.0.0.5:8080 ,,',
       DATABASE_URL: 'postgres://u:p@db:5432/cadre',
       ANTHROPIC_API_KEY: 'sk-test',
@@ -75,7 +76,13 @@ describe('loadConfig', () => {
       SMTP_FROM: 'Bot <bot@example.com>',
     });
     assert.equal(c.dataDir, path.resolve('/srv/cadre'));
-    assert.deepEqual(c.web, { host: '0.0.0.0', port: 8080, publicUrl: 'https://cadre.example.com', bodyLimit: '5mb' });
+    assert.deepEqual(c.web, {
+      host: '0.0.0.0',
+      port: 8080,
+      publicUrl: 'https://cadre.example.com',
+      bodyLimit: '5mb',
+      rateLimit: 0,
+    });
     assert.deepEqual(c.db, {
       url: 'postgres://u:p@db:5432/cadre',
       embedded: false,
