@@ -75,14 +75,19 @@ export interface RunFilter {
   to?: Date;
 }
 
-/** Newest first; the cursor is the (created_at, id) of the last row seen. */
+/**
+ * Newest first; the cursor is the (created_at, id) of the last row seen. Its time is Postgres's own text, to the
+ * microsecond: a JavaScript date keeps milliseconds, and runs opened in the same one were skipped between pages.
+ */
 export async function listRuns(
   knex: Knex,
   workspaceId: string,
   filter: RunFilter,
   page: { limit: number; cursor?: string },
 ): Promise<{ data: RunRecord[]; next_cursor: string | null }> {
-  const q = runsWithAgent(knex).where('runs.workspace_id', workspaceId);
+  const q = runsWithAgent(knex)
+    .select(knex.raw('runs.created_at::text as cursor_at'))
+    .where('runs.workspace_id', workspaceId);
   if (filter.agentId)
     q.where('runs.agent_id', isUuid(filter.agentId) ? filter.agentId : '00000000-0000-0000-0000-000000000000');
   if (filter.status) q.where('runs.status', filter.status);
@@ -91,21 +96,22 @@ export async function listRuns(
   if (filter.to) q.where('runs.created_at', '<', filter.to);
   if (page.cursor) {
     const [at, id] = decodeCursor(page.cursor);
+    if (!/^\d{4}-\d\d-\d\d[ T][\d:.]+(Z|[+-][\d:]+)?$/.test(at) || !isUuid(id)) throw new CursorError(badCursor);
     q.whereRaw('(runs.created_at, runs.id) < (?::timestamptz, ?::uuid)', [at, id]);
   }
-  const rows: RunRecord[] = await q
+  const rows: (RunRecord & { cursor_at: string })[] = await q
     .orderBy([
       { column: 'runs.created_at', order: 'desc' },
       { column: 'runs.id', order: 'desc' },
     ])
     .limit(page.limit + 1);
-  const more = rows.length > page.limit;
-  const data = rows.slice(0, page.limit);
-  const last = data[data.length - 1];
-  return { data, next_cursor: more && last ? encodeCursor(last.created_at.toISOString(), last.id) : null };
+  const data = rows.slice(0, page.limit).map(({ cursor_at: _at, ...run }) => run);
+  const last = rows[page.limit - 1];
+  return { data, next_cursor: rows.length > page.limit ? encodeCursor(last.cursor_at, last.id) : null };
 }
 
 export class CursorError extends Error {}
+const badCursor = 'cursor is not one this API returned; start again without it';
 export const encodeCursor = (...parts: (string | number)[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
 export function decodeCursor(cursor: string): string[] {
   try {
@@ -114,7 +120,7 @@ export function decodeCursor(cursor: string): string[] {
   } catch {
     // fall through
   }
-  throw new CursorError('cursor is not one this API returned; start again without it');
+  throw new CursorError(badCursor);
 }
 
 export async function listItems(

@@ -1,5 +1,6 @@
 // The documented run endpoint and the API around it, over real HTTP against the real engine.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createApiKey, revokeApiKey } from '../../db/api-keys';
 import { checkedFetch } from '../support/openapi-check';
 import { currentMonth } from '../../db/workspaces';
@@ -594,6 +595,39 @@ describe('API v1', () => {
       assert.ok(!page2.data.some((r: { id: string }) => page1.data.some((p: { id: string }) => p.id === r.id)));
       await problem(await call('/v1/runs?status=bogus'), 400, 'invalid_status');
       await problem(await call('/v1/runs?cursor=zzz'), 400, 'invalid_cursor');
+      const forged = Buffer.from(JSON.stringify(['yesterday', 'not-an-id'])).toString('base64url');
+      await problem(await call(`/v1/runs?cursor=${forged}`), 400, 'invalid_cursor');
+    });
+
+    it('pages through runs opened within the same millisecond without skipping or repeating one', async () => {
+      // Concurrent starts share milliseconds; Postgres keeps microseconds, JavaScript dates do not.
+      const agent = await createLiveAgent(h, ws, {
+        ...csvAgent,
+        nodes: [{ kind: 'input', id: 'in', format: 'lines' }],
+      });
+      const ids = Array.from({ length: 7 }, () => randomUUID());
+      await h.stack.knex('runs').insert(
+        ids.map((id, i) => ({
+          id,
+          workspace_id: ws,
+          agent_id: agent.id,
+          agent_version: 1,
+          trigger: 'api',
+          input: 'x',
+          status: 'completed',
+          created_at: `2026-01-01T00:00:00.000${100 + i * 100}Z`,
+        })),
+      );
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Json = await json(
+          await call(`/v1/runs?agent_id=${agent.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`),
+        );
+        seen.push(...page.data.map((r: { id: string }) => r.id));
+        cursor = page.next_cursor;
+      } while (cursor);
+      assert.deepEqual(seen, [...ids].reverse(), 'every run once, newest first');
     });
   });
 });
