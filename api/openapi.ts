@@ -1211,9 +1211,13 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/approvals',
-    query: { status: { schema: { enum: approvalStatuses } } },
+    query: {
+      status: { schema: { enum: approvalStatuses } },
+      run_id: { schema: { type: 'string', format: 'uuid' }, description: 'Only the approvals of this run' },
+      ...pageQuery,
+    },
     id: 'listApprovals',
-    summary: 'Approvals of the workspace, oldest first (?status=)',
+    summary: 'Approvals of the workspace or of one run, oldest first (?status=&run_id=&limit=&cursor=; at most 500)',
     scope: 'read',
     ok: { 200: list(ref('Approval')) },
     errors: [400],

@@ -96,7 +96,7 @@ export async function listRuns(
   if (filter.to) q.where('runs.created_at', '<', filter.to);
   if (page.cursor) {
     const [at, id] = decodeCursor(page.cursor);
-    if (!/^\d{4}-\d\d-\d\d[ T][\d:.]+(Z|[+-][\d:]+)?$/.test(at) || !isUuid(id)) throw new CursorError(badCursor);
+    if (!timestampText.test(at) || !isUuid(id)) throw new CursorError(badCursor);
     q.whereRaw('(runs.created_at, runs.id) < (?::timestamptz, ?::uuid)', [at, id]);
   }
   const rows: (RunRecord & { cursor_at: string })[] = await q
@@ -112,6 +112,8 @@ export async function listRuns(
 
 export class CursorError extends Error {}
 const badCursor = 'cursor is not one this API returned; start again without it';
+/** A timestamptz as Postgres writes it (`2026-01-01 00:00:00.0001+00`), which cursors carry. */
+const timestampText = /^\d{4}-\d\d-\d\d[ T][\d:.]+(Z|[+-][\d:]+)?$/;
 export const encodeCursor = (...parts: (string | number)[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
 export function decodeCursor(cursor: string): string[] {
   try {
@@ -190,10 +192,28 @@ export function listApprovalsOfRun(knex: Knex, runId: string) {
   return knex('approvals').where({ run_id: runId }).orderBy('requested_at').select(approvalColumns);
 }
 
-export function listApprovals(knex: Knex, workspaceId: string, status?: string) {
+/** Oldest first (the one waiting longest comes next); the cursor is the (requested_at, id) of the last row seen. */
+export async function listApprovals(
+  knex: Knex,
+  workspaceId: string,
+  filter: { status?: string; runId?: string },
+  page: { limit: number; cursor?: string },
+) {
   const q = knex('approvals').where({ workspace_id: workspaceId });
-  if (status) q.where({ status });
-  return q.orderBy('requested_at').limit(500).select(approvalColumns);
+  if (filter.status) q.where({ status: filter.status });
+  if (filter.runId) q.where({ run_id: isUuid(filter.runId) ? filter.runId : '00000000-0000-0000-0000-000000000000' });
+  if (page.cursor) {
+    const [at, id] = decodeCursor(page.cursor);
+    if (!timestampText.test(at) || !isUuid(id)) throw new CursorError(badCursor);
+    q.whereRaw('(requested_at, id) > (?::timestamptz, ?::uuid)', [at, id]);
+  }
+  const rows = await q
+    .orderBy([{ column: 'requested_at' }, { column: 'id' }])
+    .limit(page.limit + 1)
+    .select(...approvalColumns, knex.raw('requested_at::text as cursor_at'));
+  const data = rows.slice(0, page.limit).map(({ cursor_at: _at, ...approval }) => approval);
+  const last = rows[page.limit - 1];
+  return { data, next_cursor: rows.length > page.limit ? encodeCursor(last.cursor_at, last.id) : null };
 }
 
 export async function getApproval(knex: Knex, workspaceId: string, id: string) {

@@ -3318,7 +3318,12 @@ export interface paths {
   '/approvals': {
     get: {
       parameters: {
-        query?: { status?: 'pending' | 'approved' | 'rejected' | 'timed_out' | 'escalated' | 'cancelled' };
+        query?: {
+          status?: 'pending' | 'approved' | 'rejected' | 'timed_out' | 'escalated' | 'cancelled';
+          run_id?: string;
+          limit?: number;
+          cursor?: string;
+        };
         path?: never;
       };
       responses: {

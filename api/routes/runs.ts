@@ -179,15 +179,21 @@ export function runRoutes(deps: RouteDeps): Router {
   });
 
   r.get('/approvals', requirePermission('read'), async (req, res) => {
+    const q = req.query;
     const status = enumParam(
-      req.query.status,
+      q.status,
       ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'] as const,
       'status',
     );
-    res.json({
-      data: (await listApprovals(knex, req.auth!.workspace.id, status)).map(approvalJson),
-      next_cursor: null,
-    });
+    const page = await wrapCursor(() =>
+      listApprovals(
+        knex,
+        req.auth!.workspace.id,
+        { status, runId: typeof q.run_id === 'string' ? q.run_id : undefined },
+        { limit: limitParam(q.limit, 100, 500), cursor: cursorParam(q.cursor) },
+      ),
+    );
+    res.json({ data: page.data.map(approvalJson), next_cursor: page.next_cursor });
   });
 
   const decisionBody = z.object({

@@ -531,6 +531,40 @@ describe('API v1', () => {
       assert.equal((await h.stack.knex('agent_state').where({ agent_id: agent.id, key: 'paid' }).first()).value, 40);
     });
 
+    it("lists one run's approvals page by page, oldest first", async () => {
+      const agent = await createLiveAgent(h, ws, {
+        name: 'gates',
+        nodes: [
+          { kind: 'input', id: 'in', format: 'lines', next: 'gate' },
+          { kind: 'approval', id: 'gate', message: 'Go on with {{line}}?' },
+        ],
+      });
+      const started = await json(await run(agent.id, { input: 'a\nb\nc' }));
+      await waitForRun(h, started.id, (r) => r.status === 'needs_review');
+      const seen: Json[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Json = await json(
+          await call(`/v1/approvals?status=pending&run_id=${started.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`),
+        );
+        assert.ok(page.data.length <= 2);
+        seen.push(...page.data);
+        cursor = page.next_cursor;
+      } while (cursor);
+      assert.equal(seen.length, 3, 'each approval of the run once');
+      assert.ok(seen.every((a) => a.run_id === started.id));
+      assert.equal(new Set(seen.map((a) => a.id)).size, 3);
+      const times = seen.map((a) => Date.parse(a.requested_at));
+      assert.deepEqual(
+        times,
+        [...times].sort((x, y) => x - y),
+        'oldest first',
+      );
+      assert.deepEqual((await json(await call(`/v1/approvals?run_id=${randomUUID()}`))).data, []);
+      await problem(await call('/v1/approvals?limit=0'), 400, 'invalid_limit');
+      await call(`/v1/runs/${started.id}/cancel`, { method: 'POST' });
+    });
+
     it('cancels a running run; cancelling a finished one is 409', async () => {
       const agent = await createLiveAgent(h, ws, {
         name: 'wait',

@@ -188,7 +188,7 @@ export const api = {
   listOpenApprovals: async () => {
     const pages = await Promise.all(
       OPEN_APPROVAL_STATUSES.map((status) =>
-        body<List<Approval>>(client.GET('/approvals', { params: { query: { status } } })),
+        body<List<Approval>>(client.GET('/approvals', { params: { query: { status, limit: 500 } } })),
       ),
     );
     const data = pages.flatMap((p) => p.data).sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at));
