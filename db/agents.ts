@@ -36,8 +36,23 @@ export class TransitionError extends Error {
   }
 }
 
-export async function createAgent(knex: Knex, workspaceId: string, spec: AgentSpec): Promise<AgentRow> {
+export class AgentLimitError extends Error {}
+
+/**
+ * Creates an agent at version 1. With `limit` (the plan's number of agents), the workspace row is locked while
+ * agents are counted, so concurrent creates at the edge never make more than the limit.
+ */
+export async function createAgent(
+  knex: Knex,
+  workspaceId: string,
+  spec: AgentSpec,
+  limit: number | null = null,
+): Promise<AgentRow> {
   return knex.transaction(async (trx) => {
+    if (limit !== null) {
+      await trx('workspaces').where({ id: workspaceId }).forUpdate().first('id');
+      if ((await countAgents(trx, workspaceId)) >= limit) throw new AgentLimitError();
+    }
     const id = randomUUID();
     const [agent] = await trx('agents')
       .insert({ id, workspace_id: workspaceId, name: spec.name, description: spec.description, current_version: 1 })

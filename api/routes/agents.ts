@@ -1,7 +1,7 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
 import {
-  countAgents,
+  AgentLimitError,
   createAgent,
   deleteAgent,
   getAgentHint,
@@ -67,14 +67,14 @@ export function agentRoutes(deps: RouteDeps): Router {
   /** Creates an agent from a spec, within the plan's agent allowance. */
   const createWithinPlan = async (ws: Workspace, spec: AgentSpec, by: string) => {
     const limit = planLimits[ws.plan].agents;
-    if (limit !== null && (await countAgents(knex, ws.id)) >= limit) {
+    const agent = await createAgent(knex, ws.id, spec, limit).catch((err) => {
+      if (!(err instanceof AgentLimitError)) throw err;
       throw new ApiError(
         403,
         'plan_agent_limit',
         `the ${ws.plan} plan allows ${limit} agents; delete one or upgrade the plan`,
       );
-    }
-    const agent = await createAgent(knex, ws.id, spec);
+    });
     await recordEvent(knex, {
       workspace_id: ws.id,
       agent_id: agent.id,

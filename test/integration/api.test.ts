@@ -355,6 +355,21 @@ describe('API v1', () => {
       assert.equal((await json(await call(`/v1/agents/${agent.id}/versions/1`))).spec.description, '');
     });
 
+    it('the Free plan holds 3 agents: 8 concurrent creates make exactly 3, the rest 403 plan_agent_limit', async () => {
+      const free = await createTestWorkspace(h, { plan: 'free' });
+      const responses = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          call('/v1/agents', { method: 'POST', key: free.key, json: { ...csvAgent, name: `agent ${i}` } }),
+        ),
+      );
+      assert.equal(responses.filter((r) => r.status === 201).length, 3);
+      const refused = responses.filter((r) => r.status === 403);
+      assert.equal(refused.length, 5);
+      const body = await problem(refused[0], 403, 'plan_agent_limit');
+      assert.match(body.detail, /free plan allows 3 agents/);
+      assert.equal((await h.stack.knex('agents').where({ workspace_id: free.workspace.id })).length, 3);
+    });
+
     it('refuses an invalid graph with 422 and a message per problem', async () => {
       const body = await problem(
         await call('/v1/agents', {
