@@ -255,17 +255,19 @@ export function accountRoutes(deps: AccountDeps): Router {
   r.post('/workspaces', signedIn, ...body, async (req, res) => {
     const { name } = parseBody(z.object({ name: z.string().trim().min(1).max(100) }), req.body);
     const { user } = req.account!;
-    const ownsFree = (await membershipsOf(knex, user.id)).some(
-      (m) => m.role === 'owner' && m.workspace.plan === 'free',
-    );
-    if (ownsFree) {
-      throw new ApiError(
-        403,
-        'plan_limit_workspaces',
-        'the Free plan includes one workspace; upgrade the one you own to add more',
-      );
-    }
     const workspace = await knex.transaction(async (trx) => {
+      // The person's row stays locked while their workspaces are counted: concurrent creates cannot both pass.
+      await trx('users').where({ id: user.id }).forUpdate().first('id');
+      const ownsFree = (await membershipsOf(trx, user.id)).some(
+        (m) => m.role === 'owner' && m.workspace.plan === 'free',
+      );
+      if (ownsFree) {
+        throw new ApiError(
+          403,
+          'plan_limit_workspaces',
+          'the Free plan includes one workspace; upgrade the one you own to add more',
+        );
+      }
       const ws = await createWorkspace(trx, name);
       await addMember(trx, ws.id, user.id, 'owner');
       return ws;

@@ -366,6 +366,21 @@ describe('Accounts, sessions and roles', () => {
     assert.equal((await bOwner.call('/me')).body.workspace.role, 'owner');
   });
 
+  it('the Free plan includes one workspace: 5 concurrent creates make exactly one', async () => {
+    const p = new Person(api.url);
+    await p.signUp();
+    const first = (await p.call('/me')).body.workspace.id;
+    await h.stack.knex('workspaces').where({ id: first }).update({ plan: 'professional' });
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => p.call('/workspaces', { json: { name: `second ${i}` } })),
+    );
+    assert.equal(answers.filter((a) => a.status === 201).length, 1);
+    const refused = answers.filter((a) => a.status === 403);
+    assert.equal(refused.length, 4);
+    assert.equal(refused[0].body.code, 'plan_limit_workspaces');
+    assert.equal((await p.call('/me')).body.workspaces.length, 2);
+  });
+
   it('records security and configuration events with who and from where, readable by admins on paid plans', async () => {
     const owner = new Person(api.url);
     await owner.signUp();
