@@ -157,6 +157,8 @@ async function main() {
       baseline_starts_per_s: Math.round(rawRun.perSecond),
       ratio: Number((apiRun.perSecond / rawRun.perSecond).toFixed(2)),
       cpu_ms_per_start: apiRun.cpu,
+      // What the web process alone could take on a core of its own; on this machine it shares two with the rest.
+      web_starts_per_core_s: Math.round(1000 / apiRun.cpu.web),
       baseline_cpu_ms_per_start: rawRun.cpu,
     }),
   );
