@@ -6,7 +6,8 @@ export default {
     // Relative to ui/: vite.config.ts moves the process there before SvelteKit loads.
     adapter: adapter({ out: 'build' }),
     // The typed API client lives with the API (api/client), generated from its OpenAPI document.
-    alias: { $api: '../api' },
+    // Roles and what they allow are the API's (db/roles.ts): the console hides what a person's role cannot do.
+    alias: { $api: '../api', $db: '../db' },
     csrf: {
       // adapter-node rebuilds the request origin as https://<host> unless ORIGIN is set, so when the console is
       // mounted in the Express web process on plain http SvelteKit's own check would refuse every form post.

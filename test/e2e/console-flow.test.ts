@@ -479,4 +479,64 @@ describe('console flow in a browser against the real stack', function () {
       await idp.close();
     }
   });
+  it('shows a viewer the workspace but none of the controls their role cannot use', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Viewer check',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'lines', next: 'gate' },
+        { kind: 'approval', id: 'gate', message: 'Send {{text}}?' },
+      ],
+    });
+    const run = await startTestRun(h, workspaceId, agent.id, 'hello');
+    await waitForRun(h, run.id, (r) => r.status === 'needs_review');
+
+    await page.goto(`${base}/dashboard`);
+    if (await page.$('.whoami')) {
+      await page.click('.whoami button:has-text("Sign out")');
+      await page.waitForURL(/\/login$/);
+    }
+    const invite = await createInvitation(h.stack.knex, { workspaceId, role: 'viewer', publicUrl: base });
+    await page.goto(invite.url);
+    await page.fill('#name', 'Vera Viewer');
+    await page.fill('#email', 'vera@example.test');
+    await page.fill('#password', 'vera password 1');
+    await page.click('button:has-text("Join")');
+    await page.waitForURL(/\/agents$/);
+    assert.match(await text('.whoami'), /vera@example\.test · viewer/);
+    assert.match(await text(), /Viewer check/);
+    assert.equal(await page.$('summary:has-text("New agent")'), null, 'no New agent');
+    assert.equal(await page.$('button:has-text("Duplicate")'), null, 'no Duplicate');
+
+    await page.goto(`${base}/agents/${agent.id}`);
+    await waitForText(/Viewer check/);
+    assert.equal(await page.$('a:has-text("Edit")'), null, 'no Edit');
+    assert.equal(await page.$('#run-input'), null, 'no run form');
+    assert.equal(await page.$('button:has-text("Pause")'), null, 'no lifecycle buttons');
+
+    await page.goto(`${base}/runs/${run.id}`);
+    await waitForText(/Send hello\?/);
+    assert.match(await text(), /Waiting for a reviewer/);
+    assert.equal(await page.$('button:has-text("Approve")'), null, 'no Approve');
+    assert.equal(await page.$('button:has-text("Cancel run")'), null, 'no Cancel');
+    await shot('viewer-run');
+
+    // The same pages for an editor show those controls (the checks above look for the right things).
+    await page.click('.whoami button:has-text("Sign out")');
+    await page.waitForURL(/\/login$/);
+    await page.goto((await createInvitation(h.stack.knex, { workspaceId, role: 'editor', publicUrl: base })).url);
+    await page.fill('#name', 'Ed Editor');
+    await page.fill('#email', 'ed@example.test');
+    await page.fill('#password', 'ed password 12');
+    await page.click('button:has-text("Join")');
+    await page.waitForURL(/\/agents$/);
+    assert.ok(await page.$('summary:has-text("New agent")'));
+    await page.goto(`${base}/agents/${agent.id}`);
+    await waitForText(/Viewer check/);
+    assert.ok(await page.$('a:has-text("Edit")'));
+    assert.ok(await page.$('#run-input'));
+    await page.goto(`${base}/runs/${run.id}`);
+    await waitForText(/Send hello\?/);
+    assert.ok(await page.$('button:has-text("Approve")'));
+    assert.deepEqual(problems, []);
+  });
 });

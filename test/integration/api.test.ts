@@ -551,7 +551,7 @@ describe('API v1', () => {
         name: 'gates',
         nodes: [
           { kind: 'input', id: 'in', format: 'lines', next: 'gate' },
-          { kind: 'approval', id: 'gate', message: 'Go on with {{line}}?' },
+          { kind: 'approval', id: 'gate', message: 'Go on with {{text}}?' },
         ],
       });
       const started = await json(await run(agent.id, { input: 'a\nb\nc' }));

@@ -1,5 +1,6 @@
 import { isHttpError } from '@sveltejs/kit';
-import { api } from '$lib/server/api';
+import { api, type Me } from '$lib/server/api';
+import { roleAllows, type Role } from '$db/roles';
 import type { LayoutServerLoad } from './$types';
 
 const publicPrefixes = [
@@ -13,13 +14,23 @@ const publicPrefixes = [
   '/logout',
 ];
 
+/**
+ * What the person's role lets them do, to show only the controls they can use (the API refuses the rest anyway).
+ * A console working with its own key (no sign-in) shows everything; the key's scopes decide.
+ */
+function permissionsOf(me: Me | null) {
+  const role = me?.workspace?.role as Role | undefined;
+  const can = (p: 'run' | 'manage' | 'admin') => (me ? !!role && roleAllows(role, p) : true);
+  return { run: can('run'), manage: can('manage'), admin: can('admin') };
+}
+
 export const load: LayoutServerLoad = async ({ url }) => {
   // A load that reads nothing from the request would run once and be reused on every client-side navigation;
   // reading the URL makes it run again on each one, so `now` and the approvals count stay current.
   void url.href;
   // Public pages (a form trigger's form, Run Mode, signing in) show nothing of the workspace.
   if (publicPrefixes.some((p) => url.pathname === p || url.pathname.startsWith(`${p}/`)))
-    return { now: Date.now(), pendingApprovals: null, publicPage: true, me: null };
+    return { now: Date.now(), pendingApprovals: null, publicPage: true, me: null, can: permissionsOf(null) };
   const me = await api.me();
   // The sidebar's pending-approvals count is a convenience: when the API cannot answer, the page's own load
   // reports the problem, so the count is left out instead of failing every page twice.
@@ -31,5 +42,5 @@ export const load: LayoutServerLoad = async ({ url }) => {
     if (!isHttpError(e)) throw e;
   }
   // Every relative time on the page is measured from this instant (see lib/components/Time.svelte).
-  return { now: Date.now(), pendingApprovals, publicPage: false, me };
+  return { now: Date.now(), pendingApprovals, publicPage: false, me, can: permissionsOf(me) };
 };
