@@ -75,10 +75,7 @@ export interface RunFilter {
   to?: Date;
 }
 
-/**
- * Newest first; the cursor is the (created_at, id) of the last row seen. Its time is Postgres's own text, to the
- * microsecond: a JavaScript date keeps milliseconds, and runs opened in the same one were skipped between pages.
- */
+/** Newest first; the cursor is the (created_at, id) of the last row seen (see decodeTimeCursor). */
 export async function listRuns(
   knex: Knex,
   workspaceId: string,
@@ -95,9 +92,7 @@ export async function listRuns(
   if (filter.from) q.where('runs.created_at', '>=', filter.from);
   if (filter.to) q.where('runs.created_at', '<', filter.to);
   if (page.cursor) {
-    const [at, id] = decodeCursor(page.cursor);
-    if (!timestampText.test(at) || !isUuid(id)) throw new CursorError(badCursor);
-    q.whereRaw('(runs.created_at, runs.id) < (?::timestamptz, ?::uuid)', [at, id]);
+    q.whereRaw('(runs.created_at, runs.id) < (?::timestamptz, ?::uuid)', decodeTimeCursor(page.cursor));
   }
   const rows: (RunRecord & { cursor_at: string })[] = await q
     .orderBy([
@@ -105,9 +100,7 @@ export async function listRuns(
       { column: 'runs.id', order: 'desc' },
     ])
     .limit(page.limit + 1);
-  const data = rows.slice(0, page.limit).map(({ cursor_at: _at, ...run }) => run);
-  const last = rows[page.limit - 1];
-  return { data, next_cursor: rows.length > page.limit ? encodeCursor(last.cursor_at, last.id) : null };
+  return timeCursorPage(rows, page.limit);
 }
 
 export class CursorError extends Error {}
@@ -123,6 +116,23 @@ export function decodeCursor(cursor: string): string[] {
     // fall through
   }
   throw new CursorError(badCursor);
+}
+
+/**
+ * Lists ordered by (a time, id) page with the time as Postgres writes it, to the microsecond: a JavaScript date
+ * keeps milliseconds, and rows made within the same one were skipped between pages. The query selects the time
+ * as `cursor_at` (`col::text`) and fetches limit + 1 rows.
+ */
+function decodeTimeCursor(cursor: string): [string, string] {
+  const [at, id] = decodeCursor(cursor);
+  if (!timestampText.test(at) || !isUuid(id)) throw new CursorError(badCursor);
+  return [at, id];
+}
+
+function timeCursorPage<T extends { cursor_at: string; id: string }>(rows: T[], limit: number) {
+  const data = rows.slice(0, limit).map(({ cursor_at: _at, ...row }) => row);
+  const last = rows[limit - 1];
+  return { data, next_cursor: rows.length > limit ? encodeCursor(last.cursor_at, last.id) : null };
 }
 
 export async function listItems(
@@ -203,17 +213,13 @@ export async function listApprovals(
   if (filter.status) q.where({ status: filter.status });
   if (filter.runId) q.where({ run_id: isUuid(filter.runId) ? filter.runId : '00000000-0000-0000-0000-000000000000' });
   if (page.cursor) {
-    const [at, id] = decodeCursor(page.cursor);
-    if (!timestampText.test(at) || !isUuid(id)) throw new CursorError(badCursor);
-    q.whereRaw('(requested_at, id) > (?::timestamptz, ?::uuid)', [at, id]);
+    q.whereRaw('(requested_at, id) > (?::timestamptz, ?::uuid)', decodeTimeCursor(page.cursor));
   }
   const rows = await q
     .orderBy([{ column: 'requested_at' }, { column: 'id' }])
     .limit(page.limit + 1)
     .select(...approvalColumns, knex.raw('requested_at::text as cursor_at'));
-  const data = rows.slice(0, page.limit).map(({ cursor_at: _at, ...approval }) => approval);
-  const last = rows[page.limit - 1];
-  return { data, next_cursor: rows.length > page.limit ? encodeCursor(last.cursor_at, last.id) : null };
+  return timeCursorPage(rows, page.limit);
 }
 
 export async function getApproval(knex: Knex, workspaceId: string, id: string) {
