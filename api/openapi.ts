@@ -3,7 +3,7 @@
 // response shapes are declared here, and the test suite checks every response it receives against them
 // (test/support/openapi-check.ts), so the document cannot drift from what the API answers.
 import { z } from 'zod';
-import { runStatuses, triggers } from '../db/runs';
+import { approvalStatuses, runStatuses, triggers } from '../db/runs';
 import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../workflows/agent-model';
 import {
@@ -411,7 +411,6 @@ const pageQuery = {
   limit: { schema: { type: 'integer', minimum: 1 }, description: 'Page size (the route names its maximum)' },
   cursor: { schema: { type: 'string' }, description: 'next_cursor of the previous page' },
 };
-const approvalStatuses = ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'];
 const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'];
 
 const runBody = obj({ input: { type: 'string', description: 'The data the run receives, split into items.' } });
@@ -1212,7 +1211,7 @@ export const routes: Route[] = [
     method: 'get',
     path: '/approvals',
     query: {
-      status: { schema: { enum: approvalStatuses } },
+      status: { schema: { enum: [...approvalStatuses] } },
       run_id: { schema: { type: 'string', format: 'uuid' }, description: 'Only the approvals of this run' },
       ...pageQuery,
     },

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import {
+  approvalStatuses,
   CursorError,
   getApproval,
   getFile,
@@ -180,11 +181,7 @@ export function runRoutes(deps: RouteDeps): Router {
 
   r.get('/approvals', requirePermission('read'), async (req, res) => {
     const q = req.query;
-    const status = enumParam(
-      q.status,
-      ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'] as const,
-      'status',
-    );
+    const status = enumParam(q.status, approvalStatuses, 'status');
     const page = await wrapCursor(() =>
       listApprovals(
         knex,
