@@ -30,16 +30,29 @@ export interface StartRunRequest {
   idempotencyKey?: string;
 }
 
-/** The refusal of a run on an agent that is not live. */
-export function agentNotLive(agent: Pick<AgentRow, 'state'>, trigger: Trigger): ApiError {
-  const how = trigger === 'api' ? ' through the API' : '';
-  return new ApiError(
-    409,
-    'agent_not_live',
-    `the agent is ${agent.state}; only a live agent can be run${how} (make it live first, or start a test run)`,
-    {},
-    { state: agent.state },
-  );
+/**
+ * The agent as it is now (its hint refreshed), for a run started by `trigger`: 404 when it is gone, 409 when it
+ * is not live (a test run takes any state).
+ */
+export async function currentAgent(
+  knex: Knex,
+  workspace: Workspace,
+  agentId: string,
+  trigger: Trigger,
+): Promise<AgentRow> {
+  const agent = await rereadAgent(knex, workspace.id, agentId);
+  if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${agentId} in this workspace`);
+  if (agent.state !== 'live' && trigger !== 'test') {
+    const how = trigger === 'api' ? ' through the API' : '';
+    throw new ApiError(
+      409,
+      'agent_not_live',
+      `the agent is ${agent.state}; only a live agent can be run${how} (make it live first, or start a test run)`,
+      {},
+      { state: agent.state },
+    );
+  }
+  return agent;
 }
 
 /** The agent was paused, deleted or edited since the caller read it: nothing was opened. */
@@ -60,9 +73,7 @@ export async function startRun(
   } catch (err) {
     const inputRefused = err instanceof ApiError && err.code === 'input_unparseable';
     if (!(err instanceof AgentChanged) && !inputRefused) throw err;
-    const agent = await rereadAgent(deps.knex, req.workspace.id, req.agent.id);
-    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${req.agent.id} in this workspace`);
-    if (agent.state !== 'live' && req.trigger !== 'test') throw agentNotLive(agent, req.trigger);
+    const agent = await currentAgent(deps.knex, req.workspace, req.agent.id, req.trigger);
     if (inputRefused && agent.current_version === req.agent.current_version) throw err;
     try {
       return await checkOpenAndStart(deps, { ...req, agent });

@@ -8,7 +8,6 @@ import {
   getVersion,
   listAgents,
   listVersions,
-  rereadAgent,
   setAgentState,
   TransitionError,
   updateAgent,
@@ -28,7 +27,7 @@ import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
-import { agentNotLive, startRun, type RunServiceDeps } from '../run-service';
+import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
 import { agentJson, runJson, type Links } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
 
@@ -229,11 +228,8 @@ export function agentRoutes(deps: RouteDeps): Router {
       let agent = await getAgentHint(knex, ws.id, param(req, 'id'));
       if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
       const { input } = parseBody(runBody, req.body);
-      if (agent.state !== 'live') {
-        agent = await rereadAgent(knex, ws.id, agent.id); // it may have gone live since
-        if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
-        if (agent.state !== 'live') throw agentNotLive(agent, trigger);
-      }
+      // A hint of an agent that is not live may be old: it may have gone live since.
+      if (agent.state !== 'live') agent = await currentAgent(knex, ws, agent.id, trigger);
       const idempotencyKey = req.get('idempotency-key') || undefined;
       const { run, created } = await startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey });
       if (!created) res.setHeader('Idempotent-Replayed', 'true');
