@@ -43,6 +43,29 @@ export function sendProblem(res: Response, err: ApiError): void {
     });
 }
 
+const unavailableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  '57P01', // Postgres admin_shutdown
+  '57P03', // Postgres cannot_connect_now (starting up or recovering)
+  14, // gRPC UNAVAILABLE: Temporal cannot be reached
+]);
+
+/**
+ * The database or Temporal cannot be reached right now (restarting after a crash, failing over): nothing is wrong
+ * with the request, and the same request a moment later will work.
+ */
+function isUnavailable(err: unknown): boolean {
+  let e = err as { code?: unknown; cause?: unknown; name?: string; message?: string } | undefined;
+  for (let depth = 0; e && depth < 5; depth++, e = e.cause as typeof e) {
+    if (unavailableCodes.has(e.code as string)) return true;
+    if (e.name === 'KnexTimeoutError') return true; // no pooled connection could be had in time
+    if (/^Connection (terminated|ended) unexpectedly/.test(e.message ?? '')) return true;
+  }
+  return false;
+}
+
 /** Maps body-parser's errors and anything unexpected to problem details; never leaks a stack trace. */
 export const problemHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (err instanceof ApiError) return sendProblem(res, err);
@@ -60,6 +83,18 @@ export const problemHandler: ErrorRequestHandler = (err, req, res, _next) => {
     );
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
     return sendProblem(res, new ApiError(415, 'unsupported_encoding', e.message ?? 'unsupported encoding'));
+  if (isUnavailable(err)) {
+    (req as { log?: { warn(o: object, m: string): void } }).log?.warn({ err }, 'a backing service is unavailable');
+    return sendProblem(
+      res,
+      new ApiError(
+        503,
+        'service_unavailable',
+        'the database or Temporal cannot be reached right now (it may be restarting); try again in a few seconds',
+        { 'Retry-After': '5' },
+      ),
+    );
+  }
   (req as { log?: { error(o: object, m: string): void } }).log?.error({ err }, 'unhandled error');
   sendProblem(
     res,

@@ -1,5 +1,6 @@
 // `npm start`: the whole stack on its embedded defaults — Temporal dev server, embedded Postgres, worker and
-// web — as supervised children. Ctrl-C or SIGTERM stops them in reverse order; nothing is left running.
+// web — as supervised children. A child that crashes once the stack is up is restarted (scripts/supervisor.ts);
+// Ctrl-C or SIGTERM stops them in reverse order and nothing is left running.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -9,7 +10,7 @@ import { loadTemporalConfig } from '../temporal.config';
 import { ownerClaimLink, seedDemoWorkspace } from '../db/seeds';
 import { connectDatabase, connectTemporal } from './connections';
 import { main, StartupError } from './fail-fast';
-import { Supervised, tcpOpen, waitFor } from './supervisor';
+import { Supervisor, tcpOpen, waitFor, type ChildSpec } from './supervisor';
 import { devServerDynamicConfig, ensureTemporalCli } from './temporal-cli';
 import { ensureEmbeddingModel } from './embedding-model';
 
@@ -23,6 +24,13 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
+/** Vite's command-line entry, from its package.json: Vite 8 exports no `vite/bin/vite.js` subpath. */
+function viteCli(): string {
+  const manifest = require.resolve('vite/package.json');
+  const { bin } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { bin: { vite: string } };
+  return path.join(path.dirname(manifest), bin.vite);
+}
+
 /** Builds the console when its build is missing or older than its sources (a fresh clone, a pull). */
 function ensureConsoleBuilt(): void {
   const handler = path.join(root, 'ui/build/handler.js');
@@ -32,11 +40,10 @@ function ensureConsoleBuilt(): void {
   );
   if (fs.existsSync(handler) && fs.statSync(handler).mtimeMs >= sourceTime) return;
   console.log('building the console (ui/)…');
-  const r = spawnSync(
-    process.execPath,
-    [require.resolve('vite/bin/vite.js'), 'build', '--config', 'ui/vite.config.ts', '--logLevel', 'warn'],
-    { cwd: root, stdio: 'inherit' },
-  );
+  const r = spawnSync(process.execPath, [viteCli(), 'build', '--config', 'ui/vite.config.ts', '--logLevel', 'warn'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (r.status !== 0)
     throw new StartupError('building the console failed (see above); "npm run build:ui" shows the same');
 }
@@ -70,6 +77,14 @@ function assertWritable(dir: string): void {
   }
 }
 
+/**
+ * A crashed server is restarted on its data only while that data is still there: starting an empty one in its place
+ * would silently forget every agent and run.
+ */
+function assertDataKept(file: string, what: string): void {
+  if (!fs.existsSync(file)) throw new Error(`${what} at ${file} is gone; not starting an empty one in its place`);
+}
+
 main('cadre', async () => {
   const config = loadConfig();
   const tc = loadTemporalConfig();
@@ -84,32 +99,11 @@ main('cadre', async () => {
   // DATABASE_URL fails in one line instead of after a Temporal start and stop.
   if (!config.db.embedded) await (await connectDatabase(config, { migrate: true })).knex.destroy();
 
-  const children: Supervised[] = [];
-  let shuttingDown = false;
-  const stopChildren = async () => {
-    if (children.length > 0) console.log('stopping Cadre…');
-    for (const c of [...children].reverse()) await c.stop();
-  };
-  const shutdown = async (code: number) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    await stopChildren();
-    process.exit(code);
-  };
-  process.on('SIGINT', () => void shutdown(0));
-  process.on('SIGTERM', () => void shutdown(0));
-  const spawnChild = (name: string, command: string, args: string[]) => {
-    const child = new Supervised(name, command, args, {
-      cwd: root,
-      env: process.env,
-      onUnexpectedExit: (n, code) => {
-        console.error(`${n} exited unexpectedly (code ${code}); stopping the rest`);
-        void shutdown(1);
-      },
-    });
-    children.push(child);
-    return child;
-  };
+  const supervisor = new Supervisor({ cwd: root, env: process.env });
+  process.on('SIGINT', () => void supervisor.shutdown(0));
+  process.on('SIGTERM', () => void supervisor.shutdown(0));
+  const spawnChild = (name: string, command: string, args: string[], more: Partial<ChildSpec> = {}) =>
+    supervisor.start({ name, command, args, ...more });
   const tsx = (script: string): [string, string[]] => [process.execPath, ['--import', 'tsx', script]];
 
   try {
@@ -119,30 +113,39 @@ main('cadre', async () => {
         '--search-attribute',
         `${k}=${t}`,
       ]);
-      spawnChild('temporal', temporalBin, [
-        'server',
-        'start-dev',
-        '--db-filename',
-        path.join(config.dataDir, 'temporal.db'),
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        String(tc.embeddedPort),
-        '--ui-port',
-        String(tc.embeddedUiPort),
-        '--namespace',
-        tc.namespace,
-        '--log-level',
-        'warn',
-        ...searchAttributes,
-        ...devServerDynamicConfig,
-      ]);
+      const temporalDb = path.join(config.dataDir, 'temporal.db');
+      spawnChild(
+        'temporal',
+        temporalBin,
+        [
+          'server',
+          'start-dev',
+          '--db-filename',
+          temporalDb,
+          '--ip',
+          '127.0.0.1',
+          '--port',
+          String(tc.embeddedPort),
+          '--ui-port',
+          String(tc.embeddedUiPort),
+          '--namespace',
+          tc.namespace,
+          '--log-level',
+          'warn',
+          ...searchAttributes,
+          ...devServerDynamicConfig,
+        ],
+        { beforeRestart: () => assertDataKept(temporalDb, 'the Temporal database') },
+      );
       await waitFor('Temporal', async () => (await connectTemporal(tc)).connection.close(), 60_000);
     } else {
       await (await connectTemporal(tc)).connection.close();
     }
     if (config.db.embedded) {
-      spawnChild('db', ...tsx('scripts/db.ts'));
+      spawnChild('db', ...tsx('scripts/db.ts'), {
+        // Postgres replays its write-ahead log on the next start, so a killed PGlite comes back whole.
+        beforeRestart: () => assertDataKept(path.join(config.db.embeddedDir, 'PG_VERSION'), 'the embedded database'),
+      });
       await waitFor('the embedded Postgres', () => tcpOpen(config.db.embeddedPort), 60_000);
     }
 
@@ -171,12 +174,12 @@ main('cadre', async () => {
     );
 
     printBanner(config.web.publicUrl, tc.embedded ? tc.uiUrl : undefined, seed, claim);
+    supervisor.healing = true;
   } catch (err) {
     // Stop what started, then rethrow so main() prints the one line that says what to fix (shutdown() would
     // exit before it). A shutdown already under way (a signal, a child that died) exits on its own.
-    if (shuttingDown) return new Promise<never>(() => undefined);
-    shuttingDown = true;
-    await stopChildren().catch(() => undefined);
+    if (supervisor.stopping) return new Promise<never>(() => undefined);
+    await supervisor.stopAll().catch(() => undefined);
     throw err;
   }
 });

@@ -1,41 +1,115 @@
-// Child processes of `npm start`: each in its own process group (so a Ctrl-C reaches only the supervisor,
-// which then stops them in order), with its output prefixed line by line.
+// The children of `npm start` and the supervisor that keeps them up. Each child runs in its own process group (so a
+// Ctrl-C reaches only the supervisor, which then stops them in order), with its output prefixed line by line.
+// Runs are durable in Temporal and Postgres, so a crashed child is restarted with backoff rather than taking the
+// service down; only repeated fast crashes (a child that cannot stay up) stop everything.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import readline from 'node:readline';
 
 const colors = { temporal: 35, db: 34, worker: 33, web: 32 } as Record<string, number>;
 
+export interface ChildSpec {
+  name: string;
+  command: string;
+  args: string[];
+  /** Checked before each restart (not before the first start): throws when starting again would be unsafe. */
+  beforeRestart?: () => Promise<void> | void;
+}
+
+export interface RestartPolicy {
+  /** Delay before the first restart; doubled for each further crash within `crashWindowMs`. */
+  initialDelayMs: number;
+  maxDelayMs: number;
+  crashWindowMs: number;
+  /** This many crashes of one child within `crashWindowMs` and the supervisor gives up. */
+  maxCrashesInWindow: number;
+}
+
+export const defaultRestartPolicy: RestartPolicy = {
+  initialDelayMs: 1000,
+  maxDelayMs: 30_000,
+  crashWindowMs: 60_000,
+  maxCrashesInWindow: 5,
+};
+
+/** One child process, started again by its supervisor when it exits on its own. */
 export class Supervised {
-  readonly child: ChildProcess;
-  private exited: Promise<number | null>;
-  stopping = false;
+  child!: ChildProcess;
+  private exited!: Promise<void>;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly crashes: number[] = [];
 
   constructor(
-    readonly name: string,
-    command: string,
-    args: string[],
-    opts: { cwd: string; env: NodeJS.ProcessEnv; onUnexpectedExit: (name: string, code: number | null) => void },
+    readonly spec: ChildSpec,
+    private readonly owner: Supervisor,
   ) {
-    this.child = spawn(command, args, {
-      cwd: opts.cwd,
-      env: opts.env,
+    this.spawn();
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  private spawn(): void {
+    const { cwd, env } = this.owner.opts;
+    const child = spawn(this.spec.command, this.spec.args, {
+      cwd,
+      env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const prefix = process.stdout.isTTY ? `\x1b[${colors[name] ?? 36}m[${name}]\x1b[0m ` : `[${name}] `;
-    for (const stream of [this.child.stdout!, this.child.stderr!]) {
+    this.child = child;
+    const prefix = process.stdout.isTTY ? `\x1b[${colors[this.name] ?? 36}m[${this.name}]\x1b[0m ` : `[${this.name}] `;
+    for (const stream of [child.stdout!, child.stderr!]) {
       readline.createInterface({ input: stream }).on('line', (line) => process.stdout.write(prefix + line + '\n'));
     }
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
-    void this.exited.then((code) => {
-      if (!this.stopping) opts.onUnexpectedExit(name, code);
-    });
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        resolve();
+        if (!this.stopping) this.owner.childExited(this, code === null ? `signal ${signal}` : `code ${code}`);
+      }),
+    );
+  }
+
+  /** Schedules a restart with backoff; returns false when this child crashed too often to try again. */
+  scheduleRestart(how: string): boolean {
+    const { policy, log } = this.owner.opts;
+    const now = Date.now();
+    this.crashes.push(now);
+    while (this.crashes.length > 0 && now - this.crashes[0] > policy.crashWindowMs) this.crashes.shift();
+    const recent = this.crashes.length;
+    if (recent >= policy.maxCrashesInWindow) {
+      log(
+        `${this.name} exited unexpectedly (${how}): ${recent} crashes within ${policy.crashWindowMs / 1000} s; giving up`,
+      );
+      return false;
+    }
+    const delay = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (recent - 1));
+    log(`${this.name} exited unexpectedly (${how}); restarting it in ${delay / 1000} s, the rest stay up`);
+    this.restartTimer = setTimeout(() => void this.restart(), delay);
+    return true;
+  }
+
+  private async restart(): Promise<void> {
+    this.restartTimer = undefined;
+    if (this.stopping) return;
+    try {
+      await this.spec.beforeRestart?.();
+    } catch (err) {
+      this.owner.opts.log(`${this.name} cannot be restarted: ${(err as Error).message}`);
+      void this.owner.shutdown(1);
+      return;
+    }
+    if (this.stopping) return;
+    this.spawn();
+    this.owner.opts.log(`${this.name} restarted (pid ${this.child.pid})`);
   }
 
   /** SIGTERM to the whole group, SIGKILL if it has not exited after `graceMs`. */
   async stop(graceMs = 15_000): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.restartTimer);
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const signal = (sig: NodeJS.Signals) => {
       try {
@@ -49,6 +123,71 @@ export class Supervised {
     await this.exited;
     clearTimeout(timer);
     signal('SIGKILL'); // anything the process left behind in its group
+  }
+}
+
+export interface SupervisorOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  policy: RestartPolicy;
+  log: (line: string) => void;
+  /** Called once everything has stopped after a shutdown. */
+  exit: (code: number) => void;
+}
+
+/**
+ * Starts children, restarts the ones that crash once the stack is up (`healing`), and stops them all in reverse
+ * order of start on shutdown. Before the stack is up a crash fails the start instead: a child that cannot come up
+ * at all is a configuration problem to report, not to retry.
+ */
+export class Supervisor {
+  readonly opts: SupervisorOptions;
+  readonly children: Supervised[] = [];
+  healing = false;
+  private shuttingDown = false;
+
+  constructor(opts: Partial<SupervisorOptions> & Pick<SupervisorOptions, 'cwd' | 'env'>) {
+    this.opts = {
+      policy: defaultRestartPolicy,
+      log: (line) => console.error(line),
+      exit: (code) => process.exit(code),
+      ...opts,
+    };
+  }
+
+  get stopping(): boolean {
+    return this.shuttingDown;
+  }
+
+  start(spec: ChildSpec): Supervised {
+    const child = new Supervised(spec, this);
+    this.children.push(child);
+    return child;
+  }
+
+  /** @internal called by a child that exited without being asked to. */
+  childExited(child: Supervised, how: string): void {
+    if (this.shuttingDown) return;
+    if (!this.healing) {
+      this.opts.log(`${child.name} exited unexpectedly (${how}); stopping the rest`);
+      void this.shutdown(1);
+      return;
+    }
+    if (!child.scheduleRestart(how)) void this.shutdown(1);
+  }
+
+  /** Stops every child in reverse order of start. */
+  async stopAll(): Promise<void> {
+    for (const c of [...this.children].reverse()) await c.stop();
+  }
+
+  /** Stops everything (once), then exits with `code`. */
+  async shutdown(code: number): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    if (this.children.length > 0) this.opts.log('stopping Cadre…');
+    await this.stopAll();
+    this.opts.exit(code);
   }
 }
 

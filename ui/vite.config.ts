@@ -18,4 +18,7 @@ export default defineConfig({
   cacheDir: `${repoDir}node_modules/.vite-ui`,
   server: { fs: { allow: [repoDir] } },
   plugins: [sveltekit()],
+  // Rolldown's warnings about slow plugins describe SvelteKit's own build steps, nothing a user can act on, and
+  // would fill the first screen of `npm start`.
+  build: { rolldownOptions: { checks: { bundlerTimings: false } } },
 });

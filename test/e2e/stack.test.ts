@@ -1,7 +1,9 @@
-// `npm start` end to end: scripts/start.ts as a person runs it — on free ports and a throwaway CADRE_DATA_DIR, so
-// it never meets a stack someone runs on the defaults (3000/5433/7233/8233) or another `npm test`. Checks the
-// banner and its ready-to-paste curl, a demo run to its end, a clean Ctrl-C (nothing left running), a second
-// start on the same data, and that bad configuration fails fast with one line that says what to fix.
+// `npm start` end to end, as a newcomer meets it: in a fresh checkout of the repository (no ui/build, no data,
+// nothing prebuilt but node_modules and the Temporal CLI), on free ports and a throwaway CADRE_DATA_DIR, so it
+// never meets a stack someone runs on the defaults (3000/5433/7233/8233) or another `npm test`. Checks the banner
+// and its ready-to-paste curl, a demo run to its end, SIGTERM to npm, Ctrl-C and SIGTERM to the supervisor (nothing
+// left running), a second start on the same data, that a SIGKILLed child is restarted while a 20,000-item run
+// completes with every item done once, and that bad configuration fails fast with one line that says what to fix.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -80,10 +82,48 @@ function stackEnv(dataDir: string, ports: Ports, extra: NodeJS.ProcessEnv = {}):
   };
 }
 
-/** `node --import tsx scripts/start.ts` in its own process group, stdout and stderr collected together. */
-function launch(env: NodeJS.ProcessEnv): Launched {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+/**
+ * A fresh checkout of this tree: the files a clone would have (tracked, plus new files git does not ignore, so a
+ * developer's uncommitted work is what gets tested; in CI the two are the same). Nothing git ignores comes along:
+ * no ui/build, no data/. Only what `npm install` and the Temporal CLI build make is borrowed from this checkout.
+ */
+function freshCheckout(): string {
+  const dir = path.join(tempDir('cadre-stack-checkout-'), 'cadre');
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: repoRoot,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  })
+    .split('\0')
+    .filter((f) => f !== '' && fs.existsSync(path.join(repoRoot, f))); // a deleted file not yet committed
+  for (const f of files) {
+    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    fs.copyFileSync(path.join(repoRoot, f), path.join(dir, f));
+  }
+  // The installed packages, the Temporal CLI and the embedding model (registry downloads `npm start` would
+  // otherwise make first: minutes that prove nothing about the start itself).
+  for (const installed of ['node_modules', '.tools', '.models']) {
+    if (fs.existsSync(path.join(repoRoot, installed)))
+      fs.symlinkSync(path.join(repoRoot, installed), path.join(dir, installed));
+  }
+  assert.equal(fs.existsSync(path.join(dir, 'ui/build')), false);
+  return dir;
+}
+
+/** `npm start` as a person types it, in its own process group, stdout and stderr collected together. */
+function launchNpm(cwd: string, env: NodeJS.ProcessEnv): Launched {
+  return launch(env, cwd, 'npm', ['start']);
+}
+
+/** `node --import tsx scripts/start.ts` (the supervisor itself) in its own process group. */
+function launch(
+  env: NodeJS.ProcessEnv,
+  cwd = repoRoot,
+  command = process.execPath,
+  args = ['--import', 'tsx', 'scripts/start.ts'],
+): Launched {
+  const child = spawn(command, args, {
+    cwd,
     env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -169,6 +209,15 @@ function ps(extra: string[] = ['-e']): PsRow[] {
     .map((m) => ({ pid: Number(m[1]), pgid: Number(m[2]), stat: m[3], args: m[4] }));
 }
 
+/** The supervisor's pid: the launched process itself, or the child `npm start` runs it as. */
+function supervisorPid(l: Launched): number {
+  const supervisor = [{ pid: l.pid, args: l.child.spawnargs.join(' ') }, ...ps(['--ppid', String(l.pid)])].find((p) =>
+    p.args.includes('scripts/start.ts'),
+  );
+  assert.ok(supervisor, `no supervisor (scripts/start.ts) under ${l.pid}`);
+  return supervisor.pid;
+}
+
 /** The supervisor's direct children (temporal, db, worker, web and tsx's esbuild), recorded by process group. */
 function recordChildren(supervisorPid: number): PsRow[] {
   const children = ps(['--ppid', String(supervisorPid)]);
@@ -237,15 +286,37 @@ async function api<T>(baseUrl: string, key: string, pathname: string): Promise<{
   return { status: res.status, body: body as T };
 }
 
-async function pollRunEnd(baseUrl: string, key: string, runId: string) {
+/** Polls a run until it is no longer running; with `tolerateOutage`, refused connections and 5xx (a process
+ * being restarted) are waited out. */
+async function pollRunEnd(baseUrl: string, key: string, runId: string, opts: { tolerateOutage?: boolean } = {}) {
   const deadline = Date.now() + 180_000;
   for (;;) {
-    const { status, body } = await api<RunJson>(baseUrl, key, `/v1/runs/${runId}`);
+    const answer = await api<RunJson>(baseUrl, key, `/v1/runs/${runId}`).catch((err: Error) => {
+      if (!opts.tolerateOutage) throw err;
+      return { status: 0, body: err.message as unknown as RunJson };
+    });
+    const { status, body } = answer;
+    if (opts.tolerateOutage && (status === 0 || status >= 500)) {
+      if (Date.now() > deadline) assert.fail(`run ${runId}: the API did not come back within 180 s`);
+      await sleep(500);
+      continue;
+    }
     assert.equal(status, 200, `GET /v1/runs/${runId}: ${JSON.stringify(body)}`);
     if (body.status !== 'running') return body;
     if (Date.now() > deadline) assert.fail(`run ${runId} still running after 180 s: ${JSON.stringify(body)}`);
     await sleep(500);
   }
+}
+
+async function stateValue(baseUrl: string, key: string, url: string): Promise<number> {
+  const { status, body } = await api<{ value: unknown }>(baseUrl, key, url);
+  if (status === 404) return 0;
+  assert.equal(status, 200, JSON.stringify(body));
+  return Number(body.value);
+}
+
+function countMatches(text: string, re: RegExp): number {
+  return [...text.matchAll(re)].length;
 }
 
 function commandExists(cmd: string): boolean {
@@ -276,7 +347,8 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
   this.timeout(600_000);
   after(cleanUp);
 
-  describe('a first start, Ctrl-C, and a second start on the same data', function () {
+  describe('a fresh checkout: npm start, SIGTERM, a second start on the same data, crashes healed', function () {
+    let checkout: string;
     let dataDir: string;
     let ports: Ports;
     let baseUrl: string;
@@ -285,6 +357,7 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
     const timings: Record<string, number> = {};
 
     before(async function () {
+      checkout = freshCheckout();
       dataDir = tempDir('cadre-stack-test-');
       ports = await stackPorts();
       baseUrl = `http://127.0.0.1:${ports.web}`;
@@ -299,15 +372,19 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
       }
     });
 
-    it('starts, prints a banner with an API key and a curl that starts the demo run as printed', async function () {
-      const stack = launch(stackEnv(dataDir, ports));
+    it('`npm start` in a fresh checkout builds the console, prints a banner, and its curl starts the demo run as printed', async function () {
+      const stack = launchNpm(checkout, stackEnv(dataDir, ports));
       await waitForOutput(stack, (o) => banner(o) !== '', 'banner', 420_000);
       timings.cold = Date.now() - stack.startedAt;
       const out = stack.output();
       const text = banner(out);
+      assert.ok(fs.existsSync(path.join(checkout, 'ui/build/handler.js')), 'npm start builds the console');
+      const signIn = await fetch(`${baseUrl}/login`);
+      assert.equal(signIn.status, 200, 'the console serves its sign-in page');
+      assert.match(await signIn.text(), /<html/i);
 
       // The supervisor's four children, each in its own process group.
-      const children = recordChildren(stack.pid);
+      const children = recordChildren(supervisorPid(stack));
       for (const name of [
         /\btemporal server start-dev\b/,
         /scripts\/db\.ts/,
@@ -404,15 +481,14 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
       first = { apiKey, runId: run.id, agentId };
     });
 
-    it('stops on SIGINT to the supervisor with exit code 0 and leaves nothing running', async function () {
+    it('stops on SIGTERM to the npm process (what `kill`, process managers and `docker stop` send) and leaves nothing running', async function () {
       const stack = launched.at(-1);
       assert.ok(stack && !stack.hasExited(), 'the stack of the first test is not running');
-      recordChildren(stack.pid); // the worker and web may have forked since
+      recordChildren(supervisorPid(stack)); // the worker and web may have forked since
       const groups = new Set(knownGroups);
-      process.kill(stack.pid, 'SIGINT'); // the supervisor only, as a terminal's Ctrl-C reaches npm
-      const { code, signal } = await waitForExit(stack, 120_000);
+      process.kill(stack.pid, 'SIGTERM'); // npm only: npm hands it to the supervisor
+      const { signal } = await waitForExit(stack, 120_000);
       assert.equal(signal, null, tail(stack.output()));
-      assert.equal(code, 0, tail(stack.output()));
       assert.match(stack.output(), /stopping Cadre/);
       await assertNothingLeft(groups, dataDir, ports);
       for (const p of [ports.web, ports.db, ports.temporal, ports.temporalUi]) {
@@ -423,10 +499,10 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
 
     it('starts again on the same data: no new key, the key, the run and the example agents are still there', async function () {
       assert.ok(first && stoppedCleanly, 'needs the first start and its clean stop');
-      const stack = launch(stackEnv(dataDir, ports));
+      const stack = launchNpm(checkout, stackEnv(dataDir, ports));
       await waitForOutput(stack, (o) => banner(o) !== '', 'banner', 300_000);
       timings.restart = Date.now() - stack.startedAt;
-      recordChildren(stack.pid);
+      recordChildren(supervisorPid(stack));
       const out = stack.output();
       assert.doesNotMatch(out, apiKeyPattern, 'a second start must not print a new API key');
       assert.doesNotMatch(out, /First start/);
@@ -435,7 +511,6 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
       const run = await api<RunJson>(baseUrl, first.apiKey, `/v1/runs/${first.runId}`);
       assert.equal(run.status, 200, JSON.stringify(run.body));
       assert.equal(run.body.id, first.runId);
-      assert.equal(run.body.status, 'needs_review');
       assert.equal(run.body.counts.total, 3);
 
       const agents = await api<List<AgentJson>>(baseUrl, first.apiKey, '/v1/agents');
@@ -445,11 +520,93 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
       assert.ok(route);
       assert.equal(route.id, first.agentId);
       assert.equal(route.last_run?.id, first.runId);
+    });
 
+    // Each child SIGKILLed once, each during its own 20,000-item run of the order-counting example: the supervisor
+    // restarts it (the others stay up), the run completes, and the state-store counter rises by exactly 20,000
+    // (every item's increment applied once, none lost, none twice).
+    for (const [name, pattern] of [
+      ['worker', /scripts\/worker\.ts/],
+      ['web', /scripts\/web\.ts/],
+      ['db', /scripts\/db\.ts/],
+      ['temporal', /\btemporal server start-dev\b/],
+    ] as const) {
+      it(`restarts the ${name} after SIGKILL during a 20,000-item run, which completes with every item done once`, async function () {
+        assert.ok(first, 'needs the first start');
+        const stack = launched.at(-1);
+        assert.ok(stack && !stack.hasExited(), 'the second start is not running');
+        const supervisor = supervisorPid(stack);
+        const agents = await api<List<AgentJson>>(baseUrl, first.apiKey, '/v1/agents');
+        const counter = agents.body.data.find((a) => a.name === 'Count orders and write an XLSX report');
+        assert.ok(counter, 'the order-counting example agent');
+        const stateUrl = `/v1/agents/${counter.id}/state-store/orders_seen`;
+        const countBefore = await stateValue(baseUrl, first.apiKey, stateUrl);
+
+        const rows = Array.from({ length: 20_000 }, (_, i) => `O-${i},${(i % 7) + 1}`);
+        const started = await fetch(`${baseUrl}/v1/agents/${counter.id}/run`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${first.apiKey}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ input: ['order,quantity', ...rows].join('\n') }),
+        });
+        const run = (await started.json()) as RunJson;
+        assert.equal(started.status, 202, JSON.stringify(run));
+        // Kill once the run has read its items and is working through them.
+        let atKill: RunJson;
+        for (;;) {
+          atKill = (await api<RunJson>(baseUrl, first.apiKey, `/v1/runs/${run.id}`)).body;
+          if (atKill.counts.total > 0 || atKill.status !== 'running') break;
+          await sleep(20);
+        }
+        assert.equal(atKill.status, 'running', `the run ended before the kill: ${JSON.stringify(atKill)}`);
+        const victim = recordChildren(supervisor).find((c) => pattern.test(c.args));
+        assert.ok(victim, `no ${name} child under the supervisor`);
+        const restartsBefore = countMatches(stack.output(), new RegExp(`^${name} restarted \\(pid \\d+\\)$`, 'gm'));
+        process.kill(victim.pid, 'SIGKILL');
+
+        await waitForOutput(
+          stack,
+          (o) => countMatches(o, new RegExp(`^${name} restarted \\(pid \\d+\\)$`, 'gm')) > restartsBefore,
+          `the ${name} restarted`,
+          120_000,
+        );
+        assert.match(
+          stack.output(),
+          new RegExp(`^${name} exited unexpectedly \\(signal SIGKILL\\); restarting it in`, 'm'),
+        );
+        const restarted = recordChildren(supervisor).find((c) => pattern.test(c.args));
+        assert.ok(restarted && restarted.pid !== victim.pid, `the ${name} was not started again`);
+
+        const ended = await pollRunEnd(baseUrl, first.apiKey, run.id, { tolerateOutage: true });
+        assert.equal(ended.status, 'completed', JSON.stringify(ended));
+        assert.deepEqual(
+          { total: ended.counts.total, done: ended.counts.done, failed: ended.counts.failed },
+          { total: 20_000, done: 20_000, failed: 0 },
+        );
+        assert.equal(await stateValue(baseUrl, first.apiKey, stateUrl), countBefore + 20_000, 'each item counted once');
+        assert.ok(!stack.hasExited(), 'the supervisor stays up');
+      });
+    }
+
+    it('stops on Ctrl-C (SIGINT to the terminal process group: npm and the supervisor) and leaves nothing running', async function () {
+      const stack = launched.at(-1);
+      assert.ok(stack && !stack.hasExited(), 'the second start is not running');
+      recordChildren(supervisorPid(stack));
+      const groups = new Set(knownGroups);
+      killGroup(stack.pid, 'SIGINT');
+      await waitForExit(stack, 120_000);
+      assert.match(stack.output(), /stopping Cadre/);
+      await assertNothingLeft(groups, dataDir, ports);
+    });
+
+    it('stops on SIGTERM to the supervisor itself and leaves nothing running', async function () {
+      assert.ok(first, 'needs the first start');
+      const stack = launch(stackEnv(dataDir, ports), checkout);
+      await waitForOutput(stack, (o) => banner(o) !== '', 'banner', 300_000);
       recordChildren(stack.pid);
       const groups = new Set(knownGroups);
-      process.kill(stack.pid, 'SIGINT');
-      const { code } = await waitForExit(stack, 120_000);
+      process.kill(stack.pid, 'SIGTERM');
+      const { code, signal } = await waitForExit(stack, 120_000);
+      assert.equal(signal, null, tail(stack.output()));
       assert.equal(code, 0, tail(stack.output()));
       await assertNothingLeft(groups, dataDir, ports);
     });

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
+import { Client, Connection } from '@temporalio/client';
+import knex from 'knex';
+import { freePort } from '../support/ports';
 import { ApiError, problemHandler, sendProblem } from '../../api/problem';
 
 describe('problem details', () => {
@@ -28,6 +31,24 @@ describe('problem details', () => {
     });
     app.get('/boom', () => {
       throw new Error('secret internals at /srv/x.ts:12');
+    });
+    // A database and a Temporal that are down (a port nothing listens on), reached with the real clients.
+    const closedPort = await freePort();
+    app.get('/database-down', async () => {
+      const db = knex({ client: 'pg', connection: `postgres://cadre@127.0.0.1:${closedPort}/cadre`, pool: { min: 0 } });
+      try {
+        await db.raw('select 1');
+      } finally {
+        await db.destroy();
+      }
+    });
+    app.get('/temporal-down', async () => {
+      const connection = Connection.lazy({ address: `127.0.0.1:${closedPort}` });
+      try {
+        await new Client({ connection }).workflow.start('agentRun', { taskQueue: 'cadre', workflowId: 'run-x' });
+      } finally {
+        await connection.close();
+      }
     });
     app.post('/json', express.json(), (_req, res) => {
       res.json({ ok: true });
@@ -118,4 +139,15 @@ describe('problem details', () => {
       detail: 'something went wrong on our side; the request id in the X-Request-Id header helps us find it',
     });
   });
+
+  for (const backing of ['database', 'temporal']) {
+    it(`a ${backing} that cannot be reached answers 503 with Retry-After, not 500`, async () => {
+      const res = await fetch(`${base}/${backing}-down`);
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get('retry-after'), '5');
+      const body = (await res.json()) as Record<string, string>;
+      assert.equal(body.code, 'service_unavailable');
+      assert.match(body.detail, /try again in a few seconds/);
+    });
+  }
 });

@@ -1,0 +1,140 @@
+// The supervisor of `npm start` with real child processes: a crash once the stack is up is restarted with backoff
+// while the others stay up; a child that keeps crashing, or whose data has gone, stops everything; a crash while
+// the stack is still starting fails the start. (test/e2e/stack.test.ts kills the real stack's children.)
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Supervisor, type ChildSpec, type RestartPolicy } from '../../scripts/supervisor';
+
+const policy: RestartPolicy = { initialDelayMs: 50, maxDelayMs: 400, crashWindowMs: 30_000, maxCrashesInWindow: 3 };
+
+/** A node child running `code`. */
+const nodeChild = (name: string, code: string, more: Partial<ChildSpec> = {}): ChildSpec => ({
+  name,
+  command: process.execPath,
+  args: ['-e', code],
+  ...more,
+});
+const stayUp = 'process.on("SIGTERM", () => process.exit(0)); setInterval(() => {}, 1000);';
+
+function harness() {
+  const log: string[] = [];
+  let exitCode: number | undefined;
+  let onExit: () => void = () => undefined;
+  const exited = new Promise<number>((resolve) => (onExit = () => resolve(exitCode!)));
+  const supervisor = new Supervisor({
+    cwd: process.cwd(),
+    env: process.env,
+    policy,
+    log: (line) => log.push(line),
+    exit: (code) => {
+      exitCode = code;
+      onExit();
+    },
+  });
+  return { supervisor, log, exited, exitCode: () => exitCode };
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const alive = (pid: number | undefined) => {
+  try {
+    process.kill(pid!, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('supervisor (scripts/supervisor.ts)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-supervisor-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('restarts a crashed child once the stack is up and leaves the others running', async () => {
+    const h = harness();
+    const steady = h.supervisor.start(nodeChild('db', stayUp));
+    const flaky = h.supervisor.start(nodeChild('worker', stayUp));
+    h.supervisor.healing = true;
+    const steadyPid = steady.child.pid;
+    const firstPid = flaky.child.pid!;
+    process.kill(firstPid, 'SIGKILL');
+    await until('the worker to be restarted', () => flaky.child.pid !== firstPid && alive(flaky.child.pid));
+    assert.equal(steady.child.pid, steadyPid, 'the other child must not be restarted');
+    assert.ok(alive(steadyPid), 'the other child must keep running');
+    assert.equal(h.exitCode(), undefined, 'the supervisor must not give up after one crash');
+    assert.ok(h.log.some((l) => /worker exited unexpectedly \(signal SIGKILL\); restarting it in 0\.05 s/.test(l)));
+    assert.ok(
+      h.log.some((l) => l === `worker restarted (pid ${flaky.child.pid})`),
+      h.log.join('\n'),
+    );
+
+    await h.supervisor.shutdown(0);
+    assert.equal(await h.exited, 0);
+    assert.ok(!alive(steadyPid) && !alive(flaky.child.pid), 'shutdown stops every child');
+  });
+
+  it('backs off between restarts and gives up, stopping everything, after repeated fast crashes', async () => {
+    const h = harness();
+    const steady = h.supervisor.start(nodeChild('web', stayUp));
+    // Up long enough to be "started", then crashes: every restart crashes again.
+    h.supervisor.start(nodeChild('worker', 'setTimeout(() => process.exit(7), 100);'));
+    h.supervisor.healing = true;
+    assert.equal(await h.exited, 1);
+    const delays = h.log
+      .map((l) => /^worker exited unexpectedly \(code 7\); restarting it in ([\d.]+) s/.exec(l)?.[1])
+      .filter((d) => d !== undefined)
+      .map(Number);
+    assert.deepEqual(delays, [0.05, 0.1], h.log.join('\n'));
+    assert.match(h.log.at(-2)!, /^worker exited unexpectedly \(code 7\): 3 crashes within 30 s; giving up$/);
+    assert.ok(!alive(steady.child.pid), 'giving up stops the other children too');
+  });
+
+  it('does not restart a child whose data has gone: it stops everything instead', async () => {
+    const h = harness();
+    const marker = path.join(dir, 'PG_VERSION');
+    fs.writeFileSync(marker, '17');
+    const db = h.supervisor.start(
+      nodeChild('db', stayUp, {
+        beforeRestart: () => {
+          if (!fs.existsSync(marker)) throw new Error(`the embedded database at ${marker} is gone`);
+        },
+      }),
+    );
+    h.supervisor.healing = true;
+    fs.rmSync(marker);
+    process.kill(db.child.pid!, 'SIGKILL');
+    assert.equal(await h.exited, 1);
+    assert.ok(h.log.includes(`db cannot be restarted: the embedded database at ${marker} is gone`), h.log.join('\n'));
+  });
+
+  it('fails the start when a child crashes before the stack is up', async () => {
+    const h = harness();
+    const steady = h.supervisor.start(nodeChild('temporal', stayUp));
+    h.supervisor.start(nodeChild('db', 'process.exit(2)'));
+    assert.equal(await h.exited, 1);
+    assert.deepEqual(h.log, ['db exited unexpectedly (code 2); stopping the rest', 'stopping Cadre…']);
+    assert.ok(!alive(steady.child.pid));
+  });
+
+  it('does not restart a child that a shutdown stopped', async () => {
+    const h = harness();
+    const child = h.supervisor.start(nodeChild('worker', stayUp));
+    h.supervisor.healing = true;
+    await h.supervisor.shutdown(0);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(!alive(child.child.pid));
+    assert.deepEqual(
+      h.log.filter((l) => /restart/.test(l)),
+      [],
+    );
+  });
+});
