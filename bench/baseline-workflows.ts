@@ -35,3 +35,8 @@ export async function baselineRun(total: number, pageSize: number): Promise<numb
   }
   return done;
 }
+
+/** The engine's own cost of a one-item run: one workflow, one trivial activity (bench:runs). */
+export async function baselineOneActivity(n: number): Promise<number> {
+  return trivial(n);
+}

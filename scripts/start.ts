@@ -11,7 +11,7 @@ import { ownerClaimLink, seedDemoWorkspace } from '../db/seeds';
 import { connectDatabase, connectTemporal } from './connections';
 import { main, StartupError } from './fail-fast';
 import { Supervisor, tcpOpen, waitFor, type ChildSpec } from './supervisor';
-import { devServerDynamicConfig, ensureTemporalCli } from './temporal-cli';
+import { devServerArgs, ensureTemporalCli } from './temporal-cli';
 import { ensureEmbeddingModel } from './embedding-model';
 
 const root = path.resolve(__dirname, '..');
@@ -109,32 +109,18 @@ main('cadre', async () => {
   try {
     if (tc.embedded) {
       const temporalBin = ensureTemporalCli();
-      const searchAttributes = Object.entries(tc.searchAttributes).flatMap(([k, t]) => [
-        '--search-attribute',
-        `${k}=${t}`,
-      ]);
       const temporalDb = path.join(config.dataDir, 'temporal.db');
       spawnChild(
         'temporal',
         temporalBin,
-        [
-          'server',
-          'start-dev',
-          '--db-filename',
-          temporalDb,
-          '--ip',
-          '127.0.0.1',
-          '--port',
-          String(tc.embeddedPort),
-          '--ui-port',
-          String(tc.embeddedUiPort),
-          '--namespace',
-          tc.namespace,
-          '--log-level',
-          'warn',
-          ...searchAttributes,
-          ...devServerDynamicConfig,
-        ],
+        devServerArgs({
+          port: tc.embeddedPort,
+          uiPort: tc.embeddedUiPort,
+          namespace: tc.namespace,
+          logLevel: 'warn',
+          searchAttributes: tc.searchAttributes,
+          dbFile: temporalDb,
+        }),
         { beforeRestart: () => assertDataKept(temporalDb, 'the Temporal database') },
       );
       await waitFor('Temporal', async () => (await connectTemporal(tc)).connection.close(), 60_000);

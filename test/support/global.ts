@@ -9,7 +9,7 @@ import { loadConfig, type CadreConfig } from '../../cadre.config';
 import { createKnex } from '../../db/knex';
 import { migrate } from '../../db/migrate';
 import { loadTemporalConfig, type TemporalConfig } from '../../temporal.config';
-import { devServerDynamicConfig, ensureTemporalCli } from '../../scripts/temporal-cli';
+import { devServerArgs, ensureTemporalCli } from '../../scripts/temporal-cli';
 import { tcpOpen, waitFor } from '../../scripts/supervisor';
 import { connectTemporal } from '../../scripts/connections';
 import { freePort } from './ports';
@@ -61,27 +61,18 @@ async function startStack(): Promise<TestStack> {
   const temporalConfig = loadTemporalConfig(env);
 
   const temporalBin = ensureTemporalCli();
-  const searchAttributes = Object.entries(temporalConfig.searchAttributes).flatMap(([k, t]) => [
-    '--search-attribute',
-    `${k}=${t}`,
-  ]);
   const temporal = startChild(
     temporalBin,
-    [
-      'server',
-      'start-dev',
-      '--headless',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(temporalPort),
-      '--ui-port',
-      String(temporalUiPort),
-      '--log-level',
-      'error',
-      ...searchAttributes,
-      ...devServerDynamicConfig,
-    ],
+    devServerArgs({
+      port: temporalPort,
+      uiPort: temporalUiPort,
+      namespace: temporalConfig.namespace,
+      logLevel: 'error',
+      searchAttributes: temporalConfig.searchAttributes,
+      headless: true,
+      // Benchmarks measure what `npm start` runs: workflows kept in a SQLite file. Tests keep them in memory.
+      dbFile: process.env.CADRE_TEST_TEMPORAL_FILE ? path.join(dataDir, 'temporal.db') : undefined,
+    }),
     env,
     path.join(dataDir, 'temporal.log'),
   );

@@ -1,0 +1,256 @@
+// `npm run bench:runs`: one-item runs end to end, as event-driven agents start them. N runs (BENCH_RUNS, default
+// 1,000) of examples/route-csv-rows.json started through POST /v1/agents/{id}/run from 10 keep-alive connections,
+// timed from the first start until the last run ended. In the same process run, the engine's own limit: N raw
+// Temporal workflows of one trivial activity each, started by 10 concurrent callers of the Temporal client, timed
+// until all closed. Cadre's web and worker and the baseline's worker each run in a process of their own, as in
+// production. Prints figures (never asserted); the last line is one JSON object.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { mochaGlobalTeardown } from '../test/support/global';
+import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../test/support/harness';
+import { freePort } from '../test/support/ports';
+import { waitFor } from '../scripts/supervisor';
+
+const runs = Number(process.env.BENCH_RUNS ?? 1000);
+// Temporal keeps its workflows in a SQLite file, as under `npm start` (the test suites keep them in memory).
+process.env.CADRE_TEST_TEMPORAL_FILE ??= '1';
+const connections = 10;
+const root = path.resolve(__dirname, '..');
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** CPU time a process has used, in ms (utime + stime from /proc, in clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function cpuMeter(pids: Record<string, number>) {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
+  return (per: number) =>
+    Object.fromEntries(
+      Object.entries(pids).map(([k, pid]) => [k, Number(((cpuMs(pid) - before[k]) / per).toFixed(2))]),
+    );
+}
+
+/** `calls` calls of `fn` from `connections` concurrent callers; the latency of each. */
+async function burst(calls: number, fn: (i: number) => Promise<unknown>): Promise<{ p50: number; p99: number }> {
+  const times: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      for (let i = next++; i < calls; i = next++) {
+        const t = performance.now();
+        await fn(i);
+        times.push(performance.now() - t);
+      }
+    }),
+  );
+  times.sort((a, b) => a - b);
+  return { p50: Number(percentile(times, 50).toFixed(1)), p99: Number(percentile(times, 99).toFixed(1)) };
+}
+
+function spawnProcess(script: string, env: NodeJS.ProcessEnv, log: string): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: root,
+    env,
+    stdio: ['ignore', fs.openSync(log, 'a'), fs.openSync(log, 'a')],
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+}
+
+/** POST JSON over a keep-alive agent; resolves with the status code. */
+function post(agent: http.Agent, url: string, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          res.statusCode === 202
+            ? resolve(202)
+            : reject(new Error(`POST ${url} answered ${res.statusCode}: ${Buffer.concat(chunks)}`)),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function cadreRuns(h: Harness) {
+  const { workspace, key } = await createTestWorkspace(h);
+  const spec = JSON.parse(fs.readFileSync(path.join(root, 'examples/route-csv-rows.json'), 'utf8'));
+  const agent = await createLiveAgent(h, workspace.id, spec);
+  const env = {
+    ...h.stack.env,
+    TEMPORAL_ADDRESS: h.temporalConfig.address,
+    TEMPORAL_TASK_QUEUE: h.temporalConfig.taskQueue,
+    CADRE_LOG_LEVEL: 'info',
+    CADRE_API_RATE_LIMIT: '0',
+  };
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const web = spawnProcess('scripts/web.ts', { ...env, CADRE_WEB_PORT: String(port) }, `${h.stack.dataDir}/web.log`);
+  const worker = spawnProcess('scripts/worker.ts', env, `${h.stack.dataDir}/worker.log`);
+  await waitFor(
+    'the web process',
+    async () => {
+      if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
+    },
+    60_000,
+  );
+  await waitFor(
+    'the worker',
+    async () => {
+      const log = fs.readFileSync(`${h.stack.dataDir}/worker.log`, 'utf8');
+      if (!log.includes('worker polling')) throw new Error('not polling yet');
+    },
+    120_000,
+  );
+
+  const pool = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const headers = { authorization: `Bearer ${key}` };
+  const runUrl = `${url}/v1/agents/${agent.id}/run`;
+  const input = (i: number) => JSON.stringify({ input: `invoice,vendor,amount\nINV-${i},Acme,${100 + (i % 500)}.50` });
+  // Warm-up (JIT, pools, the worker's first workflow tasks), then wait for it to drain before measuring.
+  const warm = 50;
+  await burst(warm, (i) => post(pool, runUrl, headers, input(i)));
+  await waitForEnded(h, agent.id, warm, 120_000);
+
+  const meter = cpuMeter({
+    bench: process.pid,
+    web: web.pid!,
+    worker: worker.pid!,
+    postgres: h.stack.pids.postgres,
+    temporal: h.stack.pids.temporal,
+  });
+  const measuredFrom = new Date();
+  const t0 = performance.now();
+  const starts = await burst(runs, (i) => post(pool, runUrl, headers, input(warm + i)));
+  const startSeconds = (performance.now() - t0) / 1000;
+  const ended = await waitForEnded(h, agent.id, warm + runs, 600_000, measuredFrom);
+  const cpu = meter(runs);
+  pool.destroy();
+  await Promise.all([stop(web), stop(worker)]);
+  return { starts, startSeconds, ...ended, cpu };
+}
+
+/** Polls the runs table until `count` runs of the agent ended; timings of the runs created since `from`. */
+async function waitForEnded(h: Harness, agentId: string, count: number, timeoutMs: number, from = new Date(0)) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await h.stack
+      .knex('runs')
+      .where({ agent_id: agentId })
+      .first(
+        h.stack.knex.raw('count(*) filter (where ended_at is not null)::int as ended'),
+        h.stack.knex.raw(
+          `extract(epoch from (max(ended_at) filter (where created_at >= ?) - min(created_at) filter (where created_at >= ?)))::float8 as seconds`,
+          [from, from],
+        ),
+        h.stack.knex.raw(
+          `(extract(epoch from max(started_at - created_at) filter (where created_at >= ?)) * 1000)::float8 as queue_wait_ms`,
+          [from],
+        ),
+        h.stack.knex.raw(`count(*) filter (where status not in ('completed', 'running'))::int as unexpected`),
+      );
+    if (row.ended >= count)
+      return {
+        seconds: row.seconds as number,
+        queueWaitMs: row.queue_wait_ms as number,
+        unexpected: row.unexpected as number,
+      };
+    if (Date.now() > deadline) throw new Error(`only ${row.ended} of ${count} runs ended in time`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function rawRuns(h: Harness) {
+  const taskQueue = `bench-raw-${randomUUID()}`;
+  const log = `${h.stack.dataDir}/baseline-worker.log`;
+  const worker = spawnProcess(
+    'bench/baseline-worker.ts',
+    { ...h.stack.env, TEMPORAL_ADDRESS: h.temporalConfig.address, BASELINE_TASK_QUEUE: taskQueue },
+    log,
+  );
+  await waitFor(
+    'the baseline worker',
+    async () => {
+      if (!fs.readFileSync(log, 'utf8').includes('baseline worker ready')) throw new Error('not ready');
+    },
+    120_000,
+  );
+  const start = (i: number, prefix: string) =>
+    h.client.workflow.start('baselineOneActivity', { taskQueue, workflowId: `${prefix}-${i}`, args: [i] });
+  const warm = 50;
+  const warmId = `warm-${randomUUID()}`;
+  await burst(warm, (i) => start(i, warmId));
+  await Promise.all(Array.from({ length: warm }, (_, i) => h.client.workflow.getHandle(`${warmId}-${i}`).result()));
+
+  const meter = cpuMeter({ bench: process.pid, worker: worker.pid!, temporal: h.stack.pids.temporal });
+  const prefix = `raw-${randomUUID()}`;
+  const t0 = performance.now();
+  const starts = await burst(runs, (i) => start(i, prefix));
+  const startSeconds = (performance.now() - t0) / 1000;
+  // Closed when every result is in; the last to close sets the time.
+  await Promise.all(Array.from({ length: runs }, (_, i) => h.client.workflow.getHandle(`${prefix}-${i}`).result()));
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = meter(runs);
+  await stop(worker);
+  return { starts, startSeconds, seconds, cpu };
+}
+
+async function main() {
+  const h = await createHarness({ worker: false });
+  const raw = await rawRuns(h);
+  console.log(
+    `raw Temporal: ${runs} one-activity workflows closed in ${raw.seconds.toFixed(1)} s ` +
+      `(${(runs / raw.seconds).toFixed(1)}/s; starts p50 ${raw.starts.p50} ms, p99 ${raw.starts.p99} ms)`,
+  );
+  const cadre = await cadreRuns(h);
+  console.log(
+    `Cadre: ${runs} one-item runs ended in ${cadre.seconds.toFixed(1)} s (${(runs / cadre.seconds).toFixed(1)}/s; ` +
+      `starts p50 ${cadre.starts.p50} ms, p99 ${cadre.starts.p99} ms, longest queue wait ${cadre.queueWaitMs.toFixed(0)} ms` +
+      (cadre.unexpected ? `; ${cadre.unexpected} runs did not complete` : '') +
+      ')',
+  );
+  console.log(`CPU ms per run: Cadre ${JSON.stringify(cadre.cpu)}; raw Temporal ${JSON.stringify(raw.cpu)}`);
+  await h.close();
+  await mochaGlobalTeardown();
+  console.log(
+    JSON.stringify({
+      runs,
+      runs_ended_per_s: Number((runs / cadre.seconds).toFixed(1)),
+      baseline_ended_per_s: Number((runs / raw.seconds).toFixed(1)),
+      ratio: Number((raw.seconds / cadre.seconds).toFixed(2)),
+      start_p50_ms: cadre.starts.p50,
+      start_p99_ms: cadre.starts.p99,
+      baseline_start_p50_ms: raw.starts.p50,
+      baseline_start_p99_ms: raw.starts.p99,
+      max_queue_wait_ms: Math.round(cadre.queueWaitMs),
+      cpu_ms_per_run: cadre.cpu,
+      baseline_cpu_ms_per_run: raw.cpu,
+    }),
+  );
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
