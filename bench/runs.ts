@@ -18,6 +18,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 1000);
 // Temporal keeps its workflows in a SQLite file, as under `npm start` (the test suites keep them in memory).
 process.env.CADRE_TEST_TEMPORAL_FILE ??= '1';
 const connections = 10;
+const approvals = Number(process.env.BENCH_APPROVALS ?? 30);
 const root = path.resolve(__dirname, '..');
 
 const percentile = (sorted: number[], p: number) =>
@@ -103,6 +104,7 @@ async function cadreRuns(h: Harness) {
     TEMPORAL_TASK_QUEUE: h.temporalConfig.taskQueue,
     CADRE_LOG_LEVEL: 'info',
     CADRE_API_RATE_LIMIT: '0',
+    CADRE_HTTP_ALLOW_HOSTS: '127.0.0.1', // the approval phase's webhook listens here
   };
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -146,9 +148,60 @@ async function cadreRuns(h: Harness) {
   const startSeconds = (performance.now() - t0) / 1000;
   const ended = await waitForEnded(h, agent.id, warm + runs, 600_000, measuredFrom);
   const cpu = meter(runs);
+  const approval = await approvalToNextStep(h, workspace.id, url, key);
   pool.destroy();
   await Promise.all([stop(web), stop(worker)]);
-  return { starts, startSeconds, ...ended, cpu };
+  return { starts, startSeconds, ...ended, cpu, approval };
+}
+
+/**
+ * A reviewer's decision to the next step: runs of an agent whose webhook call waits for approval, one at a time;
+ * the time from sending the decision (as the console does, through the API) until the webhook receives the call.
+ */
+async function approvalToNextStep(h: Harness, workspaceId: string, url: string, key: string) {
+  const arrived = new Map<number, number>();
+  const sink = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c));
+    req.on('end', () => {
+      arrived.set(Number((JSON.parse(raw) as { id: number }).id), performance.now());
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+  const spec = JSON.parse(fs.readFileSync(path.join(root, 'examples/notify-webhook.json'), 'utf8'));
+  spec.nodes[2].arguments.url = `http://127.0.0.1:${(sink.address() as { port: number }).port}/hook`;
+  const agent = await createLiveAgent(h, workspaceId, spec);
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const times: number[] = [];
+  for (let i = 0; i < approvals; i++) {
+    const started = await fetch(`${url}/v1/agents/${agent.id}/run`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ input: JSON.stringify([{ id: i, amount: 5000 }]) }),
+    });
+    const run = (await started.json()) as { id: string };
+    let approvalId: string | undefined;
+    while (!approvalId) {
+      const list = (await (await fetch(`${url}/v1/approvals?run_id=${run.id}`, { headers })).json()) as {
+        data: { id: string; status: string }[];
+      };
+      approvalId = list.data.find((a) => a.status === 'pending')?.id;
+      if (!approvalId) await new Promise((r) => setTimeout(r, 20));
+    }
+    const t = performance.now();
+    const decided = await fetch(`${url}/v1/approvals/${approvalId}/decision`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    if (decided.status !== 200) throw new Error(`the decision answered ${decided.status}: ${await decided.text()}`);
+    while (!arrived.has(i)) await new Promise((r) => setTimeout(r, 2));
+    times.push(arrived.get(i)! - t);
+  }
+  await new Promise((r) => sink.close(r));
+  times.sort((a, b) => a - b);
+  return { p50: Number(percentile(times, 50).toFixed(1)), p99: Number(percentile(times, 99).toFixed(1)) };
 }
 
 /** Polls the runs table until `count` runs of the agent ended; timings of the runs created since `from`. */
@@ -230,6 +283,9 @@ async function main() {
       (cadre.unexpected ? `; ${cadre.unexpected} runs did not complete` : '') +
       ')',
   );
+  console.log(
+    `approval decided → next step started (${approvals} runs one at a time): p50 ${cadre.approval.p50} ms, p99 ${cadre.approval.p99} ms`,
+  );
   console.log(`CPU ms per run: Cadre ${JSON.stringify(cadre.cpu)}; raw Temporal ${JSON.stringify(raw.cpu)}`);
   await h.close();
   await mochaGlobalTeardown();
@@ -244,6 +300,8 @@ async function main() {
       baseline_start_p50_ms: raw.starts.p50,
       baseline_start_p99_ms: raw.starts.p99,
       max_queue_wait_ms: Math.round(cadre.queueWaitMs),
+      approval_to_next_step_p50_ms: cadre.approval.p50,
+      approval_to_next_step_p99_ms: cadre.approval.p99,
       cpu_ms_per_run: cadre.cpu,
       baseline_cpu_ms_per_run: raw.cpu,
     }),
