@@ -4,6 +4,7 @@ import { createApprovalActivities } from './approvals';
 import { createItemStepActivities } from './item-steps';
 import { createPageAdvanceActivities } from './page-advance';
 import { createRunLifecycleActivities } from './run-lifecycle';
+import { createRunPhaseActivities } from './run-phases';
 import { createTriggerActivities } from './triggers';
 import { createAgentCallActivities } from './agent-calls';
 import { createFailureNoticeActivities } from './failure-notice';
@@ -16,6 +17,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return withHeartbeats({
     ...createRunLifecycleActivities(deps),
+    ...createRunPhaseActivities(deps),
     ...createPageAdvanceActivities(deps),
     ...createItemStepActivities(deps),
     ...createApprovalActivities(deps),

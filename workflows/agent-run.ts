@@ -8,6 +8,7 @@ import {
   executeChild,
   isCancellation,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -15,7 +16,9 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunPlan } from '../activities/run-lifecycle';
-import { runPage } from './run-page';
+import type { CloseRunInput, RunOpening } from '../activities/run-phases';
+import type { OpenedRun } from '../activities/triggers';
+import { runPage, type RunPageInput } from './run-page';
 import { runSearchAttributes, runWorkflowId } from './run-identity';
 import { pageLanes } from './page-lanes';
 
@@ -46,20 +49,30 @@ export function pageWorkflowId(runWorkflowId: string, page: number): string {
 
 export async function agentRun(input: AgentRunInput): Promise<string> {
   const { runId } = input;
-  let plan: RunPlan;
+  // Runs that began before a run's opening and closing became one activity each (activities/run-phases.ts)
+  // replay the way they ran.
+  const phased = patched('run-phases');
+  const close = async (how: Omit<CloseRunInput, 'runId'>): Promise<string> => {
+    if (!phased) {
+      const status = await CancellationScope.nonCancellable(() => db.finishRun({ runId, ...how }));
+      await afterEnd(runId);
+      return status;
+    }
+    const ended = await CancellationScope.nonCancellable(() => db.closeRun({ runId, ...how }));
+    await CancellationScope.nonCancellable(() => startChained(ended.chained));
+    return ended.status;
+  };
+  let opening: RunOpening;
   try {
-    plan = await db.prepareRun({ runId });
+    opening = phased ? await db.openRun({ runId }) : { plan: await db.prepareRun({ runId }) };
   } catch (err) {
-    const status = await CancellationScope.nonCancellable(() =>
-      db.finishRun({
-        runId,
-        error: `the input could not be read: ${failureMessage(err)}`,
-        cancelled: isCancellation(err),
-      }),
-    );
-    await afterEnd(runId);
-    return status;
+    return close({ error: `the input could not be read: ${failureMessage(err)}`, cancelled: isCancellation(err) });
   }
+  if (opening.ended) {
+    await CancellationScope.nonCancellable(() => startChained(opening.ended.chained));
+    return opening.ended.status;
+  }
+  const { plan, actions: firstActions } = opening;
   if (plan.skipped) return 'skipped';
   const pages = Math.ceil(plan.total / plan.pageSize);
   let nextPage = input.nextPage ?? 0;
@@ -81,17 +94,19 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
       const start = (page: number) => {
         const fromSeq = page * plan.pageSize;
         const lane = freeLanes.shift()!;
-        const child = executeChild(runPage, {
-          workflowId: pageWorkflowId(workflowInfo().workflowId, page),
-          args: [
-            {
-              runId,
-              fromSeq,
-              toSeq: Math.min(plan.total, fromSeq + plan.pageSize),
-              plan: { ...plan, concurrency: laneCaps[lane] },
-            },
-          ],
-        }).then((r) => {
+        const pageInput: RunPageInput = {
+          runId,
+          fromSeq,
+          toSeq: Math.min(plan.total, fromSeq + plan.pageSize),
+          plan: { ...plan, concurrency: laneCaps[lane] },
+        };
+        // A run of one page runs it in this workflow, from where the opening left it; larger runs page in
+        // children, so that no history grows with the number of items.
+        const child = (
+          firstActions
+            ? runPage({ ...pageInput, firstActions })
+            : executeChild(runPage, { workflowId: pageWorkflowId(workflowInfo().workflowId, page), args: [pageInput] })
+        ).then((r) => {
           freeLanes.push(lane);
           running.delete(page);
           pagesDone++;
@@ -119,9 +134,7 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
   if (!cancelled && !stoppedBy && !error && nextPage < pages) {
     return continueAsNew<typeof agentRun>({ runId, nextPage, failedSoFar: failed });
   }
-  const status = await CancellationScope.nonCancellable(() => db.finishRun({ runId, cancelled, stoppedBy, error }));
-  await afterEnd(runId);
-  return status;
+  return close({ cancelled, stoppedBy, error });
 }
 
 /** What a run's end sets off, however it ended: the failure notice, and chains. */
@@ -136,7 +149,10 @@ async function afterEnd(runId: string): Promise<void> {
 
 /** Agents chained to this one ("when A completes, run B") start now, as abandoned children of this run. */
 async function startChainedRuns(runId: string): Promise<void> {
-  const chained = await db.openChainedRuns({ runId });
+  await startChained(await db.openChainedRuns({ runId }));
+}
+
+async function startChained(chained: OpenedRun[]): Promise<void> {
   for (const run of chained) {
     await startChild(agentRun, {
       workflowId: runWorkflowId(run.id),

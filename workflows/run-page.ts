@@ -24,6 +24,8 @@ export interface RunPageInput {
   fromSeq: number;
   toSeq: number;
   plan: RunPlan;
+  /** The page's per-item steps, when the run's opening already advanced it (a run of one page). */
+  firstActions?: StepAction[];
 }
 
 export interface RunPageResult {
@@ -52,7 +54,7 @@ const db = proxyActivities<Activities>({
   retry: { maximumAttempts: 10 },
 });
 
-export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Promise<RunPageResult> {
+export async function runPage({ runId, fromSeq, toSeq, plan, firstActions }: RunPageInput): Promise<RunPageResult> {
   const steps = proxyActivities<Activities>({
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '10 seconds',
@@ -205,8 +207,10 @@ export async function runPage({ runId, fromSeq, toSeq, plan }: RunPageInput): Pr
 
   // Advance the page whenever no step is running: items that finished a step move on through the set-based
   // nodes together, while items waiting on a person never hold the others back.
+  let advanced = firstActions;
   for (;;) {
-    const actions = await db.advancePage({ runId, fromSeq, toSeq });
+    const actions = advanced ?? (await db.advancePage({ runId, fromSeq, toSeq }));
+    advanced = undefined;
     const fresh = actions.filter((a) => !inFlight.has(a.seq));
     for (const a of fresh) {
       inFlight.add(a.seq);

@@ -1,6 +1,11 @@
-// Determinism and visibility: recorded histories of real runs replay against the current workflow code, and
-// Temporal's visibility finds an agent's runs by the search attributes every run carries.
+// Determinism and visibility: recorded histories of real runs replay against the current workflow code (those of
+// this code, and those recorded in test/fixtures/histories by earlier code, which runs still under way at an
+// upgrade will replay), and Temporal's visibility finds an agent's runs by the search attributes every run carries.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { decideUpdate } from '../../workflows/run-page';
 import { pageWorkflowId } from '../../workflows/agent-run';
@@ -58,20 +63,48 @@ describe('determinism and visibility', () => {
   });
   after(() => h?.close());
 
-  it('replays the recorded histories of a run and its page with the current workflow code', async () => {
-    const ids = [`run-${runId}`, pageWorkflowId(`run-${runId}`, 0)];
-    const histories = await Promise.all(
-      ids.map(async (workflowId) => ({
-        workflowId,
-        history: await h.client.workflow.getHandle(workflowId).fetchHistory(),
-      })),
-    );
+  /** Replays each history with the current workflow bundle; fails naming any that does not replay. */
+  async function replay(histories: { workflowId: string; history: Awaited<ReturnType<typeof fetchHistory>> }[]) {
     let replayed = 0;
     for await (const result of Worker.runReplayHistories({ workflowBundle: h.stack.workflowBundle }, histories)) {
       assert.equal(result.error, undefined, `${result.workflowId} did not replay: ${result.error}`);
       replayed++;
     }
-    assert.equal(replayed, 2);
+    return replayed;
+  }
+  const fetchHistory = (workflowId: string) => h.client.workflow.getHandle(workflowId).fetchHistory();
+
+  it('replays the recorded history of a run (its one page runs in the run workflow) with the current code', async () => {
+    // A run of one page has no page child: the approval was decided on the run's own workflow.
+    await assert.rejects(fetchHistory(pageWorkflowId(`run-${runId}`, 0)), /not found/i);
+    assert.equal(await replay([{ workflowId: `run-${runId}`, history: await fetchHistory(`run-${runId}`) }]), 1);
+  });
+
+  it('replays histories recorded before runs opened and closed in one activity each (runs under way at an upgrade)', async () => {
+    // Workflow id → history, as `temporal workflow show -o json` printed them: a run waiting on an approval (its
+    // page a child workflow), and a one-item run of set-based nodes.
+    const file = path.join(__dirname, '../fixtures/histories/before-run-phases.json');
+    const recorded = Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>);
+    assert.equal(recorded.length, 4);
+    const histories = recorded.map(([workflowId, json]) => ({ workflowId, history: historyFromJSON(json) }));
+    assert.equal(await replay(histories), recorded.length);
+  });
+
+  it('runs a one-item run of set-based nodes as one workflow with one activity, as raw Temporal would', async () => {
+    const spec = JSON.parse(fs.readFileSync(path.join(__dirname, '../../examples/route-csv-rows.json'), 'utf8'));
+    const agent = await createLiveAgent(h, ws, spec);
+    const run = await startTestRun(h, ws, agent.id, 'invoice,vendor,amount\nINV-1,Acme,120.50');
+    const ended = await waitForRun(h, run.id);
+    assert.equal(ended.status, 'completed');
+    const history = await fetchHistory(`run-${run.id}`);
+    const { EventType } = temporal.api.enums.v1;
+    const count = (type: temporal.api.enums.v1.EventType) =>
+      (history.events ?? []).filter((e) => e.eventType === type).length;
+    assert.equal(count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 1, 'one activity');
+    assert.equal(count(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED), 0, 'no page child workflow');
+    const [item] = await h.stack.knex('run_items').where({ run_id: run.id }).select('status', 'output_node');
+    assert.deepEqual(item, { status: 'done', output_node: 'report' });
+    assert.equal(await replay([{ workflowId: `run-${run.id}`, history }]), 1);
   });
 
   it("finds an agent's runs in Temporal visibility by CadreAgentId, CadreWorkspaceId and CadreTrigger", async () => {
