@@ -15,7 +15,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { RunPlan } from '../activities/run-lifecycle';
 import type { CloseRunInput, RunOpening } from '../activities/run-phases';
 import type { OpenedRun } from '../activities/triggers';
 import { runPage, type RunPageInput } from './run-page';
