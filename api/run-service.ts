@@ -9,7 +9,7 @@ import { getRun, type RunRecord, type Trigger } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
 import type { TemporalConfig } from '../temporal.config';
 import type { agentRun } from '../workflows/agent-run';
-import { runSearchAttributes, runWorkflowId } from '../workflows/run-identity';
+import { runWorkflowOptions } from '../workflows/run-identity';
 import { ApiError } from './problem';
 
 export { runWorkflowId } from '../workflows/run-identity';
@@ -149,10 +149,8 @@ export async function startRunWorkflow(
   run: Pick<RunRecord, 'id' | 'workspace_id' | 'agent_id' | 'trigger'>,
 ): Promise<void> {
   await deps.temporal.workflow.start<typeof agentRun>('agentRun', {
-    workflowId: runWorkflowId(run.id),
+    ...runWorkflowOptions(run),
     taskQueue: deps.temporalConfig.taskQueue,
-    args: [{ runId: run.id }],
-    typedSearchAttributes: runSearchAttributes(run),
   });
 }
 

@@ -13,7 +13,13 @@ const repoRoot = path.resolve(__dirname, '..');
  * round trip (the bench measured 48 ms from schedule to start without it, under 15 ms with it, for every item
  * of a model step). A cluster of your own needs `system.enableActivityEagerExecution: true` for the same.
  */
-export const devServerDynamicConfig = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
+export const devServerDynamicConfig = [
+  '--dynamic-config-value',
+  'system.enableActivityEagerExecution=true',
+  // Runs carry their agent as fairness key (workflows/run-identity.ts); a cluster of your own needs this too.
+  '--dynamic-config-value',
+  'matching.enableFairness=true',
+];
 const localBinary = path.join(repoRoot, '.tools', 'bin', 'temporal');
 
 /**

@@ -18,7 +18,7 @@ import type { Activities } from '../activities';
 import type { CloseRunInput, RunOpening } from '../activities/run-phases';
 import type { OpenedRun } from '../activities/triggers';
 import { runPage, type RunPageInput } from './run-page';
-import { runSearchAttributes, runWorkflowId } from './run-identity';
+import { runWorkflowOptions } from './run-identity';
 import { pageLanes } from './page-lanes';
 
 export interface AgentRunInput {
@@ -154,9 +154,7 @@ async function startChainedRuns(runId: string): Promise<void> {
 async function startChained(chained: OpenedRun[]): Promise<void> {
   for (const run of chained) {
     await startChild(agentRun, {
-      workflowId: runWorkflowId(run.id),
-      args: [{ runId: run.id }],
-      typedSearchAttributes: runSearchAttributes(run),
+      ...runWorkflowOptions(run),
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });
   }

@@ -1,6 +1,13 @@
-// How a run is named in Temporal: its workflow id and the search attributes visibility finds it by. Shared by
-// every path that starts a run workflow (API, schedules, chains), so all of them look the same.
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+// How a run is named in Temporal: its workflow id, the search attributes visibility finds it by, and its fairness
+// key. Shared by every path that starts a run workflow (API, schedules, chains, agent calls), so all of them look
+// the same.
+import {
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  type Priority,
+  type SearchAttributePair,
+} from '@temporalio/common';
+import type { AgentRunInput } from './agent-run';
 
 export const runWorkflowId = (runId: string) => `run-${runId}`;
 
@@ -18,4 +25,21 @@ export function runSearchAttributes(run: {
     { key: agentKey, value: run.agent_id },
     { key: triggerKey, value: run.trigger },
   ];
+}
+
+/**
+ * The agent is the run's fairness key: with `matching.enableFairness` on the server, Temporal dispatches the
+ * backlogged tasks of different keys in turn, so a burst of one agent's runs (10,000 webhook calls) does not make
+ * every other agent's runs, in this workspace or another, wait behind it. Children and activities inherit it.
+ */
+export const runPriority = (run: { agent_id: string }): Priority => ({ fairnessKey: run.agent_id });
+
+/** The options every start of a run workflow carries. */
+export function runWorkflowOptions(run: { id: string; workspace_id: string; agent_id: string; trigger: string }) {
+  return {
+    workflowId: runWorkflowId(run.id),
+    args: [{ runId: run.id }] as [AgentRunInput],
+    typedSearchAttributes: runSearchAttributes(run),
+    priority: runPriority(run),
+  };
 }

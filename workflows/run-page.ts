@@ -17,7 +17,7 @@ import type { Decision, StepResult } from '../activities/item-steps';
 import type { StepAction } from '../activities/page-advance';
 import type { RunPlan } from '../activities/run-lifecycle';
 import type { agentRun } from './agent-run';
-import { runSearchAttributes, runWorkflowId } from './run-identity';
+import { runWorkflowOptions } from './run-identity';
 
 export interface RunPageInput {
   runId: string;
@@ -150,11 +150,7 @@ export async function runPage({ runId, fromSeq, toSeq, plan, firstActions }: Run
       if (opened.outcome === 'failed') failed++;
       return;
     }
-    const child = {
-      workflowId: runWorkflowId(opened.id),
-      args: [{ runId: opened.id }] as Parameters<typeof agentRun>,
-      typedSearchAttributes: runSearchAttributes(opened),
-    };
+    const child = runWorkflowOptions(opened);
     if (wait) {
       // Cancelling this run cancels the run it waits on, which then ends cancelled with its counts.
       await executeChild<typeof agentRun>('agentRun', {

@@ -4,7 +4,7 @@
 import { executeChild, ParentClosePolicy, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { agentRun } from './agent-run';
-import { runSearchAttributes, runWorkflowId } from './run-identity';
+import { runWorkflowOptions } from './run-identity';
 
 const db = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -16,9 +16,7 @@ export async function scheduledRun({ triggerId }: { triggerId: string }): Promis
   const opened = await db.openScheduledRun({ triggerId, fireId: workflowInfo().workflowId });
   if ('skipped' in opened) return `skipped: ${opened.skipped}`;
   return executeChild(agentRun, {
-    workflowId: runWorkflowId(opened.id),
-    args: [{ runId: opened.id }],
-    typedSearchAttributes: runSearchAttributes(opened),
+    ...runWorkflowOptions(opened),
     // Overlap policy "cancel other" cancels this workflow; the run then ends cancelled with its counts.
     parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
   });
