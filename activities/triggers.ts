@@ -1,10 +1,12 @@
-// Trigger fires that happen inside the engine: a schedule's fire, and chains (agent A finished → run agent B).
+// Trigger fires that happen inside the engine: a schedule's fire, a batch of deliveries whose window closed, and
+// chains (agent A finished → run agent B).
 // Each opens the run (or records in the agent's timeline why it did not) and hands the workflow back what it
 // needs to start it; the workflow starts the run as its child, so the start is durable and happens once.
 import type { Knex } from 'knex';
 import type { AgentRow } from '../db/agents';
 import { openRun } from '../db/open-run';
 import type { Trigger } from '../db/runs';
+import { closeBatch, setBatchRun } from '../db/deliveries';
 import { recordEvent } from '../db/timeline';
 import { chainTriggersFrom, findTrigger, type TriggerRow } from '../db/triggers';
 import { getWorkspace } from '../db/workspaces';
@@ -107,6 +109,23 @@ export function createTriggerActivities({ knex }: ActivityDeps) {
         idempotencyKey: `schedule:${fireId}`,
         because: 'the schedule fired',
       });
+      return withoutFresh(opened);
+    },
+
+    /** Closes a batch of deliveries and opens its run, one item per delivery (idempotent: a retry finds it). */
+    async openBatchRun({ batchId }: { batchId: string }): Promise<Opened> {
+      const batch = await closeBatch(knex, batchId);
+      if (!batch || batch.items.length === 0) return { skipped: 'no deliveries' };
+      const trigger = await findTrigger(knex, batch.triggerId);
+      if (!trigger) return { skipped: 'the trigger was deleted' };
+      const n = batch.items.length;
+      const opened = await openTriggeredRun(knex, trigger, {
+        input: JSON.stringify(batch.items),
+        idempotencyKey: `batch:${batchId}`,
+        because: `a batch of ${n} ${n === 1 ? 'delivery' : 'deliveries'} closed`,
+        event: { batch_id: batchId, deliveries: n },
+      });
+      if (!('skipped' in opened)) await setBatchRun(knex, batchId, opened.id);
       return withoutFresh(opened);
     },
 

@@ -416,6 +416,18 @@ const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 's
 const runBody = obj({ input: { type: 'string', description: 'The data the run receives, split into items.' } });
 const anyObject = { type: 'object' };
 /** A webhook delivery or form submission that the trigger's filter conditions turned away. */
+/** A delivery that started its run, or (a micro-batching trigger) was stored to join the next batch's run. */
+const hookAccepted = {
+  oneOf: [
+    obj({ status: { const: 'started' }, run_id: { type: 'string', format: 'uuid' }, run: ref('Run') }),
+    obj({
+      status: { const: 'accepted' },
+      delivery_id: { type: 'string', format: 'uuid' },
+      run_id: { type: 'null' },
+      run: { type: 'null' },
+    }),
+  ],
+};
 const filteredOut = obj({ status: { const: 'filtered_out' }, run: { type: 'null' }, detail: { type: 'string' } });
 const r = (route: Route) => route;
 
@@ -1320,7 +1332,7 @@ export const routes: Route[] = [
     scope: 'public',
     body: anyObject,
     ok: {
-      202: obj({ status: { const: 'started' }, run_id: { type: 'string', format: 'uuid' }, run: ref('Run') }),
+      202: hookAccepted,
       200: filteredOut,
     },
     errors: [400, 401, 404, 409, 413, 422, 429, 503],
@@ -1342,7 +1354,7 @@ export const routes: Route[] = [
     scope: 'public',
     body: anyObject,
     ok: {
-      202: obj({ status: { const: 'started' }, run_id: { type: 'string', format: 'uuid' }, run: ref('Run') }),
+      202: hookAccepted,
       200: filteredOut,
     },
     errors: [400, 404, 409, 413, 415, 422, 429, 503],

@@ -3,9 +3,11 @@
 // timed from the first start until the last run ended. In the same process run, the engine's own limit: N raw
 // Temporal workflows of one trivial activity each, started by 10 concurrent callers of the Temporal client, timed
 // until all closed. Cadre's web and worker and the baseline's worker each run in a process of their own, as in
-// production. Prints figures (never asserted); the last line is one JSON object.
+// production. Then a reviewer's decision to the next step, and events: signed webhook deliveries (BENCH_DELIVERIES,
+// default 10,000) from 10 connections to a micro-batching trigger, until every delivery's item is done. Prints
+// figures (never asserted), then two JSON lines: the one-item runs, and the deliveries.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -19,6 +21,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 1000);
 process.env.CADRE_TEST_TEMPORAL_FILE ??= '1';
 const connections = 10;
 const approvals = Number(process.env.BENCH_APPROVALS ?? 30);
+const deliveries = Number(process.env.BENCH_DELIVERIES ?? 10_000);
 const root = path.resolve(__dirname, '..');
 
 const percentile = (sorted: number[], p: number) =>
@@ -69,7 +72,7 @@ async function stop(child: ChildProcess): Promise<void> {
   await new Promise((r) => child.once('exit', r));
 }
 
-/** POST JSON over a keep-alive agent; resolves with the status code. */
+/** POST JSON over a keep-alive agent; resolves with the status code (rejects unless 202). */
 function post(agent: http.Agent, url: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -149,9 +152,67 @@ async function cadreRuns(h: Harness) {
   const ended = await waitForEnded(h, agent.id, warm + runs, 600_000, measuredFrom);
   const cpu = meter(runs);
   const approval = await approvalToNextStep(h, workspace.id, url, key);
+  const hooks = await batchedDeliveries(h, workspace.id, url, key, pool, spec);
   pool.destroy();
   await Promise.all([stop(web), stop(worker)]);
-  return { starts, startSeconds, ...ended, cpu, approval };
+  return { starts, startSeconds, ...ended, cpu, approval, hooks };
+}
+
+/**
+ * Events: signed webhook deliveries from 10 connections to a micro-batching trigger of the same agent (its input
+ * read as JSON), timed from the first delivery until every delivery's item is done.
+ */
+async function batchedDeliveries(
+  h: Harness,
+  workspaceId: string,
+  url: string,
+  key: string,
+  pool: http.Agent,
+  spec: { nodes: { format?: string }[] },
+) {
+  const jsonSpec = { ...spec, nodes: [{ ...spec.nodes[0], format: 'json' }, ...spec.nodes.slice(1)] };
+  const agent = await createLiveAgent(h, workspaceId, jsonSpec);
+  const created = await fetch(`${url}/v1/agents/${agent.id}/triggers`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ kind: 'webhook', batch: { max_wait_ms: 500, max_items: 1000 } }),
+  });
+  const trigger = (await created.json()) as { id: string; secret: string };
+  const secret = Buffer.from(trigger.secret.slice('whsec_'.length), 'base64');
+  const hookUrl = `${url}/v1/hooks/${trigger.id}`;
+  const deliver = (i: number) => {
+    const body = JSON.stringify({ invoice: `INV-${i}`, vendor: 'Acme', amount: 100 + (i % 500) });
+    const id = `msg_${i}_${randomUUID()}`;
+    const ts = Math.floor(Date.now() / 1000);
+    const mac = createHmac('sha256', secret).update(`${id}.${ts}.${body}`).digest('base64');
+    return post(
+      pool,
+      hookUrl,
+      { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${mac}` },
+      body,
+    );
+  };
+  const t0 = performance.now();
+  const latency = await burst(deliveries, deliver);
+  const acceptSeconds = (performance.now() - t0) / 1000;
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const { done } = await h.stack
+      .knex('run_items as i')
+      .join('runs as r', 'r.id', 'i.run_id')
+      .where('r.agent_id', agent.id)
+      .whereIn('i.status', ['done', 'failed', 'needs_review'])
+      .first(h.stack.knex.raw('count(*)::int as done'));
+    if (done >= deliveries) break;
+    if (Date.now() > deadline) throw new Error(`only ${done} of ${deliveries} delivered items done in time`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const { runs: batches } = await h.stack
+    .knex('runs')
+    .where({ agent_id: agent.id })
+    .first(h.stack.knex.raw('count(*)::int as runs'));
+  return { seconds, acceptSeconds, latency, batches };
 }
 
 /**
@@ -286,6 +347,12 @@ async function main() {
   console.log(
     `approval decided → next step started (${approvals} runs one at a time): p50 ${cadre.approval.p50} ms, p99 ${cadre.approval.p99} ms`,
   );
+  console.log(
+    `events: ${deliveries} signed webhook deliveries to a micro-batching trigger, every item done in ` +
+      `${cadre.hooks.seconds.toFixed(1)} s (${(deliveries / cadre.hooks.seconds).toFixed(0)}/s; accepted in ` +
+      `${cadre.hooks.acceptSeconds.toFixed(1)} s, p50 ${cadre.hooks.latency.p50} ms, p99 ${cadre.hooks.latency.p99} ms; ` +
+      `${cadre.hooks.batches} runs)`,
+  );
   console.log(`CPU ms per run: Cadre ${JSON.stringify(cadre.cpu)}; raw Temporal ${JSON.stringify(raw.cpu)}`);
   await h.close();
   await mochaGlobalTeardown();
@@ -304,6 +371,16 @@ async function main() {
       approval_to_next_step_p99_ms: cadre.approval.p99,
       cpu_ms_per_run: cadre.cpu,
       baseline_cpu_ms_per_run: raw.cpu,
+    }),
+  );
+  console.log(
+    JSON.stringify({
+      deliveries,
+      deliveries_done_per_s: Number((deliveries / cadre.hooks.seconds).toFixed(1)),
+      accept_p50_ms: cadre.hooks.latency.p50,
+      accept_p99_ms: cadre.hooks.latency.p99,
+      runs: cadre.hooks.batches,
+      n8n_executions_per_s_reference: 213,
     }),
   );
 }

@@ -9,6 +9,7 @@ import * as accounts from './migrations/009_accounts';
 import * as runCitations from './migrations/010_run_citations';
 import * as voyageEmbeddings from './migrations/011_voyage_embeddings';
 import * as sourceAuth from './migrations/012_source_auth';
+import * as deliveryBatches from './migrations/013_delivery_batches';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -23,6 +24,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '010_run_citations': runCitations,
   '011_voyage_embeddings': voyageEmbeddings,
   '012_source_auth': sourceAuth,
+  '013_delivery_batches': deliveryBatches,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -4,3 +4,4 @@ export * from './scheduled-run';
 export * from './index-source';
 export * from './account-erasure';
 export * from './plan-change';
+export * from './delivery-batch';

@@ -66,9 +66,22 @@ export const scheduleConfigSchema = z.object({
   input: z.string().max(1_000_000).default(''),
 });
 
+/**
+ * Micro-batching: deliveries collected for a window into one run of many items (one item per delivery), for event
+ * rates that one run per delivery cannot keep up with. Unset: each delivery starts its own run.
+ */
+export const deliveryBatchSchema = z.object({
+  /** The window opens with its first delivery and closes this long after it. */
+  max_wait_ms: z.number().int().min(10).max(3_600_000),
+  /** A batch this full closes at once. */
+  max_items: z.number().int().min(1).max(1_000),
+});
+export type DeliveryBatchConfig = z.infer<typeof deliveryBatchSchema>;
+
 export const webhookConfigSchema = z.object({
   /** Only deliveries whose JSON body matches start a run. */
   filter: conditionsSchema.optional(),
+  batch: deliveryBatchSchema.optional(),
 });
 
 const fieldName = z
@@ -99,6 +112,7 @@ export const formConfigSchema = z.object({
     .refine((fs) => new Set(fs.map((f) => f.name)).size === fs.length, 'field names must be unique'),
   submit_label: z.string().max(60).default('Submit'),
   filter: conditionsSchema.optional(),
+  batch: deliveryBatchSchema.optional(),
 });
 
 export const chainEndStatuses = ['completed', 'failed', 'needs_review', 'cancelled'] as const;

@@ -2630,6 +2630,10 @@ export interface paths {
                         value?: unknown;
                       }[];
                     };
+                batch?: {
+                  max_wait_ms: number;
+                  max_items: number;
+                };
                 kind: 'webhook';
                 name?: string;
               }
@@ -2667,6 +2671,10 @@ export interface paths {
                         value?: unknown;
                       }[];
                     };
+                batch?: {
+                  max_wait_ms: number;
+                  max_items: number;
+                };
                 kind: 'form';
                 name?: string;
               }
@@ -2896,6 +2904,10 @@ export interface paths {
                         value?: unknown;
                       }[];
                     };
+                batch?: {
+                  max_wait_ms: number;
+                  max_items: number;
+                };
                 kind: 'webhook';
                 name?: string;
               }
@@ -2933,6 +2945,10 @@ export interface paths {
                         value?: unknown;
                       }[];
                     };
+                batch?: {
+                  max_wait_ms: number;
+                  max_items: number;
+                };
                 kind: 'form';
                 name?: string;
               }
@@ -3547,11 +3563,18 @@ export interface paths {
         };
         202: {
           content: {
-            'application/json': {
-              status: 'started';
-              run_id: string;
-              run: components['schemas']['Run'];
-            };
+            'application/json':
+              | {
+                  status: 'started';
+                  run_id: string;
+                  run: components['schemas']['Run'];
+                }
+              | {
+                  status: 'accepted';
+                  delivery_id: string;
+                  run_id: null;
+                  run: null;
+                };
           };
         };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3598,11 +3621,18 @@ export interface paths {
         };
         202: {
           content: {
-            'application/json': {
-              status: 'started';
-              run_id: string;
-              run: components['schemas']['Run'];
-            };
+            'application/json':
+              | {
+                  status: 'started';
+                  run_id: string;
+                  run: components['schemas']['Run'];
+                }
+              | {
+                  status: 'accepted';
+                  delivery_id: string;
+                  run_id: null;
+                  run: null;
+                };
           };
         };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };

@@ -2,12 +2,20 @@
 // signature) and form definitions and submissions (public by design, rate limited per client).
 import express, { Router, type Response } from 'express';
 import { getAgent, type AgentRow } from '../../db/agents';
+import { acceptDelivery, DuplicateDelivery, findDelivery } from '../../db/deliveries';
 import type { SecretBox } from '../../db/secret-box';
 import { recordEvent } from '../../db/timeline';
 import { findTrigger, type TriggerRow } from '../../db/triggers';
 import { getWorkspace } from '../../db/workspaces';
 import { matches } from '../../workflows/interpreter';
-import { formConfigSchema, validateSubmission, webhookConfigSchema } from '../../workflows/trigger-model';
+import {
+  formConfigSchema,
+  validateSubmission,
+  webhookConfigSchema,
+  type DeliveryBatchConfig,
+} from '../../workflows/trigger-model';
+import { batchFullSignal, batchWorkflowId, type deliveryBatch } from '../../workflows/delivery-batch';
+import { runPriority } from '../../workflows/run-identity';
 import type { Conditions } from '../../workflows/agent-model';
 import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
@@ -107,6 +115,34 @@ export function hookRoutes(deps: HookDeps): Router {
     return true;
   };
 
+  /**
+   * A micro-batching trigger: the delivery is stored in the trigger's open batch before it is acknowledged; the
+   * batch's window starts with its first delivery, and a full batch closes at once.
+   */
+  const accept = async (
+    res: Response,
+    trigger: TriggerRow,
+    batch: DeliveryBatchConfig,
+    delivery: { key: string | null; data: unknown },
+  ) => {
+    const accepted = await acceptDelivery(knex, trigger, batch, delivery, async (batchId) => {
+      await deps.temporal.workflow.start<typeof deliveryBatch>('deliveryBatch', {
+        workflowId: batchWorkflowId(batchId),
+        taskQueue: deps.temporalConfig.taskQueue,
+        args: [{ batchId, windowMs: batch.max_wait_ms }],
+        priority: runPriority(trigger),
+      });
+    });
+    if (accepted.full) {
+      // A lost signal only delays the batch to the end of its window.
+      await deps.temporal.workflow
+        .getHandle(batchWorkflowId(accepted.batchId))
+        .signal(batchFullSignal)
+        .catch(() => undefined);
+    }
+    res.status(202).json({ status: 'accepted', delivery_id: accepted.id, run_id: null, run: null });
+  };
+
   // Webhooks: the raw body is kept, since the signature covers its exact bytes.
   r.post('/hooks/:id', express.raw({ type: () => true, limit: deps.bodyLimit }), async (req, res) => {
     const { trigger, agent } = await loadTrigger(param(req, 'id'), 'webhook');
@@ -140,10 +176,34 @@ export function hookRoutes(deps: HookDeps): Router {
         { run_id: earlier?.id ?? null },
       );
     };
+    const config = webhookConfigSchema.parse(trigger.config);
+    if (config.batch) {
+      const batchDuplicate = async (earlier: { id: string; run_id: string | null }) => {
+        await skipped(trigger, 'duplicate', `delivery ${check.id} received again, skipped (duplicate)`, {
+          delivery_id: check.id,
+        });
+        throw new ApiError(
+          409,
+          'duplicate_delivery',
+          `delivery ${check.id} was already received (as ${earlier.id}); it is not taken again`,
+          {},
+          { run_id: earlier.run_id },
+        );
+      };
+      const earlier = await findDelivery(knex, trigger.id, check.id);
+      if (earlier) return batchDuplicate(earlier);
+      await refuseUnlessLive(trigger, agent, 'webhook delivery');
+      if (await filteredOut(res, trigger, config.filter, event, `delivery ${check.id}`)) return;
+      try {
+        return await accept(res, trigger, config.batch, { key: check.id, data: event });
+      } catch (err) {
+        if (err instanceof DuplicateDelivery) return batchDuplicate({ id: err.deliveryId, run_id: err.runId });
+        throw err;
+      }
+    }
     if (await knex('runs').where({ workspace_id: trigger.workspace_id, idempotency_key: key }).first('id'))
       return duplicate();
     await refuseUnlessLive(trigger, agent, 'webhook delivery');
-    const config = webhookConfigSchema.parse(trigger.config);
     if (await filteredOut(res, trigger, config.filter, event, `delivery ${check.id}`)) return;
     if (!(await start(res, trigger, agent, raw.toString('utf8'), key, `delivery ${check.id}`))) return duplicate();
   });
@@ -178,6 +238,7 @@ export function hookRoutes(deps: HookDeps): Router {
     }
     await refuseUnlessLive(trigger, agent, 'form submission');
     if (await filteredOut(res, trigger, config.filter, data, 'a submission')) return;
+    if (config.batch) return accept(res, trigger, config.batch, { key: null, data });
     await start(res, trigger, agent, JSON.stringify(data), undefined, 'a submission'); // each submission is its own run
   });
 
