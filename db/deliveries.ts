@@ -1,7 +1,9 @@
 // Deliveries of micro-batching triggers (webhooks, forms): each is stored in its trigger's open batch before it
 // is acknowledged, and a batch becomes one run of many items when its window closes or it is full
-// (workflows/delivery-batch.ts). Deliveries of one trigger are serialised on the trigger's row, so a delivery
-// either joins a batch before it closes or opens the next one: none is left behind, none is in two runs.
+// (workflows/delivery-batch.ts). A delivery claims its place with one update of the batch row, which it holds
+// until it commits; closing a batch updates the same row, so it waits for every delivery that claimed a place and
+// reads them all, and a delivery that comes after finds the batch closed and opens the next one. None is left
+// behind, none is in two runs.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { DeliveryBatchConfig } from '../workflows/trigger-model';
@@ -45,20 +47,23 @@ export async function acceptDelivery(
   onOpened: (batchId: string) => Promise<void>,
 ): Promise<AcceptedDelivery> {
   return knex.transaction(async (trx) => {
-    await trx('triggers').where({ id: trigger.id }).forUpdate().first('id');
-    let open = await trx('delivery_batches')
-      .where({ trigger_id: trigger.id, status: 'collecting' })
-      .andWhere('size', '<', batch.max_items)
-      .andWhere('closes_at', '>', trx.fn.now())
-      .orderBy('created_at', 'desc')
-      .first('id', 'size');
-    const opened = !open;
-    if (!open) {
-      open = { id: randomUUID(), size: 0 };
+    const claimed = await trx.raw(
+      `update delivery_batches set size = size + 1
+       where id = (select id from delivery_batches
+                   where trigger_id = ? and status = 'collecting' and size < ? and closes_at > now()
+                   order by created_at desc limit 1)
+       returning id, size`,
+      [trigger.id, batch.max_items],
+    );
+    let place: { id: string; size: number } | undefined = claimed.rows[0];
+    const opened = !place;
+    if (!place) {
+      place = { id: randomUUID(), size: 1 };
       await trx('delivery_batches').insert({
-        id: open.id,
+        id: place.id,
         trigger_id: trigger.id,
         workspace_id: trigger.workspace_id,
+        size: 1,
         closes_at: trx.raw(`now() + make_interval(secs => ?)`, [batch.max_wait_ms / 1000]),
       });
     }
@@ -66,8 +71,8 @@ export async function acceptDelivery(
       .insert({
         id: randomUUID(),
         trigger_id: trigger.id,
-        batch_id: open.id,
-        seq: open.size,
+        batch_id: place.id,
+        seq: place.size - 1,
         delivery_key: delivery.key,
         data: JSON.stringify(delivery.data),
       })
@@ -75,12 +80,12 @@ export async function acceptDelivery(
       .ignore()
       .returning('id');
     if (!stored) {
+      // The same key was stored first (this transaction's claim rolls back with the throw).
       const earlier = await findDelivery(trx, trigger.id, delivery.key!);
       throw new DuplicateDelivery(earlier.id, earlier.run_id);
     }
-    await trx('delivery_batches').where({ id: open.id }).increment('size', 1);
-    if (opened) await onOpened(open.id);
-    return { id: stored.id, batchId: open.id, opened, full: open.size + 1 >= batch.max_items };
+    if (opened) await onOpened(place.id);
+    return { id: stored.id, batchId: place.id, opened, full: place.size >= batch.max_items };
   });
 }
 
@@ -97,10 +102,11 @@ export interface ClosedBatch {
  */
 export async function closeBatch(knex: Knex, batchId: string): Promise<ClosedBatch | undefined> {
   return knex.transaction(async (trx) => {
-    const batch = await trx('delivery_batches').where({ id: batchId }).first('trigger_id', 'run_id');
+    const [batch] = await trx('delivery_batches')
+      .where({ id: batchId })
+      .update({ status: 'closed' })
+      .returning(['trigger_id', 'run_id']);
     if (!batch) return undefined; // its transaction never committed: nothing was acknowledged
-    await trx('triggers').where({ id: batch.trigger_id }).forUpdate().first('id');
-    await trx('delivery_batches').where({ id: batchId }).update({ status: 'closed' });
     const rows: { id: string; data: unknown }[] = await trx('trigger_deliveries')
       .where({ batch_id: batchId })
       .orderBy('seq')

@@ -158,6 +158,24 @@ describe('micro-batching triggers', function () {
     assert.match(fired.at(-1)!.message, /a batch of 5 deliveries closed, started a run/);
   });
 
+  it('concurrent deliveries each land in exactly one batch of at most max_items', async () => {
+    const { agent, deliver } = await webhookAgent({ max_wait_ms: 1000, max_items: 7 });
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let i = next++; i < 60; i = next++) assert.equal((await deliver({ n: i })).status, 202);
+      }),
+    );
+    const items = await itemsOnceDone(agent.id, 60);
+    assert.equal(items.length, 60);
+    assert.equal(new Set(items.map((i) => i.delivery_id)).size, 60);
+    const totals = (await h.stack.knex('runs').where({ agent_id: agent.id }).select('total')).map((r) => r.total);
+    assert.ok(
+      totals.every((t) => t >= 1 && t <= 7),
+      `batch sizes ${totals}`,
+    );
+  });
+
   it('a form trigger batches submissions the same way', async () => {
     const agent = await createLiveAgent(h, ws, countingAgent);
     const created = await call(`/v1/agents/${agent.id}/triggers`, {
