@@ -10,8 +10,9 @@ export function createFailureNoticeActivities({ knex, config }: ActivityDeps) {
       const run = await loadRun(knex, runId);
       if (run.trigger === 'test') return 'not_needed'; // a person trying an agent sees the result right there
       const to = (await loadSpec(knex, run.agent_id, run.agent_version)).policy.error_policy.notify_email;
+      if (!to) return 'not_needed';
       const counts = await knex('runs').where({ id: runId }).first('status', 'failed', 'total', 'error');
-      if (!to || (counts.status !== 'failed' && counts.failed === 0)) return 'not_needed';
+      if (counts.status !== 'failed' && counts.failed === 0) return 'not_needed';
       const key = `notify:${runId}`;
       if (await knex('effects').where({ key }).first('key')) return 'sent';
       if (!config.smtp.url) {

@@ -236,6 +236,7 @@ export function createPageAdvanceActivities({ knex }: ActivityDeps) {
 
         // Items waiting on a person carry the approval id the page workflow waits for (a model step's approvals,
         // keyed by call, reach the workflow from the step itself).
+        if (actions.length === 0) return actions;
         const pending = await trx('approvals')
           .where({ run_id: runId })
           .whereNull('call_id')

@@ -149,8 +149,7 @@ export function createRunLifecycleActivities({ knex, config }: ActivityDeps) {
         if (files.length > 0) {
           await trx('files').insert(files.map((f) => ({ ...f, workspace_id: run.workspace_id, run_id: runId })));
         }
-        await refreshRunCounts(trx, runId);
-        const counts = await trx('runs').where({ id: runId }).first('total', 'done', 'failed', 'needs_review');
+        const counts = await refreshRunCounts(trx, runId);
         const status = cancelled
           ? 'cancelled'
           : interrupted || (counts.total > 0 && counts.failed === counts.total)

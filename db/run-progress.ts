@@ -2,8 +2,16 @@
 // the status are always consistent with the items.
 import type { Knex } from 'knex';
 
-export async function refreshRunCounts(knex: Knex | Knex.Transaction, runId: string): Promise<void> {
-  await knex.raw(
+export interface RunCounts {
+  total: number;
+  done: number;
+  failed: number;
+  needs_review: number;
+}
+
+/** Returns the counts it set. */
+export async function refreshRunCounts(knex: Knex | Knex.Transaction, runId: string): Promise<RunCounts> {
+  const { rows } = await knex.raw(
     `update runs r set
        done = c.done, failed = c.failed, needs_review = c.needs_review, skipped = c.skipped,
        status = case
@@ -19,9 +27,11 @@ export async function refreshRunCounts(knex: Knex | Knex.Transaction, runId: str
          (select count(*) from approvals a where a.run_id = :runId and a.status = 'pending') as pending_approvals
        from run_items i where i.run_id = :runId
      ) c
-     where r.id = :runId`,
+     where r.id = :runId
+     returning r.total, r.done, r.failed, r.needs_review`,
     { runId },
   );
+  return rows[0];
 }
 
 export async function appendRunLog(
