@@ -1,5 +1,5 @@
 // The end of an account's recovery period: its rows go, and so do the Temporal schedules of its workspaces.
-import { deleteSchedule } from '../api/schedule-sync';
+import { deleteSchedule } from '../schedules/sync';
 import { eraseAccount } from '../db/account-deletion';
 import type { ActivityDeps } from './deps';
 

@@ -5,7 +5,7 @@ import type { AgentRow } from '../db/agents';
 import { openRun } from '../db/open-run';
 import { appendRunLog } from '../db/run-progress';
 import { getWorkspace } from '../db/workspaces';
-import type { AgentNode } from '../workflows/agent-model';
+import type { AgentNode } from '../model/agent';
 import { nextNodeId, render, saveResult } from '../workflows/interpreter';
 import { loadRun, loadSpec, nodeById, type ActivityDeps } from './deps';
 import { settleItem } from './item-steps';

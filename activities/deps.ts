@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import type { CadreConfig } from '../cadre.config';
 import { getVersion } from '../db/agents';
-import type { AgentSpec } from '../workflows/agent-model';
+import type { AgentSpec } from '../model/agent';
 
 export interface ActivityDeps {
   knex: Knex;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { appendRunLog, refreshRunCounts } from '../db/run-progress';
-import type { AgentNode, AgentSpec } from '../workflows/agent-model';
+import type { AgentNode, AgentSpec } from '../model/agent';
 import type { GatedCall, ModelCheckpoint, ModelUsage } from './llm-step';
 
 /** A stopped step as saved: its conversation, and what the item already shows and the run already counts. */

@@ -4,7 +4,7 @@
 import { Context } from '@temporalio/activity';
 import { applyStateOps, type StateOp } from '../db/state-store';
 import { appendRunLog, recordNodeActivity, refreshRunCounts } from '../db/run-progress';
-import type { AgentNode, AgentSpec } from '../workflows/agent-model';
+import type { AgentNode, AgentSpec } from '../model/agent';
 import {
   applyTransform,
   ItemError,
@@ -14,7 +14,7 @@ import {
   saveResult,
   type ItemData,
 } from '../workflows/interpreter';
-import { isToolName, toolDefinitions, type ToolDefinition } from './tools/definitions';
+import { isToolName, toolDefinitions, type ToolDefinition } from '../model/tools';
 import { ActivityDeps, loadRun, loadSpec } from './deps';
 
 export interface StepAction {

@@ -1,5 +1,6 @@
 import { recordAudit } from '../db/audit';
-import { applyPendingPlan, type Plan } from '../db/workspaces';
+import { applyPendingPlan } from '../db/workspaces';
+import type { Plan } from '../model/plan';
 import type { ActivityDeps } from './deps';
 
 export function createPlanChangeActivities({ knex }: ActivityDeps) {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { appendRunLog, refreshRunCounts } from '../db/run-progress';
 import { recordEvent } from '../db/timeline';
-import type { AgentSpec } from '../workflows/agent-model';
+import type { AgentSpec } from '../model/agent';
 import { InputError, parseInput } from './input-parsing';
 import { renderOutputFile } from './output-files';
 import type { Knex } from 'knex';

@@ -11,7 +11,7 @@ import { recordEvent } from '../db/timeline';
 import { chainTriggersFrom, findTrigger, type TriggerRow } from '../db/triggers';
 import { getWorkspace } from '../db/workspaces';
 import { matches } from '../workflows/interpreter';
-import { chainConfigSchema, scheduleConfigSchema } from '../workflows/trigger-model';
+import { chainConfigSchema, scheduleConfigSchema } from '../model/trigger';
 import { loadRun, type ActivityDeps } from './deps';
 
 /** What a workflow needs to start an opened run as its child. */

@@ -1,36 +1,18 @@
 import type { Knex } from 'knex';
-import { isToolName } from '../activities/tools/definitions';
-import { agentSpecSchema, type AgentSpec } from '../workflows/agent-model';
+import { agentSpecSchema, type AgentSpec } from '../model/agent';
+import { AgentSpecError, checkAgentSpec } from '../model/agent-checks';
 import { ApiError } from './problem';
 import { parseBody } from './validation';
 
-/** Checks what the schema cannot: tools that exist, sources a retrieve node may search, capabilities not yet available. */
+/** The spec of an API request: 422 `invalid_body` naming each schema problem, or the check that failed. */
 export function validateAgentSpec(body: unknown): AgentSpec {
   const spec = parseBody(agentSpecSchema, body);
-  for (const node of spec.nodes) {
-    if (node.kind === 'retrieve') {
-      if (spec.sources.length === 0) {
-        throw new ApiError(
-          422,
-          'retrieve_without_sources',
-          `node "${node.id}" searches the agent's sources, but the agent has none: list source names in "sources"`,
-        );
-      }
-      const outside = node.sources.filter((name) => !spec.sources.includes(name));
-      if (outside.length > 0) {
-        throw new ApiError(
-          422,
-          'retrieve_source_not_attached',
-          `node "${node.id}" searches ${outside.map((n) => `"${n}"`).join(', ')}, which the agent's "sources" do not list`,
-        );
-      }
-    }
-    for (const tool of node.kind === 'tool' ? [node.tool] : node.kind === 'llm' ? node.tools : []) {
-      if (!isToolName(tool))
-        throw new ApiError(422, 'unknown_tool', `node "${node.id}" uses the tool "${tool}", which does not exist`);
-    }
+  try {
+    return checkAgentSpec(spec);
+  } catch (err) {
+    if (err instanceof AgentSpecError) throw new ApiError(422, err.code, err.message);
+    throw err;
   }
-  return spec;
 }
 
 /**

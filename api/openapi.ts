@@ -5,13 +5,8 @@
 import { z } from 'zod';
 import { approvalStatuses, runStatuses, triggers } from '../db/runs';
 import { scopes } from '../db/api-keys';
-import { agentSpecSchema } from '../workflows/agent-model';
-import {
-  chainEndStatuses,
-  formFieldSchema,
-  scheduleConfigSchema,
-  triggerInputSchema,
-} from '../workflows/trigger-model';
+import { agentSpecSchema } from '../model/agent';
+import { chainEndStatuses, formFieldSchema, scheduleConfigSchema, triggerInputSchema } from '../model/trigger';
 import { timelineKinds } from '../db/timeline';
 import { roles, type Permission } from '../db/roles';
 

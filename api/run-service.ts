@@ -9,10 +9,10 @@ import { getRun, type RunRecord, type Trigger } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
 import type { TemporalConfig } from '../temporal.config';
 import type { agentRun } from '../workflows/agent-run';
-import { runWorkflowOptions } from '../workflows/run-identity';
+import { runWorkflowOptions } from '../model/run-identity';
 import { ApiError } from './problem';
 
-export { runWorkflowId } from '../workflows/run-identity';
+export { runWorkflowId } from '../model/run-identity';
 
 export interface RunServiceDeps {
   knex: Knex;

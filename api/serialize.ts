@@ -2,7 +2,7 @@
 import type { AgentRow } from '../db/agents';
 import type { RunRecord } from '../db/runs';
 import type { TemporalConfig } from '../temporal.config';
-import { runWorkflowId } from '../workflows/run-identity';
+import { runWorkflowId } from '../model/run-identity';
 
 export interface Links {
   publicUrl: string;

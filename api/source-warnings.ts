@@ -3,7 +3,7 @@
 // service recommends (spec §8).
 import type { Knex } from 'knex';
 import { unknownSourceNames } from '../db/sources';
-import type { AgentSpec } from '../workflows/agent-model';
+import type { AgentSpec } from '../model/agent';
 
 export const recommendedMaxSources = 20;
 

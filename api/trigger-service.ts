@@ -12,10 +12,10 @@ import {
   scheduleConfigSchema,
   triggerInputSchema,
   type TriggerInput,
-} from '../workflows/trigger-model';
+} from '../model/trigger';
 import { ApiError } from './problem';
-import { checkSchedule, describePolicies, describeSchedule, nextFireTimes, ScheduleError } from './schedule-spec';
-import { deleteSchedule, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from './schedule-sync';
+import { checkSchedule, describePolicies, describeSchedule, nextFireTimes, ScheduleError } from '../schedules/spec';
+import { deleteSchedule, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from '../schedules/sync';
 import type { Links } from './serialize';
 import { parseBody } from './validation';
 import { newWebhookSecret } from './webhook-signature';

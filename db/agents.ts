@@ -2,7 +2,7 @@
 // with, so editing an agent never changes a running run.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { AgentSpec } from '../workflows/agent-model';
+import type { AgentSpec } from '../model/agent';
 
 export type AgentState = 'draft' | 'ready' | 'live' | 'paused';
 

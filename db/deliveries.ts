@@ -6,7 +6,7 @@
 // behind, none is in two runs.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { DeliveryBatchConfig } from '../workflows/trigger-model';
+import type { DeliveryBatchConfig } from '../model/trigger';
 
 export interface AcceptedDelivery {
   id: string;

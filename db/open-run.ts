@@ -8,7 +8,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AgentRow } from './agents';
 import type { RunRecord, Trigger } from './runs';
-import { currentMonth, planLimits, takeRunAllowance, type Workspace } from './workspaces';
+import { planLimits } from '../model/plan';
+import { currentMonth, takeRunAllowance, type Workspace } from './workspaces';
 
 export interface OpenRunRequest {
   workspace: Workspace;

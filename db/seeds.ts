@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { validateAgentSpec } from '../api/agent-validation';
+import { parseAgentSpec } from '../model/agent-checks';
 import { createApiKey } from './api-keys';
 import { createInvitation } from './invitations';
 import { createAgent } from './agents';
@@ -26,7 +26,7 @@ export async function seedDemoWorkspace(knex: Knex): Promise<DemoSeed | undefine
     .readdirSync(examplesDir)
     .filter((f) => f.endsWith('.json'))
     .sort()) {
-    const spec = validateAgentSpec(JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')));
+    const spec = parseAgentSpec(JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')));
     const agent = await createAgent(knex, ws.id, spec);
     // The shipped examples are tested with the product, so they start live.
     await knex('agents').where({ id: agent.id }).update({ state: 'live', tested_version: 1 });

@@ -1,9 +1,9 @@
 // Trigger records: schedules, webhooks, forms and chains of an agent. Their settings are a jsonb `config`
-// validated by workflows/trigger-model.ts; a webhook's signing secret is stored sealed (db/secret-box.ts).
+// validated by model/trigger.ts; a webhook's signing secret is stored sealed (db/secret-box.ts).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { liveWorkspaceIds } from './workspaces';
-import type { TriggerKind } from '../workflows/trigger-model';
+import type { TriggerKind } from '../model/trigger';
 import type { AgentState } from './agents';
 
 export interface TriggerRow {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-
-export type Plan = 'free' | 'professional' | 'enterprise';
+import { planLimits, type Plan } from '../model/plan';
 
 export interface Workspace {
   id: string;
@@ -10,13 +9,6 @@ export interface Workspace {
   api_enabled: boolean;
   created_at: Date;
 }
-
-/** Plan allowances from the spec (§8): runs a month and agents per workspace; null is unlimited. */
-export const planLimits: Record<Plan, { runsPerMonth: number | null; agents: number | null }> = {
-  free: { runsPerMonth: 100, agents: 3 },
-  professional: { runsPerMonth: 1_000, agents: null },
-  enterprise: { runsPerMonth: null, agents: null },
-};
 
 export async function createWorkspace(knex: Knex, name: string, plan: Plan = 'free'): Promise<Workspace> {
   const [ws] = await knex('workspaces').insert({ id: randomUUID(), name, plan }).returning('*');
@@ -41,8 +33,6 @@ export async function setApiEnabled(knex: Knex, id: string, enabled: boolean): P
 export async function setPlan(knex: Knex, id: string, plan: Plan): Promise<boolean> {
   return (await knex('workspaces').where({ id }).update({ plan, pending_plan: null, plan_changes_at: null })) > 0;
 }
-
-export const plans: Plan[] = ['free', 'professional', 'enterprise'];
 
 /** The billing period is the calendar month (UTC), as the monthly run allowance counts it. */
 export function endOfBillingPeriod(now = new Date()): Date {

@@ -16,7 +16,7 @@ const repoRoot = path.resolve(__dirname, '..');
 export const devServerDynamicConfig = [
   '--dynamic-config-value',
   'system.enableActivityEagerExecution=true',
-  // Runs carry their agent as fairness key (workflows/run-identity.ts); a cluster of your own needs this too.
+  // Runs carry their agent as fairness key (model/run-identity.ts); a cluster of your own needs this too.
   '--dynamic-config-value',
   'matching.enableFairness=true',
 ];

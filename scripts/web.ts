@@ -7,7 +7,7 @@ import { loadTemporalConfig } from '../temporal.config';
 import { createApp } from '../api/app';
 import { createLogger } from '../api/logger';
 import { loadSecretBox } from '../db/secret-box';
-import { reconcileSchedules } from '../api/schedule-sync';
+import { reconcileSchedules } from '../schedules/sync';
 import { connectDatabase, connectTemporal } from './connections';
 import { main } from './fail-fast';
 

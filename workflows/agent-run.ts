@@ -18,7 +18,7 @@ import type { Activities } from '../activities';
 import type { CloseRunInput, RunOpening } from '../activities/run-phases';
 import type { OpenedRun } from '../activities/triggers';
 import { runPage, type RunPageInput } from './run-page';
-import { runWorkflowOptions } from './run-identity';
+import { runWorkflowOptions } from '../model/run-identity';
 import { pageLanes } from './page-lanes';
 
 export interface AgentRunInput {

@@ -11,7 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { agentRun } from './agent-run';
-import { runWorkflowOptions } from './run-identity';
+import { runWorkflowOptions } from '../model/run-identity';
 
 export const batchWorkflowId = (batchId: string) => `delivery-batch-${batchId}`;
 

@@ -2,7 +2,7 @@
 // another change, cancels it.
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Plan } from '../db/workspaces';
+import type { Plan } from '../model/plan';
 
 const { applyPlanChange } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',

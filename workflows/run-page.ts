@@ -17,7 +17,7 @@ import type { Decision, StepResult } from '../activities/item-steps';
 import type { StepAction } from '../activities/page-advance';
 import type { RunPlan } from '../activities/run-lifecycle';
 import type { agentRun } from './agent-run';
-import { runWorkflowOptions } from './run-identity';
+import { runWorkflowOptions } from '../model/run-identity';
 
 export interface RunPageInput {
   runId: string;

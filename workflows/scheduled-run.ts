@@ -4,7 +4,7 @@
 import { executeChild, ParentClosePolicy, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { agentRun } from './agent-run';
-import { runWorkflowOptions } from './run-identity';
+import { runWorkflowOptions } from '../model/run-identity';
 
 const db = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',

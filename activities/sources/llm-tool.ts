@@ -2,7 +2,7 @@
 // the model finds is recorded as the item's source context, like a retrieve node's passages.
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import type { AgentSpec } from '../../workflows/agent-model';
+import type { AgentSpec } from '../../model/agent';
 import type { ActivityDeps } from '../deps';
 import { citationInstructions, citeMarker } from './citations';
 import { searchSourcesForItem } from './retrieve-step';

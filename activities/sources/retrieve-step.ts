@@ -1,7 +1,7 @@
 // The `retrieve` node: searches the agent's sources (or the node's own selection of them) with a query templated
 // from the item, saves the passages on the item and records them as the item's source context in run details.
 import { ApplicationFailure } from '@temporalio/common';
-import type { AgentNode, AgentSpec } from '../../workflows/agent-model';
+import type { AgentNode, AgentSpec } from '../../model/agent';
 import { render, type ItemData } from '../../workflows/interpreter';
 import type { ActivityDeps } from '../deps';
 import { retrieve, type RetrievedPassage } from './retrieval';

@@ -3,7 +3,7 @@
 import { createTransport, type Transporter } from 'nodemailer';
 import { ApplicationFailure } from '@temporalio/common';
 import { assertPublicUrl, BlockedAddressError } from './ssrf-guard';
-import { ToolInput, ToolName } from './definitions';
+import { ToolInput, ToolName } from '../../model/tools';
 import { renderOutputFile, textOutputFile, type OutputFormat } from '../output-files';
 
 export interface ToolContext {

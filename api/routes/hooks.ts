@@ -13,10 +13,10 @@ import {
   validateSubmission,
   webhookConfigSchema,
   type DeliveryBatchConfig,
-} from '../../workflows/trigger-model';
+} from '../../model/trigger';
 import { batchFullSignal, batchWorkflowId, type deliveryBatch } from '../../workflows/delivery-batch';
-import { runPriority } from '../../workflows/run-identity';
-import type { Conditions } from '../../workflows/agent-model';
+import { runPriority } from '../../model/run-identity';
+import type { Conditions } from '../../model/agent';
 import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
 import { startRun, type RunServiceDeps } from '../run-service';

@@ -20,7 +20,7 @@ import {
 import { decideUpdate } from '../../workflows/run-page';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
-import { runWorkflowId } from '../../workflows/run-identity';
+import { runWorkflowId } from '../../model/run-identity';
 import { runJson } from '../serialize';
 import { cursorParam, enumParam, jsonBody, limitParam, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';

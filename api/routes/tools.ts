@@ -2,7 +2,7 @@
 // by default. The console's editor lists them with their approval policy.
 import { Router } from 'express';
 import { z } from 'zod';
-import { toolDefinitions, type ToolDefinition } from '../../activities/tools/definitions';
+import { toolDefinitions, type ToolDefinition } from '../../model/tools';
 import { requirePermission } from '../auth';
 
 export function toolRoutes(): Router {

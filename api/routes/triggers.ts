@@ -5,12 +5,12 @@ import type { AgentRow } from '../../db/agents';
 import { CursorError } from '../../db/runs';
 import { listEvents, timelineKinds } from '../../db/timeline';
 import { getTrigger, listTriggers, setTriggerSecret, type TriggerRow } from '../../db/triggers';
-import { scheduleConfigSchema } from '../../workflows/trigger-model';
+import { scheduleConfigSchema } from '../../model/trigger';
 import { requirePermission } from '../auth';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
-import { checkSchedule, ScheduleError } from '../schedule-spec';
-import { scheduleIdOf } from '../schedule-sync';
+import { checkSchedule, ScheduleError } from '../../schedules/spec';
+import { scheduleIdOf } from '../../schedules/sync';
 import {
   changeTrigger,
   createTrigger,

@@ -5,7 +5,7 @@ import { createApiKey, revokeApiKey } from '../../db/api-keys';
 import { checkedFetch } from '../support/openapi-check';
 import { currentMonth } from '../../db/workspaces';
 import { updateAgent } from '../../db/agents';
-import { agentSpecSchema } from '../../workflows/agent-model';
+import { agentSpecSchema } from '../../model/agent';
 import {
   createHarness,
   createLiveAgent,

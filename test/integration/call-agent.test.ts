@@ -1,7 +1,7 @@
 // call_agent nodes against the real engine: an item runs another agent and gets its outputs, or just starts
 // it; the called run is a real run (its own trigger, counted, listed); loops and unknown agents are refused.
 import assert from 'node:assert/strict';
-import { runWorkflowId } from '../../workflows/run-identity';
+import { runWorkflowId } from '../../model/run-identity';
 import {
   createHarness,
   createLiveAgent,

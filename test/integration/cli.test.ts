@@ -6,11 +6,11 @@ import { verifyApiKey } from '../../db/api-keys';
 import { testStack, type TestStack } from '../support/global';
 import { createHarness, createLiveAgent, createTestWorkspace, startApi } from '../support/harness';
 import { createTrigger } from '../../api/trigger-service';
-import { scheduleIdOf } from '../../api/schedule-sync';
+import { scheduleIdOf } from '../../schedules/sync';
 import { secretBox } from '../../db/secret-box';
 import { createUser } from '../../db/accounts';
 import { tokenHash } from '../../db/tokens';
-import { triggerInputSchema } from '../../workflows/trigger-model';
+import { triggerInputSchema } from '../../model/trigger';
 
 const root = path.resolve(__dirname, '../..');
 

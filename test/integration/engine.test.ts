@@ -12,7 +12,7 @@ import {
 } from '../support/harness';
 import { startHttpSink, startSmtpSink, type HttpSink, type SmtpSink } from '../support/sinks';
 import { decideUpdate } from '../../workflows/run-page';
-import { runWorkflowId } from '../../workflows/run-identity';
+import { runWorkflowId } from '../../model/run-identity';
 
 describe('run engine', () => {
   let h: Harness;

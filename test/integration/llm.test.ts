@@ -16,7 +16,7 @@ import {
 } from '../support/harness';
 import { freePort } from '../support/ports';
 import { decideUpdate } from '../../workflows/run-page';
-import { runWorkflowId } from '../../workflows/run-identity';
+import { runWorkflowId } from '../../model/run-identity';
 import { startHttpSink, type HttpSink } from '../support/sinks';
 import {
   apiErrors,

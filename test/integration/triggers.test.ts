@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { reconcileSchedules, scheduleIdOf } from '../../api/schedule-sync';
+import { reconcileSchedules, scheduleIdOf } from '../../schedules/sync';
 import { checkedFetch } from '../support/openapi-check';
 import { openRun } from '../../db/open-run';
 import { findTemporalCli } from '../../scripts/temporal-cli';
-import { runSearchAttributes, runWorkflowId } from '../../workflows/run-identity';
+import { runSearchAttributes, runWorkflowId } from '../../model/run-identity';
 import {
   createHarness,
   createLiveAgent,

@@ -12,8 +12,9 @@ import { startRun } from '../../api/run-service';
 import type { CadreConfig } from '../../cadre.config';
 import { createApiKey, type Scope } from '../../db/api-keys';
 import { createAgent, getAgent } from '../../db/agents';
-import { createWorkspace, setApiEnabled, type Plan } from '../../db/workspaces';
-import { agentSpecSchema } from '../../workflows/agent-model';
+import { createWorkspace, setApiEnabled } from '../../db/workspaces';
+import type { Plan } from '../../model/plan';
+import { agentSpecSchema } from '../../model/agent';
 import type { TemporalConfig } from '../../temporal.config';
 import { testStack, type TestStack } from './global';
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { agentSpecSchema, graphProblems, nodeSchema, policySchema, type AgentNode } from '../../workflows/agent-model';
+import { agentSpecSchema, graphProblems, nodeSchema, policySchema, type AgentNode } from '../../model/agent';
 
 const examplesDir = path.join(__dirname, '..', '..', 'examples');
 

@@ -1,7 +1,7 @@
 // parseInput: how a run's input string becomes items for each input-node format.
 import assert from 'node:assert/strict';
 import { InputError, maxItemsPerRun, parseInput } from '../../activities/input-parsing';
-import type { AgentNode } from '../../workflows/agent-model';
+import type { AgentNode } from '../../model/agent';
 
 type InputNode = Extract<AgentNode, { kind: 'input' }>;
 const node = (format: InputNode['format']): InputNode => ({ kind: 'input', id: 'in', format });

@@ -1,6 +1,6 @@
 // The pure node-graph interpreter: paths, conditions, templates, transforms, routing and result merging.
 import assert from 'node:assert/strict';
-import { nodeSchema, type AgentNode, type Conditions } from '../../workflows/agent-model';
+import { nodeSchema, type AgentNode, type Conditions } from '../../model/agent';
 import {
   applyTransform,
   getPath,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { cronOf, describeSchedule, nextFireTimes, temporalSpec } from '../../api/schedule-spec';
-import { scheduleConfigSchema, type ScheduleConfig } from '../../workflows/trigger-model';
+import { cronOf, describeSchedule, nextFireTimes, temporalSpec } from '../../schedules/spec';
+import { scheduleConfigSchema, type ScheduleConfig } from '../../model/trigger';
 
 const config = (input: unknown): ScheduleConfig => scheduleConfigSchema.parse(input);
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { RateLimiter } from '../../api/rate-limit';
 import { verifyWebhook } from '../../api/webhook-signature';
 import { secretBox } from '../../db/secret-box';
-import { formConfigSchema, triggerInputSchema, validateSubmission } from '../../workflows/trigger-model';
+import { formConfigSchema, triggerInputSchema, validateSubmission } from '../../model/trigger';
 
 describe('trigger model', () => {
   it('checks a form submission field by field and types the values', () => {

@@ -1,4 +1,4 @@
-// Reading an agent's node graph for display. Mirrors `successors` in workflows/agent-model.ts, but stays tolerant
+// Reading an agent's node graph for display. Mirrors `successors` in model/agent.ts, but stays tolerant
 // of fields it does not know, since the console only shows what the API returns.
 import type { Condition, Conditions, SpecNode } from './types';
 import { compactJson } from './format';

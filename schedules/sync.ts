@@ -1,14 +1,15 @@
 // Keeps Temporal Schedules equal to the schedule triggers in the database: one schedule per trigger with a
 // stable id, paused exactly while its agent is not Live. The database is the source of truth; reconcile()
 // at start repairs any drift (a schedule deleted by hand, a crash between the database write and Temporal).
+// Outside api/ because the API (triggers, lifecycle) and the activities (account erasure) both manage schedules.
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { AgentState } from '../db/agents';
 import { listScheduleTriggers, type TriggerRow } from '../db/triggers';
 import type { TemporalConfig } from '../temporal.config';
-import { scheduleConfigSchema } from '../workflows/trigger-model';
+import { scheduleConfigSchema } from '../model/trigger';
 import type { scheduledRun } from '../workflows/scheduled-run';
-import { temporalSpec } from './schedule-spec';
+import { temporalSpec } from './spec';
 
 export const scheduleIdOf = (t: Pick<TriggerRow, 'agent_id' | 'id'>) => `agent-${t.agent_id}-trigger-${t.id}`;
 const scheduleIdPattern = /^agent-[0-9a-f-]{36}-trigger-[0-9a-f-]{36}$/;

@@ -1,7 +1,7 @@
 // The trigger model: what starts an agent's runs besides a person or the API. Pure zod schemas, shared by the
 // API (which validates and saves triggers) and the activities (which fire them).
 import { z } from 'zod';
-import { conditionsSchema } from './agent-model';
+import { conditionsSchema } from './agent';
 
 export const triggerKinds = ['schedule', 'webhook', 'form', 'chain'] as const;
 export type TriggerKind = (typeof triggerKinds)[number];

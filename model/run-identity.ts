@@ -7,7 +7,6 @@ import {
   type Priority,
   type SearchAttributePair,
 } from '@temporalio/common';
-import type { AgentRunInput } from './agent-run';
 
 export const runWorkflowId = (runId: string) => `run-${runId}`;
 
@@ -38,7 +37,7 @@ export const runPriority = (run: { agent_id: string }): Priority => ({ fairnessK
 export function runWorkflowOptions(run: { id: string; workspace_id: string; agent_id: string; trigger: string }) {
   return {
     workflowId: runWorkflowId(run.id),
-    args: [{ runId: run.id }] as [AgentRunInput],
+    args: [{ runId: run.id }] as [{ runId: string }],
     typedSearchAttributes: runSearchAttributes(run),
     priority: runPriority(run),
   };

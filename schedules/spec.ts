@@ -4,7 +4,7 @@
 import { Cron } from 'croner';
 import cronstrue from 'cronstrue';
 import type { ScheduleSpec } from '@temporalio/client';
-import type { Schedule, ScheduleConfig, Weekday } from '../workflows/trigger-model';
+import type { Schedule, ScheduleConfig, Weekday } from '../model/trigger';
 
 const cronDay: Record<Weekday, number> = { sun: 0, mon: 1, tue: 2, wed: 3, thu: 4, fri: 5, sat: 6 };
 const dayName: Record<Weekday, string> = {

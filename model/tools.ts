@@ -1,4 +1,4 @@
-// Tool definitions are typed data, kept apart from the name → handler map (handlers.ts), so the API can
+// Tool definitions are typed data, kept apart from the name → handler map (activities/tools/handlers.ts), so the API can
 // validate agents and the engine can apply approval policy without loading any connector code.
 import { z } from 'zod';
 

@@ -1,0 +1,44 @@
+// What an agent spec must satisfy beyond its schema: tools that exist, sources a retrieve node may search. Pure, so
+// the API (which answers 422), the seeds and the CLI check a spec the same way.
+import { agentSpecSchema, type AgentSpec } from './agent';
+import { isToolName } from './tools';
+
+export class AgentSpecError extends Error {
+  constructor(
+    readonly code: 'retrieve_without_sources' | 'retrieve_source_not_attached' | 'unknown_tool',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Throws AgentSpecError naming the first node that breaks a rule. */
+export function checkAgentSpec(spec: AgentSpec): AgentSpec {
+  for (const node of spec.nodes) {
+    if (node.kind === 'retrieve') {
+      if (spec.sources.length === 0) {
+        throw new AgentSpecError(
+          'retrieve_without_sources',
+          `node "${node.id}" searches the agent's sources, but the agent has none: list source names in "sources"`,
+        );
+      }
+      const outside = node.sources.filter((name) => !spec.sources.includes(name));
+      if (outside.length > 0) {
+        throw new AgentSpecError(
+          'retrieve_source_not_attached',
+          `node "${node.id}" searches ${outside.map((n) => `"${n}"`).join(', ')}, which the agent's "sources" do not list`,
+        );
+      }
+    }
+    for (const tool of node.kind === 'tool' ? [node.tool] : node.kind === 'llm' ? node.tools : []) {
+      if (!isToolName(tool))
+        throw new AgentSpecError('unknown_tool', `node "${node.id}" uses the tool "${tool}", which does not exist`);
+    }
+  }
+  return spec;
+}
+
+/** A spec from a file (examples, an export): parsed and checked; throws the schema's or the checks' error. */
+export function parseAgentSpec(json: unknown): AgentSpec {
+  return checkAgentSpec(agentSpecSchema.parse(json));
+}
