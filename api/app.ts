@@ -6,6 +6,7 @@ import { authenticate } from './auth';
 import { redactUrl, type Logger } from './logger';
 import { ApiError, problemHandler } from './problem';
 import { openApiDocument } from './openapi';
+import { allowedMethods } from './allowed-methods';
 import { agentRoutes, type RouteDeps } from './routes/agents';
 import { runRoutes } from './routes/runs';
 import { apiKeyRoutes } from './routes/api-keys';
@@ -81,6 +82,7 @@ export function createApp(deps: AppDeps) {
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
+  app.use('/v1', allowedMethods(openapi));
 
   // Webhooks and forms come from outside the workspace: a signature or a public form stands in for a key.
   app.use('/v1', hookRoutes(deps));

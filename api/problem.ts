@@ -1,5 +1,6 @@
 // Errors as RFC 9457 problem details, each with a stable machine-readable `code`.
 import type { ErrorRequestHandler, Response } from 'express';
+import { CursorError } from '../db/runs';
 
 export class ApiError extends Error {
   constructor(
@@ -18,6 +19,7 @@ const titles: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
@@ -69,6 +71,8 @@ function isUnavailable(err: unknown): boolean {
 /** Maps body-parser's errors and anything unexpected to problem details; never leaks a stack trace. */
 export const problemHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (err instanceof ApiError) return sendProblem(res, err);
+  // A page cursor that this API did not hand out, wherever it was decoded.
+  if (err instanceof CursorError) return sendProblem(res, new ApiError(400, 'invalid_cursor', err.message));
   const e = err as { type?: string; status?: number; message?: string };
   if (e.type === 'entity.parse.failed')
     return sendProblem(res, new ApiError(400, 'malformed_json', `the request body is not valid JSON: ${e.message}`));

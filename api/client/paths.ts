@@ -666,7 +666,6 @@ export interface paths {
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        502: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
     delete: {
@@ -1129,8 +1128,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            email?: string;
-            password?: string;
+            email: string;
+            password: string;
             name?: string;
           };
         };
@@ -2511,7 +2510,7 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            value?: unknown;
+            value: unknown;
             expected_version?: number;
           };
         };

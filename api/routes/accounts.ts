@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
 import * as OTPAuth from 'otpauth';
-import { z } from 'zod';
+import { bodies, password } from '../request-bodies';
 import {
   addMember,
   checkPassword,
@@ -13,7 +13,6 @@ import {
   createUser,
   findUserByEmail,
   membershipsOf,
-  minPasswordLength,
   normalizeEmail,
   revokeSession,
   revokeSessions,
@@ -45,29 +44,6 @@ export interface AccountDeps extends RouteDeps {
   /** How long a deleted account can be recovered; 30 days unless configured. */
   accountRecoverySeconds?: number;
 }
-
-const email = z.string().trim().email().max(254);
-const password = z
-  .string()
-  .min(minPasswordLength, `use at least ${minPasswordLength} characters`)
-  .max(200, 'use at most 200 characters');
-const totpCode = z
-  .string()
-  .trim()
-  .regex(/^\d{6}$/, 'six digits from your authenticator app');
-
-const signupBody = z.object({
-  email,
-  password,
-  name: z.string().trim().max(100).optional(),
-  workspace_name: z.string().trim().min(1).max(100).optional(),
-});
-const loginBody = z.object({
-  email,
-  password: z.string().min(1).max(200),
-  totp_code: totpCode.optional(),
-  recovery_code: z.string().trim().min(1).max(40).optional(),
-});
 
 /** Failed sign-ins allowed per address and per client address within the window, before 429. */
 export const loginThrottle = { perEmail: 5, perIp: 20, windowMs: 15 * 60_000 };
@@ -121,7 +97,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   };
 
   r.post('/auth/signup', ...body, async (req, res) => {
-    const input = parseBody(signupBody, req.body);
+    const input = parseBody(bodies.signUp, req.body);
     if (await findUserByEmail(knex, input.email)) {
       throw new ApiError(
         409,
@@ -140,7 +116,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.post('/auth/login', ...body, async (req, res) => {
-    const input = parseBody(loginBody, req.body);
+    const input = parseBody(bodies.signIn, req.body);
     const address = normalizeEmail(input.email);
     const wait = Math.max(byEmail.blocked(address), byIp.blocked(req.ip ?? ''));
     if (wait > 0) {
@@ -191,7 +167,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.post('/auth/password-reset', ...body, async (req, res) => {
-    const input = parseBody(z.object({ email }), req.body);
+    const input = parseBody(bodies.requestPasswordReset, req.body);
     const user = await findUserByEmail(knex, input.email);
     // The same answer whether or not the address has an account.
     if (user) {
@@ -213,7 +189,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.post('/auth/password-reset/confirm', ...body, async (req, res) => {
-    const input = parseBody(z.object({ token: z.string().min(1).max(200), password }), req.body);
+    const input = parseBody(bodies.confirmPasswordReset, req.body);
     const userId = await knex.transaction(async (trx) => {
       const row = await trx('password_resets')
         .where({ token_hash: tokenHash(input.token) })
@@ -243,7 +219,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.put('/me/workspace', signedIn, ...body, async (req, res) => {
-    const { workspace_id } = parseBody(z.object({ workspace_id: z.string().uuid() }), req.body);
+    const { workspace_id } = parseBody(bodies.switchWorkspace, req.body);
     const memberships = await membershipsOf(knex, req.account!.user.id);
     if (!memberships.some((m) => m.workspace.id === workspace_id)) {
       throw new ApiError(404, 'workspace_not_found', 'you are not a member of that workspace');
@@ -253,7 +229,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.post('/workspaces', signedIn, ...body, async (req, res) => {
-    const { name } = parseBody(z.object({ name: z.string().trim().min(1).max(100) }), req.body);
+    const { name } = parseBody(bodies.createWorkspace, req.body);
     const { user } = req.account!;
     const workspace = await knex.transaction(async (trx) => {
       // The person's row stays locked while their workspaces are counted: concurrent creates cannot both pass.
@@ -278,10 +254,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.post('/me/password', signedIn, ...body, async (req, res) => {
-    const input = parseBody(
-      z.object({ current_password: z.string().min(1).max(200), new_password: password }),
-      req.body,
-    );
+    const input = parseBody(bodies.changePassword, req.body);
     const { user, session } = req.account!;
     await assertPassword(user.id, input.current_password, 'the current password is not right');
     await setPassword(knex, user.id, input.new_password);
@@ -308,7 +281,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   // ---- deletion and recovery --------------------------------------------------------------------------------
 
   r.delete('/me', signedIn, ...body, async (req, res) => {
-    const input = parseBody(z.object({ password: z.string().min(1).max(200) }), req.body);
+    const input = parseBody(bodies.passwordOnly, req.body);
     const { user } = req.account!;
     await assertPassword(user.id, input.password);
     const seconds = deps.accountRecoverySeconds ?? 30 * 86_400;
@@ -325,7 +298,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.post('/auth/recover', ...body, async (req, res) => {
-    const input = parseBody(z.object({ email, password: z.string().min(1).max(200) }), req.body);
+    const input = parseBody(bodies.recoverAccount, req.body);
     const user = await findUserByEmail(knex, input.email);
     if (!user || !(await checkPassword(user.password_hash, input.password))) {
       throw new ApiError(401, 'invalid_credentials', 'that email and password do not match an account');
@@ -355,7 +328,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.post('/me/two-factor/confirm', signedIn, ...body, async (req, res) => {
-    const { code } = parseBody(z.object({ code: totpCode }), req.body);
+    const { code } = parseBody(bodies.totpCode, req.body);
     const { user } = req.account!;
     const row = await knex('users').where({ id: user.id }).first('totp_pending');
     if (!row?.totp_pending)
@@ -381,7 +354,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   r.delete('/me/two-factor', signedIn, ...body, async (req, res) => {
-    const input = parseBody(z.object({ password: z.string().min(1).max(200) }), req.body);
+    const input = parseBody(bodies.passwordOnly, req.body);
     const { user } = req.account!;
     await assertPassword(user.id, input.password);
     await knex('users').where({ id: user.id }).update({ totp_secret: null, totp_pending: null, recovery_codes: '[]' });
@@ -406,10 +379,7 @@ export function accountRoutes(deps: AccountDeps): Router {
       await signedIn(req, res, () => undefined);
       user = req.account!.user;
     } else {
-      const input = parseBody(
-        z.object({ email, password: z.string().min(1).max(200), name: z.string().trim().max(100).optional() }),
-        req.body,
-      );
+      const input = parseBody(bodies.acceptInvitation, req.body);
       const existing = await findUserByEmail(knex, input.email);
       if (existing) {
         if (!(await checkPassword(existing.password_hash, input.password))) {

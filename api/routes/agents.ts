@@ -23,6 +23,7 @@ import { planStatus, runsThisMonth, type Workspace } from '../../db/workspaces';
 import { planLimits } from '../../model/plan';
 import type { AgentSpec } from '../../model/agent';
 import { jsonDiff } from '../json-diff';
+import { bodies } from '../request-bodies';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
@@ -105,16 +106,22 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
   });
 
+  /** A version number as sent (path or query): a whole number that fits the column, else none. */
+  const versionNumber = (value: unknown): number | undefined =>
+    typeof value === 'string' && /^[1-9]\d{0,8}$/.test(value) ? Number(value) : undefined;
+
   r.get('/agents/:id/diff', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const version = async (name: 'from' | 'to') => {
-      const n = Number(req.query[name]);
-      const spec = Number.isInteger(n) ? await getVersion(knex, agent.id, n) : undefined;
+      const n = versionNumber(req.query[name]);
+      if (n === undefined)
+        throw new ApiError(400, 'invalid_version', `${name} must be a version number (1 to ${agent.current_version})`);
+      const spec = await getVersion(knex, agent.id, n);
       if (!spec)
         throw new ApiError(
-          400,
-          'invalid_version',
-          `${name} must be a version of this agent (1 to ${agent.current_version})`,
+          404,
+          'version_not_found',
+          `${name}: the agent has no version ${n} (its versions are 1 to ${agent.current_version})`,
         );
       return spec;
     };
@@ -160,7 +167,8 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   r.get('/agents/:id/versions/:version', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
-    const spec = await getVersion(knex, agent.id, Number(param(req, 'version')));
+    const n = versionNumber(param(req, 'version'));
+    const spec = n !== undefined ? await getVersion(knex, agent.id, n) : undefined;
     if (!spec)
       throw new ApiError(404, 'version_not_found', `agent ${agent.id} has no version ${param(req, 'version')}`);
     res.json({ version: Number(param(req, 'version')), spec });
@@ -170,8 +178,8 @@ export function agentRoutes(deps: RouteDeps): Router {
   r.post('/agents/:id/versions/:version/restore', requirePermission('manage'), async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
-    const version = Number(param(req, 'version'));
-    const spec = Number.isInteger(version) ? await getVersion(knex, agent.id, version) : undefined;
+    const version = versionNumber(param(req, 'version'));
+    const spec = version !== undefined ? await getVersion(knex, agent.id, version) : undefined;
     if (!spec)
       throw new ApiError(404, 'version_not_found', `agent ${agent.id} has no version ${param(req, 'version')}`);
     const updated = await updateAgent(knex, agent, spec);
@@ -264,10 +272,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   });
   r.put('/agents/:id/state-store/:key', requirePermission('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
-    const { value, expected_version } = parseBody(
-      z.object({ value: z.unknown(), expected_version: z.number().int().min(0).optional() }),
-      req.body,
-    );
+    const { value, expected_version } = parseBody(bodies.putState, req.body);
     try {
       res.json(await putState(knex, agent.id, param(req, 'key'), value ?? null, expected_version));
     } catch (err) {

@@ -1,8 +1,8 @@
 // API keys of the caller's workspace: listed without secrets, created and rotated with the key shown once,
 // revoked at once.
 import { Router } from 'express';
-import { z } from 'zod';
-import { createApiKey, listApiKeys, revokeApiKey, scopes, type ApiKeyRecord } from '../../db/api-keys';
+import { bodies } from '../request-bodies';
+import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../db/api-keys';
 import { auditRequest } from '../audit-request';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
@@ -14,14 +14,13 @@ const keyJson = ({ workspace_id: _ws, ...key }: ApiKeyRecord) => key;
 export function apiKeyRoutes(deps: RouteDeps): Router {
   const { knex } = deps;
   const r = Router();
-  const newKey = z.object({ name: z.string().min(1).max(100), scopes: z.array(z.enum(scopes)).min(1) });
 
   r.get('/api-keys', requirePermission('admin'), async (req, res) => {
     res.json({ data: (await listApiKeys(knex, req.auth!.workspace.id)).map(keyJson), next_cursor: null });
   });
 
   r.post('/api-keys', requirePermission('admin'), ...jsonBody(deps.bodyLimit), async (req, res) => {
-    const { name, scopes: keyScopes } = parseBody(newKey, req.body);
+    const { name, scopes: keyScopes } = parseBody(bodies.createApiKey, req.body);
     const { key, record } = await createApiKey(knex, req.auth!.workspace.id, name, keyScopes);
     await auditRequest(knex, req, 'api_key.created', record.name, { id: record.id, scopes: record.scopes });
     res.status(201).json({ ...keyJson(record), key });

@@ -2,10 +2,10 @@
 // and the audit log. Admins manage members; only an owner hands out or takes away ownership, and a workspace
 // always keeps one owner.
 import { Router, type Request } from 'express';
-import { z } from 'zod';
+import { bodies } from '../request-bodies';
 import { listMembers } from '../../db/accounts';
 import { listAudit } from '../../db/audit';
-import { roles, type Role } from '../../db/roles';
+import type { Role } from '../../db/roles';
 import { endOfBillingPeriod, planStatus, schedulePlanChange, setPlan } from '../../db/workspaces';
 import { plans } from '../../model/plan';
 import type { planChange } from '../../workflows/plan-change';
@@ -59,7 +59,7 @@ export function memberRoutes(deps: AccountDeps): Router {
   });
 
   r.patch('/members/:userId', requirePermission('admin'), ...body, async (req, res) => {
-    const { role } = parseBody(z.object({ role: z.enum(roles) }), req.body);
+    const { role } = parseBody(bodies.changeRole, req.body);
     const ws = req.auth!.workspace.id;
     const member = await memberToChange(req, param(req, 'userId'), role);
     await knex('memberships').where({ workspace_id: ws, user_id: member.user_id }).update({ role });
@@ -88,10 +88,7 @@ export function memberRoutes(deps: AccountDeps): Router {
   });
 
   r.post('/invitations', requirePermission('admin'), ...body, async (req, res) => {
-    const input = parseBody(
-      z.object({ role: z.enum(roles), email: z.string().trim().toLowerCase().email().max(254).optional() }),
-      req.body,
-    );
+    const input = parseBody(bodies.createInvitation, req.body);
     assertMayAssign(req, input.role);
     const { invitation, url } = await createInvitation(knex, {
       workspaceId: req.auth!.workspace.id,
@@ -122,7 +119,7 @@ export function memberRoutes(deps: AccountDeps): Router {
 
   // Plans change in billing settings: an upgrade at once, a downgrade at the end of the billing period.
   r.put('/workspace/plan', requirePermission('owner'), ...body, async (req, res) => {
-    const { plan } = parseBody(z.object({ plan: z.enum(plans) }), req.body);
+    const { plan } = parseBody(bodies.changePlan, req.body);
     const ws = req.auth!.workspace;
     const timer = deps.temporal.workflow.getHandle(planChangeId(ws.id));
     // Whatever was scheduled before, this request replaces it (terminated, not cancelled: at once, so the id is free).

@@ -2,10 +2,10 @@
 // it back (a session, joining the workspace with its default role when new). Workspace admins on the Enterprise
 // plan set the provider up.
 import { Router, type Request, type Response } from 'express';
-import { z } from 'zod';
+import { bodies, email as emailSchema } from '../request-bodies';
 import { addMember, createSession, createUser, findUserByEmail, membership } from '../../db/accounts';
 import { recordAudit } from '../../db/audit';
-import { roles, type Role } from '../../db/roles';
+import type { Role } from '../../db/roles';
 import { getWorkspace } from '../../db/workspaces';
 import { auditRequest } from '../audit-request';
 import { requirePermission } from '../auth';
@@ -43,7 +43,7 @@ export function ssoPublicRoutes(deps: AccountDeps): Router {
   };
 
   r.get('/auth/sso/discover', async (req, res) => {
-    const email = z.string().trim().email().safeParse(req.query.email);
+    const email = emailSchema.safeParse(req.query.email);
     if (!email.success) throw new ApiError(400, 'invalid_email', 'give your work email address as ?email=');
     const domain = email.data.toLowerCase().split('@')[1];
     const found = await knex('workspace_sso').where({ email_domain: domain }).first('workspace_id');
@@ -110,19 +110,6 @@ export function ssoPublicRoutes(deps: AccountDeps): Router {
 export function ssoConfigRoutes(deps: AccountDeps): Router {
   const { knex, secrets } = deps;
   const r = Router();
-  const body = z.object({
-    issuer: z.string().url(),
-    client_id: z.string().min(1).max(300),
-    client_secret: z.string().min(1).max(1000),
-    email_domain: z
-      .string()
-      .trim()
-      .toLowerCase()
-      .regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'a domain such as example.com')
-      .optional(),
-    default_role: z.enum(roles).exclude(['owner']).default('viewer'),
-  });
-
   r.get('/workspace/sso', requirePermission('admin'), async (req, res) => {
     const settings = await knex('workspace_sso').where({ workspace_id: req.auth!.workspace.id }).first();
     if (!settings) throw new ApiError(404, 'sso_not_configured', 'single sign-on is not set up for this workspace');
@@ -133,8 +120,12 @@ export function ssoConfigRoutes(deps: AccountDeps): Router {
     if (req.auth!.workspace.plan !== 'enterprise') {
       throw new ApiError(403, 'plan_feature', 'single sign-on comes with the Enterprise plan');
     }
-    const input = parseBody(body, req.body);
-    await providerConfig(input.issuer, input.client_id, input.client_secret); // refuses a provider it cannot use
+    const input = parseBody(bodies.configureSso, req.body);
+    // An issuer that cannot be discovered is a setting to correct (422), not a fault of this server.
+    await providerConfig(input.issuer, input.client_id, input.client_secret).catch((err: unknown) => {
+      if (err instanceof ApiError && err.status === 502) throw new ApiError(422, err.code, err.message);
+      throw err;
+    });
     const row = {
       workspace_id: req.auth!.workspace.id,
       issuer: input.issuer,

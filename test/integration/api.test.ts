@@ -497,7 +497,8 @@ describe('API v1', () => {
         { path: 'description', from: '', to: 'second' },
         { path: 'nodes[1].format', from: 'csv', to: 'json' },
       ]);
-      await problem(await call(`/v1/agents/${agent.id}/diff?from=1&to=9`), 400, 'invalid_version');
+      await problem(await call(`/v1/agents/${agent.id}/diff?from=1&to=9`), 404, 'version_not_found');
+      await problem(await call(`/v1/agents/${agent.id}/diff?from=1&to=x`), 400, 'invalid_version');
 
       const exported = await json(await call(`/v1/agents/${agent.id}/export`));
       const imported = await json(await call('/v1/agents/import', { method: 'POST', json: exported }));

@@ -1,0 +1,60 @@
+// The JSON bodies the account, member, key, single sign-on and state-store routes accept: one zod schema each, which the route
+// validates with and the OpenAPI document is generated from (api/openapi.ts), so the two cannot disagree.
+import { z } from 'zod';
+import { minPasswordLength } from '../db/accounts';
+import { scopes } from '../db/api-keys';
+import { roles } from '../db/roles';
+import { plans } from '../model/plan';
+
+export const email = z.string().trim().email().max(254);
+export const password = z
+  .string()
+  .min(minPasswordLength, `use at least ${minPasswordLength} characters`)
+  .max(200, 'use at most 200 characters');
+/** A password given to prove who you are (any length it was set with). */
+const passwordGiven = z.string().min(1).max(200);
+const totpCode = z
+  .string()
+  .trim()
+  .regex(/^\d{6}$/, 'six digits from your authenticator app');
+
+export const bodies = {
+  signUp: z.object({
+    email,
+    password,
+    name: z.string().trim().max(100).optional(),
+    workspace_name: z.string().trim().min(1).max(100).optional(),
+  }),
+  signIn: z.object({
+    email,
+    password: passwordGiven,
+    totp_code: totpCode.optional(),
+    recovery_code: z.string().trim().min(1).max(40).optional(),
+  }),
+  requestPasswordReset: z.object({ email }),
+  confirmPasswordReset: z.object({ token: z.string().min(1).max(200), password }),
+  switchWorkspace: z.object({ workspace_id: z.uuid() }),
+  createWorkspace: z.object({ name: z.string().trim().min(1).max(100) }),
+  changePassword: z.object({ current_password: passwordGiven, new_password: password }),
+  passwordOnly: z.object({ password: passwordGiven }),
+  recoverAccount: z.object({ email, password: passwordGiven }),
+  totpCode: z.object({ code: totpCode }),
+  acceptInvitation: z.object({ email, password: passwordGiven, name: z.string().trim().max(100).optional() }),
+  changeRole: z.object({ role: z.enum(roles) }),
+  createInvitation: z.object({ role: z.enum(roles), email: email.toLowerCase().optional() }),
+  changePlan: z.object({ plan: z.enum(plans) }),
+  createApiKey: z.object({ name: z.string().min(1).max(100), scopes: z.array(z.enum(scopes)).min(1) }),
+  putState: z.object({ value: z.unknown(), expected_version: z.number().int().min(0).max(2_147_483_647).optional() }),
+  configureSso: z.object({
+    issuer: z.url(),
+    client_id: z.string().min(1).max(300),
+    client_secret: z.string().min(1).max(1000),
+    email_domain: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'a domain such as example.com')
+      .optional(),
+    default_role: z.enum(roles).exclude(['owner']).default('viewer'),
+  }),
+};
