@@ -26,7 +26,8 @@ export async function listAudit(
   if (page.action) q.where('action', 'like', `${page.action.replace(/[%_\\]/g, '\\$&')}%`);
   if (page.cursor) {
     const before = Number(decodeCursor(page.cursor)[0]);
-    if (!Number.isSafeInteger(before)) throw new CursorError('cursor is not one this API returned; start again without it');
+    if (!Number.isSafeInteger(before))
+      throw new CursorError('cursor is not one this API returned; start again without it');
     q.where('id', '<', before);
   }
   const rows = await q
