@@ -1,6 +1,7 @@
 import type { ActivityDeps } from './deps';
 import { withHeartbeats } from './heartbeat';
 import { createApprovalActivities } from './approvals';
+import { createReviewActivities } from './reviews';
 import { createItemStepActivities } from './item-steps';
 import { createPageAdvanceActivities } from './page-advance';
 import { createRunLifecycleActivities } from './run-lifecycle';
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPageAdvanceActivities(deps),
     ...createItemStepActivities(deps),
     ...createApprovalActivities(deps),
+    ...createReviewActivities(deps),
     ...createTriggerActivities(deps),
     ...createAgentCallActivities(deps),
     ...createFailureNoticeActivities(deps),

@@ -24,6 +24,8 @@ export interface StepAction {
   approvalId?: string;
   /** Set at a call_agent node: the page workflow runs the other agent's run as its child. */
   callAgent?: { wait: boolean };
+  /** Set at a flag_for_review node: the item waits for this review's decision (db/reviews.ts). */
+  reviewId?: string;
 }
 
 interface ItemRow {
@@ -87,6 +89,8 @@ export function createPageAdvanceActivities({ knex }: ActivityDeps) {
         const logs: Parameters<typeof appendRunLog>[1] = [];
         const actions: StepAction[] = [];
         const approvals: Record<string, unknown>[] = [];
+        const reviews: Record<string, unknown>[] = [];
+        const flagged: number[] = []; // items waiting at a flag node, newly or still
         const changed = new Set<ItemRow>();
 
         // Walks one item until it finishes, fails, or stops at a node handled elsewhere. Returns the state
@@ -105,11 +109,22 @@ export function createPageAdvanceActivities({ knex }: ActivityDeps) {
                 case 'flag_for_review':
                   if (!node.when || matches(node.when, item.data)) {
                     if (item.status !== 'needs_review') {
+                      const reason = render(node.reason, item.data);
                       item.status = 'needs_review';
-                      item.error = `flagged for review: ${render(node.reason, item.data)}`;
+                      item.error = `flagged for review: ${reason}`;
                       count(node, 'done');
                       changed.add(item);
+                      reviews.push({
+                        id: crypto.randomUUID(),
+                        workspace_id: run.workspace_id,
+                        run_id: runId,
+                        item_seq: item.seq,
+                        node_id: node.id,
+                        workflow_id: workflowId,
+                        reason,
+                      });
                     }
+                    flagged.push(item.seq);
                     return undefined;
                   }
                   break;
@@ -229,6 +244,15 @@ export function createPageAdvanceActivities({ knex }: ActivityDeps) {
         }
         if (approvals.length > 0) {
           await trx('approvals').insert(approvals).onConflict(['run_id', 'item_seq', 'node_id', 'call_id']).ignore();
+        }
+        if (reviews.length > 0) await trx('item_reviews').insert(reviews).onConflict().ignore();
+        // Flagged items wait in this page's workflow for their review, as items wait for approvals.
+        if (flagged.length > 0) {
+          const pendingReviews = await trx('item_reviews')
+            .where({ run_id: runId, status: 'pending' })
+            .whereIn('item_seq', flagged)
+            .select('id', 'item_seq', 'node_id');
+          for (const r of pendingReviews) actions.push({ seq: r.item_seq, nodeId: r.node_id, reviewId: r.id });
         }
         await recordNodeActivity(trx, runId, counters);
         await appendRunLog(trx, logs);

@@ -9,6 +9,7 @@ import { openApiDocument } from './openapi';
 import { allowedMethods } from './allowed-methods';
 import { agentRoutes, type RouteDeps } from './routes/agents';
 import { runRoutes } from './routes/runs';
+import { reviewRoutes } from './routes/reviews';
 import { apiKeyRoutes } from './routes/api-keys';
 import { hookRoutes } from './routes/hooks';
 import { triggerRoutes } from './routes/triggers';
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps) {
   v1.use(authenticate(deps.knex, deps.apiRateLimit));
   v1.use(agentRoutes(deps));
   v1.use(runRoutes(deps));
+  v1.use(reviewRoutes(deps));
   v1.use(apiKeyRoutes(deps));
   v1.use(triggerRoutes(deps));
   v1.use(toolRoutes());

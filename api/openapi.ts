@@ -4,6 +4,7 @@
 // (test/support/openapi-check.ts), so the document cannot drift from what the API answers.
 import { z } from 'zod';
 import { bodies, email } from './request-bodies';
+import { reviewStatuses } from '../model/review';
 import { approvalStatuses, runStatuses, triggers } from '../db/runs';
 import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../model/agent';
@@ -98,6 +99,23 @@ const schemas: Record<string, unknown> = {
     requested_at: ts,
     decided_at: nullable(ts),
     timeout_at: nullable(ts),
+  }),
+  Review: obj({
+    id: { type: 'string', format: 'uuid' },
+    run_id: { type: 'string', format: 'uuid' },
+    agent_id: { type: 'string', format: 'uuid' },
+    agent_name: { type: 'string' },
+    agent_version: { type: 'integer' },
+    item_seq: { type: 'integer' },
+    node_id: { type: 'string', description: 'The flag_for_review node that stopped the item.' },
+    reason: { type: 'string' },
+    status: { enum: [...reviewStatuses] },
+    data: { description: "The item's data." },
+    output: { description: "The item's output so far (null when it has none)." },
+    decision: nullable(jsonSchema(bodies.decideReview, 'output')),
+    decided_by: nullable({ type: 'string' }),
+    decided_at: nullable(ts),
+    created_at: ts,
   }),
   Agent: obj(
     {
@@ -670,7 +688,8 @@ export const routes: Route[] = [
     id: 'acceptInvitation',
     summary: 'Join: as the signed-in person, or with an email and password (an existing account or a new one)',
     scope: 'public',
-    body: jsonSchema(bodies.acceptInvitation),
+    // email and password are needed only without a session (a signed-in person accepts as themselves).
+    body: jsonSchema(bodies.acceptInvitation.partial()),
     ok: { 200: ref('SignedIn') },
     errors: [400, 401, 403, 404, 410, 415, 422],
   }),
@@ -1220,6 +1239,32 @@ export const routes: Route[] = [
     ),
     ok: { 200: ref('Approval') },
     errors: [409, 422],
+  }),
+  r({
+    method: 'get',
+    path: '/reviews',
+    query: {
+      status: { schema: { enum: [...reviewStatuses] } },
+      agent_id: { schema: { type: 'string' }, description: 'Only the items of this agent' },
+      run_id: { schema: { type: 'string' }, description: 'Only the items of this run' },
+      ...pageQuery,
+    },
+    id: 'listReviews',
+    summary: 'The review queue: items flagged for review, oldest first (?status=pending&agent_id=&run_id=)',
+    scope: 'read',
+    ok: { 200: list(ref('Review')) },
+    errors: [400],
+  }),
+  r({
+    method: 'post',
+    path: '/reviews/{id}/decision',
+    id: 'decideReview',
+    summary:
+      'Decide a flagged item: accept (it goes on from the flag node, or is done with `output`), reject with a `reason` (it fails), or send_to a `node_id`',
+    scope: 'run',
+    body: jsonSchema(bodies.decideReview),
+    ok: { 200: ref('Review') },
+    errors: [404, 409, 422],
   }),
   r({
     method: 'get',

@@ -5,6 +5,7 @@ import { minPasswordLength } from '../db/accounts';
 import { scopes } from '../db/api-keys';
 import { roles } from '../db/roles';
 import { plans } from '../model/plan';
+import { reviewActions } from '../model/review';
 
 export const email = z.string().trim().email().max(254);
 export const password = z
@@ -44,6 +45,12 @@ export const bodies = {
   createInvitation: z.object({ role: z.enum(roles), email: email.toLowerCase().optional() }),
   changePlan: z.object({ plan: z.enum(plans) }),
   createApiKey: z.object({ name: z.string().min(1).max(100), scopes: z.array(z.enum(scopes)).min(1) }),
+  decideReview: z.object({
+    action: z.enum(reviewActions),
+    output: z.record(z.string(), z.unknown()).optional(),
+    reason: z.string().trim().min(1).max(2000).optional(),
+    node_id: z.string().min(1).max(100).optional(),
+  }),
   putState: z.object({ value: z.unknown(), expected_version: z.number().int().min(0).max(2_147_483_647).optional() }),
   configureSso: z.object({
     issuer: z.url(),

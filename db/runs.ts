@@ -36,7 +36,7 @@ export interface RunRecord {
   parent_node_id?: string | null;
 }
 
-const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+export const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 
 function runsWithAgent(knex: Knex) {
   return knex('runs').join('agents', 'agents.id', 'runs.agent_id').select('runs.*', 'agents.name as agent_name');
@@ -124,13 +124,13 @@ export function decodeCursor(cursor: string): string[] {
  * keeps milliseconds, and rows made within the same one were skipped between pages. The query selects the time
  * as `cursor_at` (`col::text`) and fetches limit + 1 rows.
  */
-function decodeTimeCursor(cursor: string): [string, string] {
+export function decodeTimeCursor(cursor: string): [string, string] {
   const [at, id] = decodeCursor(cursor);
   if (!timestampText.test(at) || !isUuid(id)) throw new CursorError(badCursor);
   return [at, id];
 }
 
-function timeCursorPage<T extends { cursor_at: string; id: string }>(rows: T[], limit: number) {
+export function timeCursorPage<T extends { cursor_at: string; id: string }>(rows: T[], limit: number) {
   const data = rows.slice(0, limit).map(({ cursor_at: _at, ...row }) => row);
   const last = rows[limit - 1];
   return { data, next_cursor: rows.length > limit ? encodeCursor(last.cursor_at, last.id) : null };

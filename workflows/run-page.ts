@@ -15,6 +15,7 @@ import {
 import type { Activities } from '../activities';
 import type { Decision, StepResult } from '../activities/item-steps';
 import type { StepAction } from '../activities/page-advance';
+import type { ReviewDecision } from '../model/review';
 import type { RunPlan } from '../activities/run-lifecycle';
 import type { agentRun } from './agent-run';
 import { runWorkflowOptions } from '../model/run-identity';
@@ -46,6 +47,15 @@ export const decideUpdate = defineUpdate<void, [ApprovalDecision]>('decide');
 /** The same decision as a fire-and-forget signal, for callers that need no answer. */
 export const decideSignal = defineSignal<[ApprovalDecision]>('decide');
 export const pendingApprovalsQuery = defineQuery<string[]>('pendingApprovals');
+
+export interface ReviewInput {
+  reviewId: string;
+  decision: ReviewDecision;
+  by: string;
+}
+
+/** A reviewer's decision on a flagged item; rejected when the review is not waiting here or already decided. */
+export const reviewUpdate = defineUpdate<void, [ReviewInput]>('review');
 
 // Activities heartbeat every 2 s (activities/heartbeat.ts): a lost worker is noticed after 10 s.
 const db = proxyActivities<Activities>({
@@ -91,6 +101,32 @@ export async function runPage({ runId, fromSeq, toSeq, plan, firstActions }: Run
     if (!decisions.has(d.approvalId)) await accept(d).catch(() => undefined); // a signal has no one to answer
   });
   setHandler(pendingApprovalsQuery, () => [...waiting].filter((id) => !decisions.has(id)));
+
+  // Flagged items wait here for a reviewer; the decision is applied by the update itself, so its answer says
+  // whether it took, and the item is released once it has.
+  const reviewsWaiting = new Set<string>();
+  const reviewsApplied = new Set<string>();
+  setHandler(
+    reviewUpdate,
+    async ({ reviewId, decision, by }) => {
+      if (!(await condition(() => reviewsWaiting.has(reviewId), '30 seconds'))) {
+        throw ApplicationFailure.nonRetryable(`review ${reviewId} is not waiting in this run`, 'UnknownReview');
+      }
+      const outcome = await db.applyReview({ runId, reviewId, decision, by });
+      if (outcome === 'already_decided')
+        throw ApplicationFailure.nonRetryable(`review ${reviewId} is already decided`, 'ReviewDecided');
+      reviewsApplied.add(reviewId);
+    },
+    {
+      validator: ({ reviewId }) => {
+        if (reviewsApplied.has(reviewId)) throw new Error(`review ${reviewId} is already decided`);
+      },
+    },
+  );
+  const awaitReview = async (reviewId: string) => {
+    reviewsWaiting.add(reviewId);
+    await condition(() => reviewsApplied.has(reviewId));
+  };
 
   let failed = 0;
   let slots = plan.concurrency;
@@ -166,6 +202,7 @@ export async function runPage({ runId, fromSeq, toSeq, plan, firstActions }: Run
 
   /** Runs an item's step; `holdsSlot`: it was started with a slot already taken for it. */
   async function run(action: StepAction, holdsSlot = false): Promise<void> {
+    if (action.reviewId) return awaitReview(action.reviewId);
     if (action.callAgent) return callAgent(action, action.callAgent.wait);
     const decision = action.approvalId ? await awaitDecision(action.approvalId) : undefined;
     let decisions: Record<string, Decision> | undefined;
@@ -215,7 +252,7 @@ export async function runPage({ runId, fromSeq, toSeq, plan, firstActions }: Run
           .catch((err) => (crash ??= err))
           .finally(() => inFlight.delete(a.seq));
       };
-      if (a.callAgent || a.approvalId) start(false);
+      if (a.callAgent || a.approvalId || a.reviewId) start(false);
       else if (slots > 0) {
         slots--;
         start(true);

@@ -67,6 +67,28 @@ export interface components {
       decided_at: string | null;
       timeout_at: string | null;
     };
+    Review: {
+      id: string;
+      run_id: string;
+      agent_id: string;
+      agent_name: string;
+      agent_version: number;
+      item_seq: number;
+      node_id: string;
+      reason: string;
+      status: 'pending' | 'accepted' | 'rejected' | 'sent_on';
+      data: Record<string, unknown>;
+      output: Record<string, unknown>;
+      decision: {
+        action: 'accept' | 'reject' | 'send_to';
+        output?: Record<string, unknown>;
+        reason?: string;
+        node_id?: string;
+      } | null;
+      decided_by: string | null;
+      decided_at: string | null;
+      created_at: string;
+    };
     Agent: {
       id: string;
       workspace_id: string;
@@ -1128,8 +1150,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            email: string;
-            password: string;
+            email?: string;
+            password?: string;
             name?: string;
           };
         };
@@ -3376,6 +3398,67 @@ export interface paths {
       };
       responses: {
         200: { content: { 'application/json': components['schemas']['Approval'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/reviews': {
+    get: {
+      parameters: {
+        query?: {
+          status?: 'pending' | 'accepted' | 'rejected' | 'sent_on';
+          agent_id?: string;
+          run_id?: string;
+          limit?: number;
+          cursor?: string;
+        };
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['Review'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/reviews/{id}/decision': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            action: 'accept' | 'reject' | 'send_to';
+            output?: Record<string, unknown>;
+            reason?: string;
+            node_id?: string;
+          };
+        };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['Review'] } };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };

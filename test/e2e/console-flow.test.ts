@@ -338,6 +338,46 @@ describe('console flow in a browser against the real stack', function () {
     assert.deepEqual(problems, []);
   });
 
+  it('reviews flagged items: the run page links to the Review tab, where a person accepts one and rejects another', async () => {
+    const spec = JSON.parse(fs.readFileSync(path.join(repoDir, 'examples/route-csv-rows.json'), 'utf8'));
+    const agent = await createLiveAgent(h, workspaceId, spec);
+    const input = 'invoice,vendor,amount\nINV-1,Acme,120\nINV-2,Globex,18250\nINV-3,Initech,25000';
+    const run = await startTestRun(h, workspaceId, agent.id, input);
+    await waitForRun(h, run.id, (r) => Number(r.needs_review) === 2);
+
+    await page.goto(`${base}/runs/${run.id}`);
+    await waitForText(/2 waiting for a person/);
+    assert.doesNotMatch(await text(), /left$/m, 'no time left is promised for items waiting on people');
+    await page.click('[role="row"][aria-rowindex="2"]');
+    await page.click('a:has-text("Review this item")');
+    await page.waitForURL(new RegExp(`/reviews\\?run_id=${run.id}$`));
+    await waitForText(/invoice INV-2 from Globex is over 10,000/);
+    assert.match(await text(), /invoice INV-3 from Initech is over 10,000/);
+    await shot('review-queue');
+
+    await page.click('section.review:has-text("INV-2") form:has(input[value="accept"]) button:has-text("Accept")');
+    await waitForText(/Accepted\./);
+    await page.fill('section.review:has-text("INV-3") input[name="reason"]', 'not ours');
+    await page.click('section.review:has-text("INV-3") button:has-text("Reject")');
+    await waitForText(/Rejected: the item fails with your reason/);
+    const ended = await waitForRun(h, run.id);
+    assert.equal(ended.status, 'completed');
+    const items = await h.stack.knex('run_items').where({ run_id: run.id }).orderBy('seq').select('status', 'error');
+    assert.deepEqual(
+      items.map((i) => i.status),
+      ['done', 'done', 'failed'],
+    );
+    assert.match(items[2].error, /not ours/);
+    const decided = await h.stack.knex('item_reviews').where({ run_id: run.id }).orderBy('item_seq');
+    assert.ok(
+      decided.every((r) => r.decided_by && r.decided_at),
+      'who and when are recorded',
+    );
+    await page.goto(`${base}/reviews?run_id=${run.id}`);
+    await waitForText(/Nothing is waiting for review/);
+    assert.deepEqual(problems, []);
+  });
+
   it('uploads a source, then opens a run item’s cited passage with its lines highlighted over the page', async () => {
     const pdf = await textPdf([
       [['Our office dog is called Biscuit.', 'He loves tennis balls.'], ['The cat ignores everyone.']],

@@ -1,5 +1,6 @@
 // The run engine against a real Temporal dev server and the embedded Postgres.
 import assert from 'node:assert/strict';
+import { reviewUpdate } from '../../workflows/run-page';
 import { randomUUID } from 'node:crypto';
 import {
   createHarness,
@@ -66,13 +67,22 @@ describe('run engine', () => {
       agent.id,
       'invoice,vendor,amount\nINV-1,Acme,"1,200.50"\nINV-2,Globex,18250\nINV-3,Initech,990',
     );
-    const done = await waitForRun(h, run.id, (r) => r.ended_at !== null);
-    assert.equal(done.status, 'needs_review'); // a flagged item waits on a person
-    assert.deepEqual([done.total, done.done, done.needs_review, done.failed], [3, 2, 1, 0]);
+    const waiting = await waitForRun(h, run.id, (r) => Number(r.needs_review) === 1 && Number(r.done) === 2);
+    assert.equal(waiting.status, 'needs_review'); // a flagged item waits on a person, and the run with it
+    assert.equal(waiting.ended_at, null);
+    assert.deepEqual([waiting.total, waiting.done, waiting.needs_review, waiting.failed], [3, 2, 1, 0]);
     const rows = await items(h, run.id);
     assert.equal(rows[1].status, 'needs_review');
     assert.equal(rows[1].error, 'flagged for review: INV-2 is large');
     assert.deepEqual(rows[0].output, { invoice: 'INV-1', amount: 1200.5, label: 'Acme (INV-1)' });
+    // A reviewer accepts it (the flag node has no next, so it is done as it is) and the run ends.
+    const review = await h.stack.knex('item_reviews').where({ run_id: run.id, status: 'pending' }).first();
+    await h.client.workflow
+      .getHandle(review.workflow_id)
+      .executeUpdate(reviewUpdate, { args: [{ reviewId: review.id, decision: { action: 'accept' }, by: 'r' }] });
+    const done = await waitForRun(h, run.id);
+    assert.equal(done.status, 'completed');
+    assert.deepEqual([done.done, done.needs_review], [3, 0]);
     const [file] = await h.stack.knex('files').where({ run_id: run.id });
     assert.equal(
       file.content.toString(),

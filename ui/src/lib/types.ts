@@ -148,6 +148,30 @@ export interface Approval {
   reason: string | null;
 }
 
+/** An item a flag_for_review node stopped, in the review queue. */
+export interface Review {
+  id: string;
+  run_id: string;
+  agent_id: string;
+  agent_name: string;
+  agent_version: number;
+  item_seq: number;
+  node_id: string;
+  reason: string;
+  status: 'pending' | 'accepted' | 'rejected' | 'sent_on';
+  data: unknown;
+  output: unknown;
+  decision: {
+    action: 'accept' | 'reject' | 'send_to';
+    output?: Record<string, unknown>;
+    reason?: string;
+    node_id?: string;
+  } | null;
+  decided_by: string | null;
+  decided_at: string | null;
+  created_at: string;
+}
+
 /** What every form action answers, so one notice component can show it. */
 export interface ActionOutcome {
   ok: boolean;

@@ -47,3 +47,39 @@ export const decideApproval = async ({ request }: RequestEvent) => {
         : 'Approved with your edits: the run continues with them.';
   });
 };
+
+/** A reviewer's decision on a flagged item: accept (optionally with an edited output), reject, or send on. */
+export const decideReview = async ({ request }: RequestEvent) => {
+  const form = await request.formData();
+  const reviewId = formText(form, 'review_id');
+  const action = formText(form, 'action');
+  if (!reviewId || !['accept', 'reject', 'send_to'].includes(action)) {
+    return fail(400, { ok: false, message: 'Choose Accept, Reject or Send to.' } satisfies ActionOutcome);
+  }
+  let output: Record<string, unknown> | undefined;
+  const edited = formText(form, 'output');
+  if (action === 'accept' && edited) {
+    try {
+      output = JSON.parse(edited);
+    } catch {
+      return fail(400, { ok: false, message: 'The edited output is not valid JSON.' } satisfies ActionOutcome);
+    }
+  }
+  const reason = formText(form, 'reason') || undefined;
+  const nodeId = formText(form, 'node_id') || undefined;
+  return attempt(async () => {
+    await api.decideReview(reviewId, {
+      action: action as 'accept' | 'reject' | 'send_to',
+      ...(output ? { output } : {}),
+      ...(action === 'reject' && reason ? { reason } : {}),
+      ...(action === 'send_to' && nodeId ? { node_id: nodeId } : {}),
+    });
+    return action === 'reject'
+      ? 'Rejected: the item fails with your reason.'
+      : action === 'send_to'
+        ? `Sent on to "${nodeId}".`
+        : output
+          ? 'Accepted with your output.'
+          : 'Accepted.';
+  });
+};

@@ -8,7 +8,7 @@ import { error, redirect } from '@sveltejs/kit';
 import { getRequestEvent } from '$app/server';
 import { cadreClient, type paths } from '$api/client';
 import { OPEN_APPROVAL_STATUSES } from '$lib/types';
-import type { Agent, AgentState, Approval, List, LogEntry, Run, RunDetails, RunItem } from '$lib/types';
+import type { Agent, AgentState, Approval, List, LogEntry, Review, Run, RunDetails, RunItem } from '$lib/types';
 
 async function problemDetail(response: Response): Promise<string> {
   const body = await response.text().catch(() => '');
@@ -210,4 +210,15 @@ export const api = {
         },
       }),
     ),
+  listReviews: (filter: { status?: 'pending'; agent_id?: string; run_id?: string }) =>
+    body<List<Review>>(client.GET('/reviews', { params: { query: cleanQuery({ ...filter, limit: 500 }) } })),
+  decideReview: (
+    id: string,
+    decision: {
+      action: 'accept' | 'reject' | 'send_to';
+      output?: Record<string, unknown>;
+      reason?: string;
+      node_id?: string;
+    },
+  ) => body<Review>(client.POST('/reviews/{id}/decision', { params: { path: { id } }, body: decision })),
 };

@@ -1,0 +1,80 @@
+// The review queue: items a flag_for_review node stopped, across runs (?agent_id=&run_id=&status=), and a
+// reviewer's decision on one: accept (as it is, or with an edited output), reject with a reason, or send it on
+// to a named node. The decision reaches the workflow holding the item as an update, which applies it.
+import { Router } from 'express';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { getVersion } from '../../db/agents';
+import { getReview, listReviews } from '../../db/reviews';
+import { reviewStatuses } from '../../model/review';
+import { reviewUpdate } from '../../workflows/run-page';
+import { requirePermission } from '../auth';
+import { ApiError } from '../problem';
+import { bodies } from '../request-bodies';
+import { cursorParam, enumParam, jsonBody, limitParam, param, parseBody } from '../validation';
+import type { RouteDeps } from './agents';
+
+type ReviewRow = NonNullable<Awaited<ReturnType<typeof getReview>>>;
+
+export function reviewJson(row: Omit<ReviewRow, 'workflow_id'> & { workflow_id?: string }) {
+  const { workflow_id: _wf, decided_at, created_at, ...rest } = row as ReviewRow;
+  return {
+    ...rest,
+    decided_at: decided_at ? new Date(decided_at as string).toISOString() : null,
+    created_at: new Date(created_at as string).toISOString(),
+  };
+}
+
+export function reviewRoutes(deps: RouteDeps): Router {
+  const { knex, temporal } = deps;
+  const r = Router();
+
+  r.get('/reviews', requirePermission('read'), async (req, res) => {
+    const q = req.query;
+    const page = await listReviews(
+      knex,
+      req.auth!.workspace.id,
+      {
+        status: enumParam(q.status, reviewStatuses, 'status'),
+        agentId: typeof q.agent_id === 'string' ? q.agent_id : undefined,
+        runId: typeof q.run_id === 'string' ? q.run_id : undefined,
+      },
+      { limit: limitParam(q.limit, 100, 500), cursor: cursorParam(q.cursor) },
+    );
+    res.json({ data: page.data.map((row) => reviewJson(row as ReviewRow)), next_cursor: page.next_cursor });
+  });
+
+  r.post('/reviews/:id/decision', requirePermission('run'), ...jsonBody(deps.bodyLimit), async (req, res) => {
+    const ws = req.auth!.workspace;
+    const review = await getReview(knex, ws.id, param(req, 'id'));
+    if (!review) throw new ApiError(404, 'review_not_found', `no review ${param(req, 'id')} in this workspace`);
+    const decision = parseBody(bodies.decideReview, req.body);
+    if (decision.action === 'reject' && !decision.reason)
+      throw new ApiError(422, 'reason_required', 'say why in "reason": the item fails with it');
+    if (decision.action === 'send_to') {
+      const spec = await getVersion(knex, review.agent_id as string, review.agent_version as number);
+      if (!decision.node_id) throw new ApiError(422, 'node_required', 'name the node to send the item to in "node_id"');
+      if (!spec?.nodes.some((n) => n.id === decision.node_id))
+        throw new ApiError(
+          422,
+          'unknown_node',
+          `the agent (version ${review.agent_version}) has no node "${decision.node_id}"`,
+        );
+    }
+    if (review.status !== 'pending')
+      throw new ApiError(409, 'review_decided', `this item was already ${review.status}`);
+    try {
+      await temporal.workflow.getHandle(review.workflow_id).executeUpdate(reviewUpdate, {
+        args: [{ reviewId: review.id as string, decision, by: req.auth!.actor }],
+      });
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError)
+        throw new ApiError(409, 'review_decided', (err.cause as Error | undefined)?.message ?? err.message);
+      if (err instanceof WorkflowNotFoundError)
+        throw new ApiError(409, 'review_closed', 'the run holding this item has ended; it can no longer be decided');
+      throw err;
+    }
+    res.json(reviewJson((await getReview(knex, ws.id, review.id as string))!));
+  });
+
+  return r;
+}
