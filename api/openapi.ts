@@ -994,7 +994,7 @@ export const routes: Route[] = [
     id: 'createRunLink',
     summary: 'A Run Mode link (token shown once)',
     scope: 'manage',
-    body: obj({ name: { type: 'string' } }, []),
+    body: jsonSchema(bodies.createRunLink),
     ok: { 201: ref('RunLink') },
     errors: [422],
   }),

@@ -51,6 +51,7 @@ export const bodies = {
     reason: z.string().trim().min(1).max(2000).optional(),
     node_id: z.string().min(1).max(100).optional(),
   }),
+  createRunLink: z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
   putState: z.object({ value: z.unknown(), expected_version: z.number().int().min(0).max(2_147_483_647).optional() }),
   configureSso: z.object({
     issuer: z.url(),

@@ -14,6 +14,7 @@ import { RateLimiter } from '../rate-limit';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { runCounts, type Links } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
+import { bodies } from '../request-bodies';
 
 export interface RunLinkDeps extends RunServiceDeps {
   links: Links;
@@ -46,10 +47,8 @@ export function runLinkRoutes(deps: RunLinkDeps): Router {
 
   r.post('/agents/:id/run-links', requirePermission('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
-    const { name } = parseBody(
-      z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
-      req.body ?? {},
-    );
+    // A POST with no body at all names the link by default; a body, even `null`, must be the documented object.
+    const { name } = parseBody(bodies.createRunLink, req.body === undefined ? {} : req.body);
     const { link, token } = await createRunLink(deps.knex, agent, name);
     const open = await publicAccess(deps, agent);
     res.status(201).json({

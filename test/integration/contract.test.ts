@@ -6,6 +6,7 @@
 // does not have answer 405 with exactly the documented methods in Allow.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import Ajv2020 from 'ajv/dist/2020';
 import { checkResponse } from '../support/openapi-check';
 import { memberWithRole, type Person } from '../support/people';
 import { createHarness, createLiveAgent, createTestWorkspace, startApi, type Harness } from '../support/harness';
@@ -48,6 +49,19 @@ describe('the API keeps its own contract (requests generated from the OpenAPI do
     await api?.close();
     await h?.close();
   });
+
+  /** Whether the document's request schema accepts a JSON body (the reverse check: what it refuses, the server must). */
+  const bodyAccepted = (() => {
+    const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+    let added = false;
+    return (schema: Json, body: unknown): boolean => {
+      if (!added) {
+        ajv.addSchema({ $id: 'doc', components: doc.components }, 'doc');
+        added = true;
+      }
+      return ajv.validate(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/')), body);
+    };
+  })();
 
   const resolve = (schema: Json): Json =>
     schema?.$ref
@@ -210,6 +224,18 @@ describe('the API keeps its own contract (requests generated from the OpenAPI do
             } catch (err) {
               problems.push(`${where}: ${(err as Error).message.slice(0, 300)}`);
             }
+          }
+          const bodySchema = op.requestBody?.content?.['application/json']?.schema;
+          if (bodySchema && c.body !== undefined && r.status < 300) {
+            let parsed: unknown;
+            let parses = true;
+            try {
+              parsed = JSON.parse(c.body);
+            } catch {
+              parses = false;
+            }
+            if (!parses || !bodyAccepted(bodySchema, parsed))
+              problems.push(`the document refuses the body, the server answered ${r.status}: ${where}`);
           }
           const malformed = (r.status === 400 || r.status === 422) && /^invalid_/.test(r.body?.code ?? '');
           if (c.valid && malformed && !semanticBodies.has(op.operationId)) {
