@@ -123,12 +123,12 @@ async function callerFromSession(knex: Knex, req: Request): Promise<Caller> {
  */
 export function authenticate(knex: Knex, rateLimit = 0): RequestHandler {
   const withSession = sessionAccount(knex);
-  const keyRates = rateLimit > 0 ? new TokenBuckets(rateLimit, rateLimit * 10) : undefined;
+  const keyRates = rateLimit > 0 ? new TokenBuckets(knex, 'api-key', rateLimit, rateLimit * 10) : undefined;
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     if (header) {
       req.auth = await callerFromKey(knex, header);
-      const wait = keyRates?.take(req.auth.key!.id) ?? 0;
+      const wait = (await keyRates?.take(req.auth.key!.id)) ?? 0;
       if (wait > 0) {
         throw new ApiError(
           429,

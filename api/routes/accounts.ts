@@ -53,8 +53,8 @@ export function accountRoutes(deps: AccountDeps): Router {
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
   const signedIn = sessionAccount(knex);
-  const byEmail = new RateLimiter(loginThrottle.perEmail, loginThrottle.windowMs);
-  const byIp = new RateLimiter(loginThrottle.perIp, loginThrottle.windowMs);
+  const byEmail = new RateLimiter(knex, 'login-email', loginThrottle.perEmail, loginThrottle.windowMs);
+  const byIp = new RateLimiter(knex, 'login-ip', loginThrottle.perIp, loginThrottle.windowMs);
   const setCookies = (res: Response, s: { token: string; csrf: string }) =>
     setSessionCookies(res, s, deps.links.publicUrl);
   const clearCookies = clearSessionCookies;
@@ -118,7 +118,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   r.post('/auth/login', ...body, async (req, res) => {
     const input = parseBody(bodies.signIn, req.body);
     const address = normalizeEmail(input.email);
-    const wait = Math.max(byEmail.blocked(address), byIp.blocked(req.ip ?? ''));
+    const wait = Math.max(await byEmail.blocked(address), await byIp.blocked(req.ip ?? ''));
     if (wait > 0) {
       throw new ApiError(
         429,
@@ -129,8 +129,8 @@ export function accountRoutes(deps: AccountDeps): Router {
     }
     const user = await findUserByEmail(knex, address);
     const fail = async (code: string, detail: string) => {
-      byEmail.take(address);
-      byIp.take(req.ip ?? '');
+      await byEmail.take(address);
+      await byIp.take(req.ip ?? '');
       await recordAudit(knex, {
         user_id: user?.id ?? null,
         actor: address,
@@ -159,7 +159,7 @@ export function accountRoutes(deps: AccountDeps): Router {
         : await useRecoveryCode(knex, user!.id, input.recovery_code!);
       if (!ok) await fail('invalid_two_factor_code', 'that code is not right; check your authenticator app');
     }
-    byEmail.reset(address);
+    await byEmail.reset(address);
     const signedIn = await startSession(req, res, publicUser(user!));
     // Recorded in the workspace the session opens, so its admins see who signed in and from where.
     await auditAccount(req, user!, 'login.succeeded', { workspace_id: signedIn.workspace_id });

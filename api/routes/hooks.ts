@@ -35,7 +35,7 @@ export interface HookDeps extends RunServiceDeps {
 export function hookRoutes(deps: HookDeps): Router {
   const { knex } = deps;
   const r = Router();
-  const formLimiter = new RateLimiter(deps.formRateLimit ?? 10, 60_000);
+  const formLimiter = new RateLimiter(knex, 'form', deps.formRateLimit ?? 10, 60_000);
 
   const loadTrigger = async (id: string, kind: 'webhook' | 'form') => {
     const trigger = await findTrigger(knex, id);
@@ -222,7 +222,7 @@ export function hookRoutes(deps: HookDeps): Router {
 
   r.post('/forms/:id/submissions', ...jsonBody(deps.bodyLimit), async (req, res) => {
     const { trigger, agent } = await loadTrigger(param(req, 'id'), 'form');
-    const wait = formLimiter.take(`${trigger.id}:${req.ip}`);
+    const wait = await formLimiter.take(`${trigger.id}:${req.ip}`);
     if (wait > 0) {
       throw new ApiError(429, 'rate_limited', `too many submissions from this client; try again in ${wait} s`, {
         'Retry-After': String(wait),

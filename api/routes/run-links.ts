@@ -89,7 +89,7 @@ function publicRunJson(
 /** What a Run Mode token opens, without an API key. */
 export function publicRunRoutes(deps: RunLinkDeps): Router {
   const r = Router();
-  const limiter = new RateLimiter(20, 60_000);
+  const limiter = new RateLimiter(deps.knex, 'run-link', 20, 60_000);
 
   const open = async (token: string) => {
     const link = await findRunLink(deps.knex, token);
@@ -121,7 +121,7 @@ export function publicRunRoutes(deps: RunLinkDeps): Router {
 
   r.post('/public/run-links/:token/runs', ...jsonBody(deps.bodyLimit), async (req, res) => {
     const { link, agent } = await open(param(req, 'token'));
-    const wait = limiter.take(`${link.id}:${req.ip}`);
+    const wait = await limiter.take(`${link.id}:${req.ip}`);
     if (wait > 0)
       throw new ApiError(429, 'rate_limited', `too many runs from this client; try again in ${wait} s`, {
         'Retry-After': String(wait),

@@ -2,14 +2,14 @@
 // items. Each delivery is stored before its 202, keeps its delivery id in its item, is refused when sent again,
 // and is in exactly one run, also when the worker is SIGKILLed while a window is open.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { checkedFetch } from '../support/openapi-check';
 import {
   createHarness,
   createLiveAgent,
   createTestWorkspace,
+  spawnWorker,
   startApi,
   waitForRun,
   type Harness,
@@ -55,15 +55,7 @@ describe('micro-batching triggers', function () {
   });
 
   function startWorker(): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], {
-      cwd: path.resolve(__dirname, '../..'),
-      env: {
-        ...h.stack.env,
-        TEMPORAL_ADDRESS: h.temporalConfig.address,
-        TEMPORAL_TASK_QUEUE: h.temporalConfig.taskQueue,
-      },
-      stdio: 'ignore',
-    });
+    const child = spawnWorker(h);
     workers.push(child);
     return child;
   }

@@ -1,12 +1,12 @@
 // A worker killed with SIGKILL mid-run: another worker finishes the run with no item lost, and every side effect
 // carries its item's idempotency key, so a receiver that honours the key applies each one once.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import {
   createHarness,
   createLiveAgent,
   createTestWorkspace,
+  spawnWorker,
   startTestRun,
   waitForRun,
   type Harness,
@@ -34,24 +34,7 @@ describe('worker crash', () => {
   });
 
   function startWorker(): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], {
-      cwd: path.resolve(__dirname, '../..'),
-      env: {
-        ...h.stack.env,
-        TEMPORAL_ADDRESS: h.temporalConfig.address,
-        TEMPORAL_TASK_QUEUE: h.temporalConfig.taskQueue,
-        CADRE_HTTP_ALLOW_HOSTS: '127.0.0.1',
-        SMTP_URL: smtp.url,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    child.once('exit', (code, signal) => {
-      if (signal !== 'SIGKILL' && code !== 0) console.error(`worker exited (${code ?? signal}):\n${output}`);
-      if (process.env.DEBUG_WORKER) console.error(output);
-    });
+    const child = spawnWorker(h, { CADRE_HTTP_ALLOW_HOSTS: '127.0.0.1', SMTP_URL: smtp.url });
     workers.push(child);
     return child;
   }

@@ -1,6 +1,8 @@
 // Building blocks of integration tests: a worker on its own task queue, a workspace with an API key, the API
 // on a free port, and waiting on a run's status — all against the real servers of global.ts.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -157,4 +159,29 @@ export async function startApi(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * scripts/worker.ts as a process of its own on the harness's task queue, as production runs it, so a test can
+ * SIGKILL it. Its output is shown when it exits in any other way (or always, with DEBUG_WORKER set).
+ */
+export function spawnWorker(h: Harness, env: NodeJS.ProcessEnv = {}): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: {
+      ...h.stack.env,
+      TEMPORAL_ADDRESS: h.temporalConfig.address,
+      TEMPORAL_TASK_QUEUE: h.temporalConfig.taskQueue,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  child.once('exit', (code, signal) => {
+    if (signal !== 'SIGKILL' && code !== 0) console.error(`worker exited (${code ?? signal}):\n${output}`);
+    if (process.env.DEBUG_WORKER) console.error(output);
+  });
+  return child;
 }

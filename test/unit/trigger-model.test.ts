@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { RateLimiter } from '../../api/rate-limit';
 import { verifyWebhook } from '../../api/webhook-signature';
 import { secretBox } from '../../db/secret-box';
 import { formConfigSchema, triggerInputSchema, validateSubmission } from '../../model/trigger';
@@ -93,16 +92,5 @@ describe('secret box', () => {
     assert.equal(secretBox('key two').open(rewrapped), 'totp secret', 'the old key is no longer needed');
     assert.throws(() => old.open(rewrapped), /another service key/);
     assert.equal(rotated.rewrap(rewrapped), rewrapped, 'already current: unchanged');
-  });
-});
-
-describe('rate limiter', () => {
-  it('allows the budget per window, then says how long to wait', () => {
-    const limiter = new RateLimiter(2, 60_000);
-    assert.equal(limiter.take('a', 0), 0);
-    assert.equal(limiter.take('a', 1_000), 0);
-    assert.equal(limiter.take('a', 2_000), 58);
-    assert.equal(limiter.take('b', 2_000), 0, 'each client has its own budget');
-    assert.equal(limiter.take('a', 60_000), 0, 'a new window');
   });
 });
