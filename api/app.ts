@@ -93,7 +93,7 @@ export function createApp(deps: AppDeps) {
   app.use('/v1', ssoPublicRoutes(deps));
 
   const v1 = express.Router();
-  v1.use(authenticate(deps.knex, deps.apiRateLimit));
+  v1.use(authenticate(deps.knex, deps.apiRateLimit, deps.budgetScope));
   v1.use(agentRoutes(deps));
   v1.use(runRoutes(deps));
   v1.use(reviewRoutes(deps));

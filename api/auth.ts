@@ -121,9 +121,10 @@ async function callerFromSession(knex: Knex, req: Request): Promise<Caller> {
  * Who is calling. API keys are also held to a request rate (`rateLimit` a second on average, bursts of ten
  * seconds' worth; 0 → none): people in the console click, integrations loop.
  */
-export function authenticate(knex: Knex, rateLimit = 0): RequestHandler {
+export function authenticate(knex: Knex, rateLimit = 0, budgetScope = ''): RequestHandler {
   const withSession = sessionAccount(knex);
-  const keyRates = rateLimit > 0 ? new TokenBuckets(knex, 'api-key', rateLimit, rateLimit * 10) : undefined;
+  const keyRates =
+    rateLimit > 0 ? new TokenBuckets(knex, `${budgetScope}api-key`, rateLimit, rateLimit * 10) : undefined;
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     if (header) {

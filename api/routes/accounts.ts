@@ -53,8 +53,13 @@ export function accountRoutes(deps: AccountDeps): Router {
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
   const signedIn = sessionAccount(knex);
-  const byEmail = new RateLimiter(knex, 'login-email', loginThrottle.perEmail, loginThrottle.windowMs);
-  const byIp = new RateLimiter(knex, 'login-ip', loginThrottle.perIp, loginThrottle.windowMs);
+  const byEmail = new RateLimiter(
+    knex,
+    `${deps.budgetScope ?? ''}login-email`,
+    loginThrottle.perEmail,
+    loginThrottle.windowMs,
+  );
+  const byIp = new RateLimiter(knex, `${deps.budgetScope ?? ''}login-ip`, loginThrottle.perIp, loginThrottle.windowMs);
   const setCookies = (res: Response, s: { token: string; csrf: string }) =>
     setSessionCookies(res, s, deps.links.publicUrl);
   const clearCookies = clearSessionCookies;

@@ -36,6 +36,11 @@ import { jsonBody, param, parseBody } from '../validation';
 export interface RouteDeps extends RunServiceDeps {
   links: Links;
   bodyLimit: string;
+  /**
+   * Prefixes the keys of the request budgets (api/rate-limit.ts). A deployment leaves it unset, so all its web
+   * processes share their budgets; tests give each app of theirs its own, as each is a separate deployment.
+   */
+  budgetScope?: string;
 }
 
 /** Who made a change, for the timeline: a person's email or an API key's name. */

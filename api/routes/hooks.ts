@@ -21,10 +21,11 @@ import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { runJson, type Links } from '../serialize';
+import type { RouteDeps } from './agents';
 import { jsonBody, param } from '../validation';
 import { verifyWebhook } from '../webhook-signature';
 
-export interface HookDeps extends RunServiceDeps {
+export interface HookDeps extends RunServiceDeps, Pick<RouteDeps, 'budgetScope'> {
   secrets: SecretBox;
   links: Links;
   bodyLimit: string;
@@ -35,7 +36,7 @@ export interface HookDeps extends RunServiceDeps {
 export function hookRoutes(deps: HookDeps): Router {
   const { knex } = deps;
   const r = Router();
-  const formLimiter = new RateLimiter(knex, 'form', deps.formRateLimit ?? 10, 60_000);
+  const formLimiter = new RateLimiter(knex, `${deps.budgetScope ?? ''}form`, deps.formRateLimit ?? 10, 60_000);
 
   const loadTrigger = async (id: string, kind: 'webhook' | 'form') => {
     const trigger = await findTrigger(knex, id);

@@ -13,10 +13,11 @@ import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { runCounts, type Links } from '../serialize';
+import type { RouteDeps } from './agents';
 import { jsonBody, param, parseBody } from '../validation';
 import { bodies } from '../request-bodies';
 
-export interface RunLinkDeps extends RunServiceDeps {
+export interface RunLinkDeps extends RunServiceDeps, Pick<RouteDeps, 'budgetScope'> {
   links: Links;
   bodyLimit: string;
 }
@@ -89,7 +90,7 @@ function publicRunJson(
 /** What a Run Mode token opens, without an API key. */
 export function publicRunRoutes(deps: RunLinkDeps): Router {
   const r = Router();
-  const limiter = new RateLimiter(deps.knex, 'run-link', 20, 60_000);
+  const limiter = new RateLimiter(deps.knex, `${deps.budgetScope ?? ''}run-link`, 20, 60_000);
 
   const open = async (token: string) => {
     const link = await findRunLink(deps.knex, token);

@@ -3,6 +3,7 @@
 // it, puts it live, runs it, approves, downloads the result, cancels a run, and opens Run Mode. Screenshots of
 // every main page go to test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
@@ -104,6 +105,7 @@ describe('console flow in a browser against the real stack', function () {
         temporalConfig: h.temporalConfig,
         links: { publicUrl: base, temporal: h.temporalConfig },
         bodyLimit: '1mb',
+        budgetScope: `${randomUUID()}:`, // this suite's own request budgets (sign-in throttles), as a deployment's
         secrets: secretBox('console flow'),
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },

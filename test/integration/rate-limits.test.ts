@@ -44,7 +44,11 @@ describe('request budgets shared through the database', function () {
     const { workspace, key } = await createTestWorkspace(h);
     const agent = await createLiveAgent(h, workspace.id, { name: 'rate', nodes: [{ kind: 'input', id: 'in' }] });
     // 1 a second in bursts of 10: twenty requests at once, alternating between the two, let ten through in all.
-    const [a, b] = await Promise.all([startApi(h, { apiRateLimit: 1 }), startApi(h, { apiRateLimit: 1 })]);
+    const budgetScope = `${randomUUID()}:`; // one deployment
+    const [a, b] = await Promise.all([
+      startApi(h, { apiRateLimit: 1, budgetScope }),
+      startApi(h, { apiRateLimit: 1, budgetScope }),
+    ]);
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 20; i++) {

@@ -130,6 +130,8 @@ export async function startApi(
     accountRecoverySeconds?: number;
     logger?: Logger;
     apiRateLimit?: number;
+    /** Apps given the same scope share their request budgets, as one deployment's web processes do. */
+    budgetScope?: string;
   } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
@@ -143,6 +145,8 @@ export async function startApi(
     smtp: opts.smtp,
     accountRecoverySeconds: opts.accountRecoverySeconds,
     apiRateLimit: opts.apiRateLimit,
+    // Each test app is its own deployment: budgets spent by one suite's requests do not carry into the next.
+    budgetScope: opts.budgetScope ?? `${randomUUID()}:`,
     logger: opts.logger ?? createLogger('silent', 'web'),
     versions: { temporal: 'test', postgres: 'test' },
     ready: async () => ({ temporal: true, postgres: true }),
