@@ -159,7 +159,9 @@ export class Supervisor {
     return this.shuttingDown;
   }
 
+  /** Throws once a shutdown has begun: a start sequence still under way must not add children nobody stops. */
   start(spec: ChildSpec): Supervised {
+    if (this.shuttingDown) throw new Error(`not starting ${spec.name}: Cadre is stopping`);
     const child = new Supervised(spec, this);
     this.children.push(child);
     return child;

@@ -137,4 +137,14 @@ describe('supervisor (scripts/supervisor.ts)', function () {
       [],
     );
   });
+
+  it('starts no child once a shutdown has begun (a signal during the start sequence)', async () => {
+    const h = harness();
+    const first = h.supervisor.start(nodeChild('temporal', stayUp));
+    const stopping = h.supervisor.shutdown(0);
+    assert.throws(() => h.supervisor.start(nodeChild('worker', stayUp)), /not starting worker: Cadre is stopping/);
+    await stopping;
+    assert.equal(await h.exited, 0);
+    assert.ok(!alive(first.child.pid));
+  });
 });
