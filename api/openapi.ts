@@ -1,11 +1,12 @@
-// The OpenAPI 3.1 document of API v1 (GET /v1/openapi.json). Request bodies are the very zod schemas the routes
-// validate with (agent spec, trigger input, run body…), turned into JSON Schema 2020-12 by zod itself; the
-// response shapes are declared here, and the test suite checks every response it receives against them
-// (test/support/openapi-check.ts), so the document cannot drift from what the API answers.
+// The OpenAPI 3.1 document of API v1 (GET /v1/openapi.json). Request bodies and query parameters are the very zod
+// schemas the routes validate with (agent spec, trigger input, run body, api/query-params.ts…), turned into JSON
+// Schema 2020-12 by zod itself; the response shapes are declared here, and the test suite checks every response it
+// receives against them (test/support/openapi-check.ts), so the document cannot drift from what the API answers.
 import { z } from 'zod';
-import { bodies, email } from './request-bodies';
+import { bodies } from './request-bodies';
+import { queries, queryParameters } from './query-params';
 import { reviewStatuses } from '../model/review';
-import { approvalStatuses, runStatuses, triggers } from '../db/runs';
+import { itemStatuses, runStatuses, triggers } from '../db/runs';
 import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../model/agent';
 import { chainEndStatuses, formFieldSchema, scheduleConfigSchema, triggerInputSchema } from '../model/trigger';
@@ -417,15 +418,7 @@ interface Route {
   ok: Record<number, unknown>;
   /** Problem statuses besides the ones every route of its kind can answer. */
   errors?: number[];
-  /** Query parameters: filters, pages, options. */
-  query?: Record<string, { schema: object; required?: boolean; description?: string }>;
 }
-
-const pageQuery = {
-  limit: { schema: { type: 'integer', minimum: 1 }, description: 'Page size (the route names its maximum)' },
-  cursor: { schema: { type: 'string' }, description: 'next_cursor of the previous page' },
-};
-const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'];
 
 const runBody = obj({ input: { type: 'string', description: 'The data the run receives, split into items.' } });
 const anyObject = { type: 'object' };
@@ -449,7 +442,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/auth/sso/discover',
-    query: { email: { schema: jsonSchema(email), required: true } },
     id: 'discoverSso',
     summary: "Single sign-on: the workspace whose provider signs in this email's domain (?email=)",
     scope: 'public',
@@ -459,7 +451,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/auth/sso/{workspaceId}/start',
-    query: { next: { schema: { type: 'string' }, description: 'Console path to return to' } },
     id: 'startSso',
     summary: "Single sign-on: redirects to the workspace's OpenID Connect provider (PKCE, state, nonce)",
     scope: 'public',
@@ -749,10 +740,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/audit-log',
-    query: {
-      action: { schema: { type: 'string' }, description: 'Actions starting with this, e.g. login.' },
-      ...pageQuery,
-    },
     id: 'listAuditEvents',
     summary: 'Security and configuration events, newest first (Professional and Enterprise plans)',
     scope: 'admin',
@@ -762,7 +749,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/agents',
-    query: pageQuery,
     id: 'listAgents',
     summary: 'Agents of the workspace',
     scope: 'read',
@@ -826,10 +812,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/agents/{id}/diff',
-    query: {
-      from: { schema: { type: 'integer' }, required: true },
-      to: { schema: { type: 'integer' }, required: true },
-    },
     id: 'diffVersions',
     summary: 'Changes between two versions (?from=&to=)',
     scope: 'read',
@@ -973,7 +955,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/agents/{id}/timeline',
-    query: { kind: { schema: { enum: [...timelineKinds] } }, ...pageQuery },
     id: 'agentTimeline',
     summary: 'Activity timeline, newest first',
     scope: 'read',
@@ -1070,14 +1051,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/runs',
-    query: {
-      agent_id: { schema: { type: 'string', format: 'uuid' } },
-      status: { schema: { enum: [...runStatuses] } },
-      trigger: { schema: { enum: [...triggers] } },
-      from: { schema: ts, description: 'Created at or after' },
-      to: { schema: ts, description: 'Created before' },
-      ...pageQuery,
-    },
     id: 'listRuns',
     summary: 'Runs, newest first (?agent_id=&status=&trigger=&from=&to=&cursor=)',
     scope: 'read',
@@ -1128,11 +1101,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/runs/{id}/items',
-    query: {
-      status: { schema: { enum: itemStatuses } },
-      from_seq: { schema: { type: 'integer', minimum: 0 }, description: 'Items from this sequence number on' },
-      ...pageQuery,
-    },
     id: 'listRunItems',
     summary: 'Items with output and error (?status=&cursor=&from_seq=)',
     scope: 'read',
@@ -1141,7 +1109,7 @@ export const routes: Route[] = [
         obj(
           {
             seq: { type: 'integer' },
-            status: { enum: itemStatuses },
+            status: { enum: [...itemStatuses] },
             data: {},
             output: {},
             error: nullable({ type: 'string' }),
@@ -1158,7 +1126,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/runs/{id}/logs',
-    query: pageQuery,
     id: 'listRunLogs',
     summary: 'Log lines, oldest first',
     scope: 'read',
@@ -1212,11 +1179,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/approvals',
-    query: {
-      status: { schema: { enum: [...approvalStatuses] } },
-      run_id: { schema: { type: 'string', format: 'uuid' }, description: 'Only the approvals of this run' },
-      ...pageQuery,
-    },
     id: 'listApprovals',
     summary: 'Approvals of the workspace or of one run, oldest first (?status=&run_id=&limit=&cursor=; at most 500)',
     scope: 'read',
@@ -1243,12 +1205,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/reviews',
-    query: {
-      status: { schema: { enum: [...reviewStatuses] } },
-      agent_id: { schema: { type: 'string' }, description: 'Only the items of this agent' },
-      run_id: { schema: { type: 'string' }, description: 'Only the items of this run' },
-      ...pageQuery,
-    },
     id: 'listReviews',
     summary: 'The review queue: items flagged for review, oldest first (?status=pending&agent_id=&run_id=)',
     scope: 'read',
@@ -1319,10 +1275,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/stats/daily',
-    query: {
-      days: { schema: { type: 'integer', minimum: 1 } },
-      agent_id: { schema: { type: 'string', format: 'uuid' } },
-    },
     id: 'dailyStats',
     summary: 'Per day: runs by status, items, durations, cost (?days=&agent_id=)',
     scope: 'read',
@@ -1478,7 +1430,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/sources/{id}/versions/{version}/passages',
-    query: pageQuery,
     id: 'listSourceVersionPassages',
     summary: "A version's passages in document order (archived versions too); ?limit, ?cursor",
     scope: 'read',
@@ -1525,7 +1476,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/passages/{id}/page-image',
-    query: { highlight: { schema: { enum: ['true', 'false'] }, description: 'Draw the passage boxes' } },
     id: 'getCitationPageImage',
     summary: "The passage's page as a picture (?highlight=true draws its boxes)",
     scope: 'read',
@@ -1534,7 +1484,6 @@ export const routes: Route[] = [
   r({
     method: 'get',
     path: '/runs/{id}/source-context',
-    query: { item: { schema: { type: 'integer', minimum: 0 }, description: 'One item only' } },
     id: 'getRunSourceContext',
     summary: "What each item's retrieval found, and the citations of its answer that were kept (?item=<seq>)",
     scope: 'read',
@@ -1605,6 +1554,7 @@ export function openApiDocument(publicUrl: string) {
     const problems = new Set([
       ...(route.scope === 'public' ? [] : authProblems),
       ...((route.body || route.bodyContent) && route.scope !== 'public' ? bodyProblems : []),
+      ...(route.id in queries ? [400] : []), // a query parameter it cannot use
       ...(route.errors ?? []),
       500,
     ]);
@@ -1615,13 +1565,7 @@ export function openApiDocument(publicUrl: string) {
         required: true,
         schema: { type: 'string' },
       })),
-      ...Object.entries(route.query ?? {}).map(([name, q]) => ({
-        name,
-        in: 'query',
-        required: q.required ?? false,
-        schema: q.schema,
-        ...(q.description ? { description: q.description } : {}),
-      })),
+      ...(route.id in queries ? queryParameters(queries[route.id as keyof typeof queries]) : []),
     ];
     paths[route.path] ??= {};
     paths[route.path][route.method] = {

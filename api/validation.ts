@@ -34,24 +34,5 @@ export function parseBody<T extends z.ZodTypeAny>(schema: T, body: unknown): z.i
   return result.data;
 }
 
-export function limitParam(value: unknown, fallback = 50, max = 500): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max)
-    throw new ApiError(400, 'invalid_limit', `limit must be a whole number from 1 to ${max}`);
-  return n;
-}
-
 /** A path parameter as a string (Express 5 types them as string | string[] for wildcards). */
 export const param = (req: Request, name: string): string => String(req.params[name]);
-
-export function cursorParam(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-export function enumParam<T extends string>(value: unknown, allowed: readonly T[], name: string): T | undefined {
-  if (value === undefined) return undefined;
-  if (!allowed.includes(value as T))
-    throw new ApiError(400, `invalid_${name}`, `${name} must be one of ${allowed.join(', ')}`);
-  return value as T;
-}

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AgentSpec } from '../model/agent';
+import { decodeTimeCursor, timeCursorPage } from './runs';
 
 export type AgentState = 'draft' | 'ready' | 'live' | 'paused';
 
@@ -90,8 +91,23 @@ export async function rereadAgent(knex: Knex, workspaceId: string, id: string): 
   return row;
 }
 
-export function listAgents(knex: Knex, workspaceId: string): Promise<AgentRow[]> {
-  return knex('agents').where({ workspace_id: workspaceId }).orderBy('created_at', 'desc');
+/** A page of the workspace's agents, newest first. */
+export async function listAgents(
+  knex: Knex,
+  workspaceId: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ data: AgentRow[]; next_cursor: string | null }> {
+  const q = knex('agents')
+    .where({ workspace_id: workspaceId })
+    .select('agents.*', knex.raw('agents.created_at::text as cursor_at'));
+  if (page.cursor) q.whereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', decodeTimeCursor(page.cursor));
+  const rows: (AgentRow & { cursor_at: string })[] = await q
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(page.limit + 1);
+  return timeCursorPage(rows, page.limit);
 }
 
 export async function countAgents(knex: Knex, workspaceId: string): Promise<number> {

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 // `skipped`: a scheduled or triggered run that found its agent paused when it began, and did nothing.
 export const runStatuses = ['running', 'completed', 'failed', 'needs_review', 'cancelled', 'skipped'] as const;
 export type RunStatus = (typeof runStatuses)[number];
+export const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'] as const;
 export const approvalStatuses = ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'] as const;
 export const triggers = ['manual', 'api', 'test', 'schedule', 'webhook', 'form', 'chain', 'run_link', 'agent'] as const;
 export type Trigger = (typeof triggers)[number];

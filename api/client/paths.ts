@@ -626,6 +626,7 @@ export interface paths {
       };
       responses: {
         302: { content?: never };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -636,11 +637,12 @@ export interface paths {
   '/auth/sso/callback': {
     get: {
       parameters: {
-        query?: never;
+        query?: { code?: string; state?: string; iss?: string; error?: string; error_description?: string };
         path?: never;
       };
       responses: {
         302: { content?: never };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -1339,6 +1341,7 @@ export interface paths {
             };
           };
         };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3986,6 +3989,7 @@ export interface paths {
       };
       responses: {
         200: { content: { 'application/octet-stream': string } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };

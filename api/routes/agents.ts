@@ -32,6 +32,7 @@ import { ApiError } from '../problem';
 import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
 import { agentJson, runJson, type Links } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
+import { parseQuery, queries } from '../query-params';
 
 export interface RouteDeps extends RunServiceDeps {
   links: Links;
@@ -55,19 +56,20 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   r.get('/agents', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace;
+    const q = parseQuery(queries.listAgents, req.query);
     const [agents, lastRuns, monthCounts] = await Promise.all([
-      listAgents(knex, ws.id),
+      listAgents(knex, ws.id, q),
       lastRunPerAgent(knex, ws.id),
       runsThisMonthPerAgent(knex, ws.id),
     ]);
-    const data = agents.map((a) => {
+    const data = agents.data.map((a) => {
       const last = lastRuns.get(a.id);
       return agentJson(a, {
         last_run: last ? runJson(last, deps.links) : null,
         runs_this_month: monthCounts.get(a.id) ?? 0,
       });
     });
-    res.json({ data, next_cursor: null });
+    res.json({ data, next_cursor: agents.next_cursor });
   });
 
   /** Creates an agent from a spec, within the plan's agent allowance. */
@@ -111,16 +113,15 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
   });
 
-  /** A version number as sent (path or query): a whole number that fits the column, else none. */
+  /** A version number as sent in the path: a whole number that fits the column, else none. */
   const versionNumber = (value: unknown): number | undefined =>
     typeof value === 'string' && /^[1-9]\d{0,8}$/.test(value) ? Number(value) : undefined;
 
   r.get('/agents/:id/diff', requirePermission('read'), async (req, res) => {
+    const q = parseQuery(queries.diffVersions, req.query);
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const version = async (name: 'from' | 'to') => {
-      const n = versionNumber(req.query[name]);
-      if (n === undefined)
-        throw new ApiError(400, 'invalid_version', `${name} must be a version number (1 to ${agent.current_version})`);
+      const n = q[name];
       const spec = await getVersion(knex, agent.id, n);
       if (!spec)
         throw new ApiError(
@@ -131,8 +132,8 @@ export function agentRoutes(deps: RouteDeps): Router {
       return spec;
     };
     res.json({
-      from: Number(req.query.from),
-      to: Number(req.query.to),
+      from: q.from,
+      to: q.to,
       changes: jsonDiff(await version('from'), await version('to')),
     });
   });
@@ -294,10 +295,7 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   // The dashboard's figures: per day, runs by status, items, average duration and cost.
   r.get('/stats/daily', requirePermission('read'), async (req, res) => {
-    const days = req.query.days === undefined ? 30 : Number(req.query.days);
-    if (!Number.isInteger(days) || days < 1 || days > 366)
-      throw new ApiError(400, 'invalid_days', 'days must be a whole number from 1 to 366');
-    const agentId = typeof req.query.agent_id === 'string' ? req.query.agent_id : undefined;
+    const { days, agent_id: agentId } = parseQuery(queries.dailyStats, req.query);
     if (agentId) await loadAgent(req.auth!.workspace.id, agentId);
     res.json({ days, data: await dailyStats(knex, req.auth!.workspace.id, days, agentId) });
   });

@@ -14,8 +14,9 @@ import { sendAccountMail } from '../account-mail';
 import { auditRequest } from '../audit-request';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
-import { cursorParam, jsonBody, limitParam, param, parseBody } from '../validation';
+import { jsonBody, param, parseBody } from '../validation';
 import type { AccountDeps } from './accounts';
+import { parseQuery, queries } from '../query-params';
 
 /** The Temporal workflow holding a workspace's scheduled downgrade. */
 export const planChangeId = (workspaceId: string) => `plan-change-${workspaceId}`;
@@ -145,14 +146,8 @@ export function memberRoutes(deps: AccountDeps): Router {
     if (req.auth!.workspace.plan === 'free') {
       throw new ApiError(403, 'plan_feature', 'the audit log comes with the Professional and Enterprise plans');
     }
-    const action = typeof req.query.action === 'string' && req.query.action ? req.query.action : undefined;
-    res.json(
-      await listAudit(knex, req.auth!.workspace.id, {
-        limit: limitParam(req.query.limit),
-        cursor: cursorParam(req.query.cursor),
-        action,
-      }),
-    );
+    const q = parseQuery(queries.listAuditEvents, req.query);
+    res.json(await listAudit(knex, req.auth!.workspace.id, { limit: q.limit, cursor: q.cursor, action: q.action }));
   });
 
   return r;

@@ -5,13 +5,13 @@ import { Router } from 'express';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { getVersion } from '../../db/agents';
 import { getReview, listReviews } from '../../db/reviews';
-import { reviewStatuses } from '../../model/review';
 import { reviewUpdate } from '../../workflows/run-page';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';
-import { cursorParam, enumParam, jsonBody, limitParam, param, parseBody } from '../validation';
+import { jsonBody, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
+import { parseQuery, queries } from '../query-params';
 
 type ReviewRow = NonNullable<Awaited<ReturnType<typeof getReview>>>;
 
@@ -29,16 +29,12 @@ export function reviewRoutes(deps: RouteDeps): Router {
   const r = Router();
 
   r.get('/reviews', requirePermission('read'), async (req, res) => {
-    const q = req.query;
+    const q = parseQuery(queries.listReviews, req.query);
     const page = await listReviews(
       knex,
       req.auth!.workspace.id,
-      {
-        status: enumParam(q.status, reviewStatuses, 'status'),
-        agentId: typeof q.agent_id === 'string' ? q.agent_id : undefined,
-        runId: typeof q.run_id === 'string' ? q.run_id : undefined,
-      },
-      { limit: limitParam(q.limit, 100, 500), cursor: cursorParam(q.cursor) },
+      { status: q.status, agentId: q.agent_id, runId: q.run_id },
+      { limit: q.limit, cursor: q.cursor },
     );
     res.json({ data: page.data.map((row) => reviewJson(row as ReviewRow)), next_cursor: page.next_cursor });
   });

@@ -2,7 +2,6 @@ import { Router } from 'express';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import {
-  approvalStatuses,
   CursorError,
   getApproval,
   getFile,
@@ -13,8 +12,6 @@ import {
   listLogs,
   listRuns,
   runDetails,
-  runStatuses,
-  triggers,
   type RunRecord,
 } from '../../db/runs';
 import { decideUpdate } from '../../workflows/run-page';
@@ -22,26 +19,12 @@ import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { runWorkflowId } from '../../model/run-identity';
 import { runJson } from '../serialize';
-import { cursorParam, enumParam, jsonBody, limitParam, param, parseBody } from '../validation';
+import { jsonBody, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
+import { parseQuery, queries } from '../query-params';
 
 const finished = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 const progressPollMs = 500;
-
-function seqParam(value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
-    throw new ApiError(400, 'invalid_from_seq', 'from_seq must be a whole number from 0');
-  return n;
-}
-
-function dateParam(value: unknown, name: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const d = new Date(String(value));
-  if (Number.isNaN(d.getTime())) throw new ApiError(400, 'invalid_date', `${name} must be an ISO 8601 date-time`);
-  return d;
-}
 
 function approvalJson(a: Record<string, unknown>) {
   const { workflow_id: _internal, ...rest } = a;
@@ -67,19 +50,13 @@ export function runRoutes(deps: RouteDeps): Router {
   };
 
   r.get('/runs', requirePermission('read'), async (req, res) => {
-    const q = req.query;
+    const q = parseQuery(queries.listRuns, req.query);
     const page = await wrapCursor(() =>
       listRuns(
         knex,
         req.auth!.workspace.id,
-        {
-          agentId: typeof q.agent_id === 'string' ? q.agent_id : undefined,
-          status: enumParam(q.status, runStatuses, 'status'),
-          trigger: enumParam(q.trigger, triggers, 'trigger'),
-          from: dateParam(q.from, 'from'),
-          to: dateParam(q.to, 'to'),
-        },
-        { limit: limitParam(q.limit), cursor: cursorParam(q.cursor) },
+        { agentId: q.agent_id, status: q.status, trigger: q.trigger, from: q.from, to: q.to },
+        { limit: q.limit, cursor: q.cursor },
       ),
     );
     res.json({ data: page.data.map((run) => runJson(run, deps.links)), next_cursor: page.next_cursor });
@@ -98,20 +75,11 @@ export function runRoutes(deps: RouteDeps): Router {
   });
 
   r.get('/runs/:id/items', requirePermission('read'), async (req, res) => {
+    const q = parseQuery(queries.listRunItems, req.query);
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
-    const status = enumParam(
-      req.query.status,
-      ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'] as const,
-      'status',
-    );
     res.json(
       await wrapCursor(() =>
-        listItems(knex, run.id, {
-          limit: limitParam(req.query.limit, 100, 1000),
-          cursor: cursorParam(req.query.cursor),
-          status,
-          fromSeq: seqParam(req.query.from_seq),
-        }),
+        listItems(knex, run.id, { limit: q.limit, cursor: q.cursor, status: q.status, fromSeq: q.from_seq }),
       ),
     );
   });
@@ -148,15 +116,9 @@ export function runRoutes(deps: RouteDeps): Router {
   });
 
   r.get('/runs/:id/logs', requirePermission('read'), async (req, res) => {
+    const q = parseQuery(queries.listRunLogs, req.query);
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
-    res.json(
-      await wrapCursor(() =>
-        listLogs(knex, run.id, {
-          limit: limitParam(req.query.limit, 200, 1000),
-          cursor: cursorParam(req.query.cursor),
-        }),
-      ),
-    );
+    res.json(await wrapCursor(() => listLogs(knex, run.id, { limit: q.limit, cursor: q.cursor })));
   });
 
   r.get('/runs/:id/files/:fileId', requirePermission('read'), async (req, res) => {
@@ -180,14 +142,13 @@ export function runRoutes(deps: RouteDeps): Router {
   });
 
   r.get('/approvals', requirePermission('read'), async (req, res) => {
-    const q = req.query;
-    const status = enumParam(q.status, approvalStatuses, 'status');
+    const q = parseQuery(queries.listApprovals, req.query);
     const page = await wrapCursor(() =>
       listApprovals(
         knex,
         req.auth!.workspace.id,
-        { status, runId: typeof q.run_id === 'string' ? q.run_id : undefined },
-        { limit: limitParam(q.limit, 100, 500), cursor: cursorParam(q.cursor) },
+        { status: q.status, runId: q.run_id },
+        { limit: q.limit, cursor: q.cursor },
       ),
     );
     res.json({ data: page.data.map(approvalJson), next_cursor: page.next_cursor });

@@ -27,8 +27,9 @@ import { ApiError } from '../problem';
 import { pagePicture } from '../../activities/sources/page-pictures';
 import type { SecretBox } from '../../db/secret-box';
 import { readUpload } from '../source-upload';
-import { cursorParam, jsonBody, limitParam, param, parseBody } from '../validation';
+import { jsonBody, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
+import { parseQuery, queries } from '../query-params';
 
 const sourceName = z
   .string()
@@ -213,19 +214,14 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
   // A version's passages in document order: what an archived version said stays readable, each one opening as a
   // citation.
   r.get('/sources/:id/versions/:version/passages', requirePermission('read'), async (req, res) => {
+    const q = parseQuery(queries.listSourceVersionPassages, req.query);
     const ws = req.auth!.workspace.id;
     const source = await loadSource(ws, param(req, 'id'));
     const number = Number(param(req, 'version'));
     const version = (await listVersions(knex, [source.id])).find((v) => v.version === number);
     if (!version)
       throw new ApiError(404, 'version_not_found', `source "${source.name}" has no version ${param(req, 'version')}`);
-    const cursor = cursorParam(req.query.cursor);
-    if (cursor !== undefined && !/^\d{1,9}$/.test(cursor))
-      throw new ApiError(400, 'invalid_cursor', 'cursor must be the next_cursor of the previous page');
-    const page = await listVersionPassages(knex, version.id, {
-      limit: limitParam(req.query.limit, 100, 500),
-      offset: Number(cursor ?? 0),
-    });
+    const page = await listVersionPassages(knex, version.id, { limit: q.limit, offset: Number(q.cursor ?? 0) });
     res.json({
       data: page.data.map((p) => ({
         passage_id: p.id,
@@ -300,6 +296,7 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
 
   // The page's picture; with ?highlight=true the passage's boxes are drawn on it.
   r.get('/passages/:id/page-image', requirePermission('read'), async (req, res) => {
+    const { highlight } = parseQuery(queries.getCitationPageImage, req.query);
     const p = await getPassage(knex, req.auth!.workspace.id, param(req, 'id'));
     if (!p) throw new ApiError(404, 'passage_not_found', `no passage ${param(req, 'id')} in this workspace`);
     const image = p.page === null ? undefined : await pagePicture(knex, p.document_id, p.page);
@@ -309,7 +306,7 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
         'no_page_image',
         `passage ${p.id} comes from a ${p.format} file, which has no page pictures`,
       );
-    if (req.query.highlight !== 'true' || !p.boxes || !p.page_width) {
+    if (highlight !== 'true' || !p.boxes || !p.page_width) {
       res.type(image[0] === 0xff ? 'image/jpeg' : 'image/png').send(image);
       return;
     }
@@ -330,19 +327,15 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
 
   // The source context of run details: what each item's retrieval found.
   r.get('/runs/:id/source-context', requirePermission('read'), async (req, res) => {
+    const { item } = parseQuery(queries.getRunSourceContext, req.query);
     const run = await getRun(knex, req.auth!.workspace.id, param(req, 'id'));
     if (!run) throw new ApiError(404, 'run_not_found', `no run ${param(req, 'id')} in this workspace`);
     const q = knex('run_source_context').where({ run_id: run.id }).orderBy(['item_seq', 'at']);
-    if (req.query.item !== undefined) {
-      const seq = Number(req.query.item);
-      if (!Number.isInteger(seq) || seq < 0)
-        throw new ApiError(400, 'invalid_item', 'item must be the sequence number of an item of the run');
-      q.andWhere({ item_seq: seq });
-    }
+    if (item !== undefined) q.andWhere({ item_seq: item });
     const rows = await q.select('item_seq', 'node_id', 'query', 'passages', 'at');
     // The citations of the items' answers that were checked and kept (dropped ones are in the run's log).
     const cq = knex('run_citations').where({ run_id: run.id, kept: true }).orderBy(['item_seq', 'node_id', 'at']);
-    if (req.query.item !== undefined) cq.andWhere({ item_seq: Number(req.query.item) });
+    if (item !== undefined) cq.andWhere({ item_seq: item });
     const cited = await cq.select('item_seq', 'node_id', 'passage_id', 'source', 'version', 'page', 'paragraph');
     res.json({
       data: rows,

@@ -2,7 +2,7 @@
 // it back (a session, joining the workspace with its default role when new). Workspace admins on the Enterprise
 // plan set the provider up.
 import { Router, type Request, type Response } from 'express';
-import { bodies, email as emailSchema } from '../request-bodies';
+import { bodies } from '../request-bodies';
 import { addMember, createSession, createUser, findUserByEmail, membership } from '../../db/accounts';
 import { recordAudit } from '../../db/audit';
 import type { Role } from '../../db/roles';
@@ -14,6 +14,7 @@ import { ApiError } from '../problem';
 import { finishSsoLogin, providerConfig, startSsoLogin, type SsoSettings } from '../sso';
 import { jsonBody, param, parseBody } from '../validation';
 import type { AccountDeps } from './accounts';
+import { parseQuery, queries } from '../query-params';
 
 const settingsJson = (s: SsoSettings) => ({
   issuer: s.issuer,
@@ -43,9 +44,8 @@ export function ssoPublicRoutes(deps: AccountDeps): Router {
   };
 
   r.get('/auth/sso/discover', async (req, res) => {
-    const email = emailSchema.safeParse(req.query.email);
-    if (!email.success) throw new ApiError(400, 'invalid_email', 'give your work email address as ?email=');
-    const domain = email.data.toLowerCase().split('@')[1];
+    const { email } = parseQuery(queries.discoverSso, req.query);
+    const domain = email.toLowerCase().split('@')[1];
     const found = await knex('workspace_sso').where({ email_domain: domain }).first('workspace_id');
     if (!found) throw new ApiError(404, 'sso_not_configured', `single sign-on is not set up for ${domain}`);
     await settingsOf(found.workspace_id);
@@ -54,7 +54,8 @@ export function ssoPublicRoutes(deps: AccountDeps): Router {
 
   r.get('/auth/sso/:workspaceId/start', async (req, res) => {
     const settings = await settingsOf(param(req, 'workspaceId'));
-    const url = await startSsoLogin(knex, secrets, settings, callbackUrl, localPath(req.query.next));
+    const { next } = parseQuery(queries.startSso, req.query);
+    const url = await startSsoLogin(knex, secrets, settings, callbackUrl, localPath(next));
     res.redirect(302, url.href);
   });
 

@@ -2,8 +2,7 @@
 import { Router } from 'express';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import type { AgentRow } from '../../db/agents';
-import { CursorError } from '../../db/runs';
-import { listEvents, timelineKinds } from '../../db/timeline';
+import { listEvents } from '../../db/timeline';
 import { getTrigger, listTriggers, setTriggerSecret, type TriggerRow } from '../../db/triggers';
 import { scheduleConfigSchema } from '../../model/trigger';
 import { requirePermission } from '../auth';
@@ -20,8 +19,9 @@ import {
   triggerJson,
   type TriggerServiceDeps,
 } from '../trigger-service';
-import { cursorParam, enumParam, jsonBody, limitParam, param, parseBody } from '../validation';
+import { jsonBody, param, parseBody } from '../validation';
 import { newWebhookSecret } from '../webhook-signature';
+import { parseQuery, queries } from '../query-params';
 
 export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }): Router {
   const { knex } = deps;
@@ -122,19 +122,9 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
   });
 
   r.get('/agents/:id/timeline', requirePermission('read'), async (req, res) => {
+    const q = parseQuery(queries.agentTimeline, req.query);
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
-    try {
-      res.json(
-        await listEvents(knex, agent.id, {
-          limit: limitParam(req.query.limit),
-          cursor: cursorParam(req.query.cursor),
-          kind: enumParam(req.query.kind, timelineKinds, 'kind'),
-        }),
-      );
-    } catch (err) {
-      if (err instanceof CursorError) throw new ApiError(400, 'invalid_cursor', err.message);
-      throw err;
-    }
+    res.json(await listEvents(knex, agent.id, { limit: q.limit, cursor: q.cursor, kind: q.kind }));
   });
 
   return r;

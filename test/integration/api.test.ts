@@ -370,6 +370,27 @@ describe('API v1', () => {
       assert.equal((await h.stack.knex('agents').where({ workspace_id: free.workspace.id })).length, 3);
     });
 
+    it('pages through the agents of a workspace newest first, every agent once', async () => {
+      const t = await createTestWorkspace(h);
+      const made = await Promise.all(
+        Array.from({ length: 5 }, (_, i) =>
+          call('/v1/agents', { method: 'POST', key: t.key, json: { ...csvAgent, name: `paged ${i}` } }).then(json),
+        ),
+      );
+      const seen: string[] = [];
+      let cursor = '';
+      for (let pages = 0; pages < 10; pages++) {
+        const page = await json(await call(`/v1/agents?limit=2${cursor}`, { key: t.key }));
+        assert.ok(page.data.length <= 2);
+        seen.push(...page.data.map((a: { id: string }) => a.id));
+        if (!page.next_cursor) break;
+        cursor = `&cursor=${page.next_cursor}`;
+      }
+      assert.deepEqual([...seen].sort(), made.map((a) => a.id).sort());
+      await problem(await call('/v1/agents?limit=501', { key: t.key }), 400, 'invalid_limit');
+      await problem(await call('/v1/agents?cursor=zzz', { key: t.key }), 400, 'invalid_cursor');
+    });
+
     it('refuses an invalid graph with 422 and a message per problem', async () => {
       const body = await problem(
         await call('/v1/agents', {

@@ -12,7 +12,7 @@ export const load: PageServerLoad = async ({ params }) => {
     api.listRuns({ agent_id: params.id, limit: 10 }),
     triggersApi.list(params.id),
     triggersApi.timeline(params.id),
-    api.listAgents(),
+    api.listAgents({ limit: 500 }), // the agents a chain trigger can follow
     agentsApi.runLinks(params.id),
     agentsApi.stateStore(params.id),
   ]);
