@@ -37,6 +37,10 @@ export interface ClusterProcess {
   name: string;
   child: ChildProcess;
   log: string;
+  /** Stops it with the signal (SIGTERM: in order; SIGKILL or SIGQUIT: a crash) and waits until it has gone. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again as it was started, on the same ports and data. */
+  restart(): void;
 }
 
 export interface Cluster {
@@ -44,14 +48,22 @@ export interface Cluster {
   pgPort: number;
   databaseUrl: string;
   temporalAddress: string;
+  postgres: ClusterProcess;
+  temporal: ClusterProcess;
   webs: { url: string; process: ClusterProcess }[];
   workers: ClusterProcess[];
+  /** Resolves when the web process answers /readyz. */
+  webReady(url: string): Promise<void>;
   /** Starts another worker (after one was killed, say). */
   startWorker(): ClusterProcess;
   stop(): Promise<void>;
 }
 
-function run(command: string, args: string[], opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}) {
+function run(
+  command: string,
+  args: string[],
+  opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+) {
   const r = spawnSync(command, args, { encoding: 'utf8', ...opts, env: { ...process.env, ...opts.env } });
   if (r.status !== 0) throw new Error(`${path.basename(command)} ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
@@ -141,6 +153,8 @@ dynamicConfigClient:
 }
 
 export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): Promise<Cluster> {
+  // Both web processes serve the console, as a deployment's would: build it when this checkout has not.
+  if (!fs.existsSync(path.join(root, 'ui/build/handler.js'))) run('npm', ['run', 'build:ui'], { cwd: root });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-cluster-'));
   fs.chmodSync(dir, 0o755);
   const processes: ClusterProcess[] = [];
@@ -151,16 +165,33 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     o: { env?: NodeJS.ProcessEnv; uid?: number; gid?: number } = {},
   ) => {
     const log = path.join(dir, `${name}.log`);
-    const out = fs.openSync(log, 'a');
-    const child = spawn(command, args, {
-      cwd: root,
-      env: { ...process.env, ...o.env },
-      stdio: ['ignore', out, out],
-      detached: true,
-      uid: o.uid,
-      gid: o.gid,
-    });
-    const p = { name, child, log };
+    const spawnIt = () => {
+      const out = fs.openSync(log, 'a');
+      const child = spawn(command, args, {
+        cwd: root,
+        env: { ...process.env, ...o.env },
+        stdio: ['ignore', out, out],
+        detached: true,
+        uid: o.uid,
+        gid: o.gid,
+      });
+      fs.closeSync(out);
+      return child;
+    };
+    const p: ClusterProcess = {
+      name,
+      child: spawnIt(),
+      log,
+      async stop(signal = 'SIGTERM') {
+        if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+        const gone = new Promise((resolve) => p.child.once('exit', resolve));
+        process.kill(-p.child.pid!, signal);
+        await gone;
+      },
+      restart() {
+        p.child = spawnIt();
+      },
+    };
     processes.push(p);
     return p;
   };
@@ -189,16 +220,19 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
       '-c',
       'max_connections=300',
     ];
-    start(name, path.join(bin, 'postgres'), args, owner);
+    const server = start(name, path.join(bin, 'postgres'), args, owner);
     await waitFor(name, () => tcpOpen(port), 60_000);
     const admin = createKnex(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 });
     await waitFor(`${name} to accept queries`, () => admin.raw('select 1'), 30_000);
     for (const db of databases) await admin.raw(`create database ${db}`);
     await admin.destroy();
-    return port;
+    return { port, server };
   };
-  const temporalPgPort = await startPostgres('temporal-postgres', debianPgBin(), ['temporal', 'temporal_visibility']);
-  const pgPort = await startPostgres('postgres', pgBin, ['cadre']);
+  const { port: temporalPgPort } = await startPostgres('temporal-postgres', debianPgBin(), [
+    'temporal',
+    'temporal_visibility',
+  ]);
+  const { port: pgPort, server: postgres } = await startPostgres('postgres', pgBin, ['cadre']);
 
   // Temporal's schemas, by its own tool, then the server.
   const sqlTool = path.join(tools, 'bin/temporal-sql-tool');
@@ -235,7 +269,7 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     temporalConfigYaml({ pg: temporalPgPort, frontend, history, matching, worker, membership, dynamic }),
   );
   const temporalAddress = `127.0.0.1:${frontend}`;
-  start('temporal', path.join(tools, 'bin/temporal-server'), [
+  const temporal = start('temporal', path.join(tools, 'bin/temporal-server'), [
     '--root',
     dir,
     '--config',
@@ -289,18 +323,20 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
   const tsx = (script: string): [string, string[]] => [process.execPath, ['--import', 'tsx', script]];
   let workerCount = 0;
   const startWorker = () => start(`worker-${++workerCount}`, ...tsx('scripts/worker.ts'), { env });
-  const webs: Cluster['webs'] = [];
-  for (const name of ['web-a', 'web-b']) {
-    const port = await freePort();
-    const process = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor(
-      name,
+  const webReady = (url: string) =>
+    waitFor(
+      url,
       async () => {
         if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
       },
       120_000,
     );
+  const webs: Cluster['webs'] = [];
+  for (const name of ['web-a', 'web-b']) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const process = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
+    await webReady(url);
     webs.push({ url, process });
   }
   const workers = [startWorker(), startWorker()];
@@ -318,8 +354,11 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     pgPort,
     databaseUrl,
     temporalAddress,
+    postgres,
+    temporal,
     webs,
     workers,
+    webReady,
     startWorker,
     async stop() {
       for (const p of processes.reverse()) {
