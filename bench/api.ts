@@ -12,52 +12,19 @@ import { mochaGlobalTeardown } from '../test/support/global';
 import { createHarness, createLiveAgent, createTestWorkspace } from '../test/support/harness';
 import { freePort } from '../test/support/ports';
 import { waitFor } from '../scripts/supervisor';
+import { burst as burstOf, cpuMeter, openLoop } from './support';
 
 const rate = Number(process.env.BENCH_RATE ?? 100); // starts per second in the latency phases
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const burst = Number(process.env.BENCH_BURST ?? 500); // starts in each throughput phase
 const parallel = 20;
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
-/** CPU time a process has used, in ms (utime + stime from /proc, in clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** Open loop: one call every 1/rate s whatever the answers, as independent clients would send them. */
-async function latencies(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
-  const times: number[] = [];
-  const pending: Promise<void>[] = [];
-  const t0 = performance.now();
-  for (let i = 0; i < rate * seconds; i++) {
-    const wait = t0 + (i * 1000) / rate - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const t = performance.now();
-    pending.push(fn().then(() => void times.push(performance.now() - t)));
-  }
-  await Promise.all(pending);
-  times.sort((a, b) => a - b);
-  return { p50: Number(percentile(times, 50).toFixed(1)), p99: Number(percentile(times, 99).toFixed(1)) };
-}
-
 /** Closed loop with `parallel` callers; returns calls per second and the CPU ms per call of each process. */
 async function throughput(fn: () => Promise<unknown>, pids: Record<string, number>) {
-  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
-  let next = 0;
+  const meter = cpuMeter(pids);
   const t = performance.now();
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next++ < burst) await fn();
-    }),
-  );
-  const perSecond = burst / ((performance.now() - t) / 1000);
-  const cpu = Object.fromEntries(
-    Object.entries(pids).map(([k, pid]) => [k, Number(((cpuMs(pid) - before[k]) / burst).toFixed(2))]),
-  );
-  return { perSecond, cpu };
+  await burstOf(burst, fn, parallel);
+  return { perSecond: burst / ((performance.now() - t) / 1000), cpu: meter(burst) };
 }
 
 async function main() {
@@ -128,8 +95,8 @@ async function main() {
   await throughput(start, {});
   await throughput(rawStart, {});
 
-  const api = await latencies(start);
-  const raw = await latencies(rawStart);
+  const api = await openLoop(rate, seconds, start);
+  const raw = await openLoop(rate, seconds, rawStart);
   console.log(`latency at ${rate}/s for ${seconds} s: API p50 ${api.p50} ms, p99 ${api.p99} ms`);
   console.log(`                         raw Temporal p50 ${raw.p50} ms, p99 ${raw.p99} ms`);
 

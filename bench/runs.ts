@@ -6,7 +6,6 @@
 // production. Then a reviewer's decision to the next step, and events: signed webhook deliveries (BENCH_DELIVERIES,
 // default 10,000) from 10 connections to a micro-batching trigger, until every delivery's item is done. Prints
 // figures (never asserted), then two JSON lines: the one-item runs, and the deliveries.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -15,87 +14,13 @@ import { mochaGlobalTeardown } from '../test/support/global';
 import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../test/support/harness';
 import { freePort } from '../test/support/ports';
 import { waitFor } from '../scripts/supervisor';
+import { burst, cpuMeter, percentile, post, rawRuns, root, spawnProcess, stop, waitForEnded } from './support';
 
 const runs = Number(process.env.BENCH_RUNS ?? 1000);
 // Temporal keeps its workflows in a SQLite file, as under `npm start` (the test suites keep them in memory).
 process.env.CADRE_TEST_TEMPORAL_FILE ??= '1';
-const connections = 10;
 const approvals = Number(process.env.BENCH_APPROVALS ?? 30);
 const deliveries = Number(process.env.BENCH_DELIVERIES ?? 10_000);
-const root = path.resolve(__dirname, '..');
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
-/** CPU time a process has used, in ms (utime + stime from /proc, in clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-function cpuMeter(pids: Record<string, number>) {
-  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
-  return (per: number) =>
-    Object.fromEntries(
-      Object.entries(pids).map(([k, pid]) => [k, Number(((cpuMs(pid) - before[k]) / per).toFixed(2))]),
-    );
-}
-
-/** `calls` calls of `fn` from `connections` concurrent callers; the latency of each. */
-async function burst(calls: number, fn: (i: number) => Promise<unknown>): Promise<{ p50: number; p99: number }> {
-  const times: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      for (let i = next++; i < calls; i = next++) {
-        const t = performance.now();
-        await fn(i);
-        times.push(performance.now() - t);
-      }
-    }),
-  );
-  times.sort((a, b) => a - b);
-  return { p50: Number(percentile(times, 50).toFixed(1)), p99: Number(percentile(times, 99).toFixed(1)) };
-}
-
-function spawnProcess(script: string, env: NodeJS.ProcessEnv, log: string): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: root,
-    env,
-    stdio: ['ignore', fs.openSync(log, 'a'), fs.openSync(log, 'a')],
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-}
-
-/** POST JSON over a keep-alive agent; resolves with the status code (rejects unless 202). */
-function post(agent: http.Agent, url: string, headers: Record<string, string>, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          res.statusCode === 202
-            ? resolve(202)
-            : reject(new Error(`POST ${url} answered ${res.statusCode}: ${Buffer.concat(chunks)}`)),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 async function cadreRuns(h: Harness) {
   const { workspace, key } = await createTestWorkspace(h);
@@ -129,14 +54,14 @@ async function cadreRuns(h: Harness) {
     120_000,
   );
 
-  const pool = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const pool = new http.Agent({ keepAlive: true, maxSockets: 10 });
   const headers = { authorization: `Bearer ${key}` };
   const runUrl = `${url}/v1/agents/${agent.id}/run`;
   const input = (i: number) => JSON.stringify({ input: `invoice,vendor,amount\nINV-${i},Acme,${100 + (i % 500)}.50` });
   // Warm-up (JIT, pools, the worker's first workflow tasks), then wait for it to drain before measuring.
   const warm = 50;
   await burst(warm, (i) => post(pool, runUrl, headers, input(i)));
-  await waitForEnded(h, agent.id, warm, 120_000);
+  await waitForEnded(h.stack.knex, agent.id, warm, 120_000);
 
   const meter = cpuMeter({
     bench: process.pid,
@@ -149,7 +74,7 @@ async function cadreRuns(h: Harness) {
   const t0 = performance.now();
   const starts = await burst(runs, (i) => post(pool, runUrl, headers, input(warm + i)));
   const startSeconds = (performance.now() - t0) / 1000;
-  const ended = await waitForEnded(h, agent.id, warm + runs, 600_000, measuredFrom);
+  const ended = await waitForEnded(h.stack.knex, agent.id, warm + runs, 600_000, measuredFrom);
   const cpu = meter(runs);
   const approval = await approvalToNextStep(h, workspace.id, url, key);
   const hooks = await batchedDeliveries(h, workspace.id, url, key, pool, spec);
@@ -265,74 +190,16 @@ async function approvalToNextStep(h: Harness, workspaceId: string, url: string, 
   return { p50: Number(percentile(times, 50).toFixed(1)), p99: Number(percentile(times, 99).toFixed(1)) };
 }
 
-/** Polls the runs table until `count` runs of the agent ended; timings of the runs created since `from`. */
-async function waitForEnded(h: Harness, agentId: string, count: number, timeoutMs: number, from = new Date(0)) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const row = await h.stack
-      .knex('runs')
-      .where({ agent_id: agentId })
-      .first(
-        h.stack.knex.raw('count(*) filter (where ended_at is not null)::int as ended'),
-        h.stack.knex.raw(
-          `extract(epoch from (max(ended_at) filter (where created_at >= ?) - min(created_at) filter (where created_at >= ?)))::float8 as seconds`,
-          [from, from],
-        ),
-        h.stack.knex.raw(
-          `(extract(epoch from max(started_at - created_at) filter (where created_at >= ?)) * 1000)::float8 as queue_wait_ms`,
-          [from],
-        ),
-        h.stack.knex.raw(`count(*) filter (where status not in ('completed', 'running'))::int as unexpected`),
-      );
-    if (row.ended >= count)
-      return {
-        seconds: row.seconds as number,
-        queueWaitMs: row.queue_wait_ms as number,
-        unexpected: row.unexpected as number,
-      };
-    if (Date.now() > deadline) throw new Error(`only ${row.ended} of ${count} runs ended in time`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-async function rawRuns(h: Harness) {
-  const taskQueue = `bench-raw-${randomUUID()}`;
-  const log = `${h.stack.dataDir}/baseline-worker.log`;
-  const worker = spawnProcess(
-    'bench/baseline-worker.ts',
-    { ...h.stack.env, TEMPORAL_ADDRESS: h.temporalConfig.address, BASELINE_TASK_QUEUE: taskQueue },
-    log,
-  );
-  await waitFor(
-    'the baseline worker',
-    async () => {
-      if (!fs.readFileSync(log, 'utf8').includes('baseline worker ready')) throw new Error('not ready');
-    },
-    120_000,
-  );
-  const start = (i: number, prefix: string) =>
-    h.client.workflow.start('baselineOneActivity', { taskQueue, workflowId: `${prefix}-${i}`, args: [i] });
-  const warm = 50;
-  const warmId = `warm-${randomUUID()}`;
-  await burst(warm, (i) => start(i, warmId));
-  await Promise.all(Array.from({ length: warm }, (_, i) => h.client.workflow.getHandle(`${warmId}-${i}`).result()));
-
-  const meter = cpuMeter({ bench: process.pid, worker: worker.pid!, temporal: h.stack.pids.temporal });
-  const prefix = `raw-${randomUUID()}`;
-  const t0 = performance.now();
-  const starts = await burst(runs, (i) => start(i, prefix));
-  const startSeconds = (performance.now() - t0) / 1000;
-  // Closed when every result is in; the last to close sets the time.
-  await Promise.all(Array.from({ length: runs }, (_, i) => h.client.workflow.getHandle(`${prefix}-${i}`).result()));
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = meter(runs);
-  await stop(worker);
-  return { starts, startSeconds, seconds, cpu };
-}
-
 async function main() {
   const h = await createHarness({ worker: false });
-  const raw = await rawRuns(h);
+  const raw = await rawRuns({
+    client: h.client,
+    runs,
+    env: h.stack.env,
+    address: h.temporalConfig.address,
+    logDir: h.stack.dataDir,
+    temporalPid: h.stack.pids.temporal,
+  });
   console.log(
     `raw Temporal: ${runs} one-activity workflows closed in ${raw.seconds.toFixed(1)} s ` +
       `(${(runs / raw.seconds).toFixed(1)}/s; starts p50 ${raw.starts.p50} ms, p99 ${raw.starts.p99} ms)`,

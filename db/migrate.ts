@@ -47,6 +47,22 @@ export async function migrate(knex: Knex): Promise<string[]> {
       'the Postgres at DATABASE_URL has no pgvector extension ("vector"): install pgvector on that server (for example the pgvector/pgvector image) or unset DATABASE_URL to use the embedded database',
     );
   }
-  const [, applied] = await knex.migrate.latest({ migrationSource: source });
-  return applied as string[];
+  // knex refuses, not waits, when another process holds its migration lock (several web processes starting at
+  // once), and two first starts can race to create its tables: wait for the other process and look again.
+  for (let waited = 0; ; waited += 500) {
+    try {
+      const [, applied] = await knex.migrate.latest({ migrationSource: source });
+      return applied as string[];
+    } catch (err) {
+      const e = err as { name?: string; code?: string };
+      const raced = e.name === 'MigrationLocked' || e.code === '23505' || e.code === '42P07';
+      if (!raced) throw err;
+      if (waited >= 60_000)
+        throw new Error(
+          'the schema migration lock has been held for a minute: if no other Cadre process is starting, one stopped while migrating; check the schema, then release the lock with "update knex_migrations_lock set is_locked = 0"',
+          { cause: err },
+        );
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
 }

@@ -50,6 +50,8 @@ export interface Cluster {
   temporalAddress: string;
   postgres: ClusterProcess;
   temporal: ClusterProcess;
+  /** Temporal's own PostgreSQL. */
+  temporalPostgres: ClusterProcess;
   webs: { url: string; process: ClusterProcess }[];
   workers: ClusterProcess[];
   /** Resolves when the web process answers /readyz. */
@@ -228,41 +230,30 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     await admin.destroy();
     return { port, server };
   };
-  const { port: temporalPgPort } = await startPostgres('temporal-postgres', debianPgBin(), [
-    'temporal',
-    'temporal_visibility',
-  ]);
+  const { port: temporalPgPort, server: temporalPostgres } = await startPostgres(
+    'temporal-postgres',
+    debianPgBin(),
+    [],
+  );
   const { port: pgPort, server: postgres } = await startPostgres('postgres', pgBin, ['cadre']);
 
-  // Temporal's schemas, by its own tool, then the server.
-  const sqlTool = path.join(tools, 'bin/temporal-sql-tool');
-  for (const [db, schema] of [
-    ['temporal', 'temporal'],
-    ['temporal_visibility', 'visibility'],
-  ]) {
-    const base = [
-      '--plugin',
-      'postgres12',
-      '--ep',
-      '127.0.0.1',
-      '-p',
-      String(temporalPgPort),
-      '-u',
-      'postgres',
-      '--db',
-      db,
-    ];
-    run(sqlTool, [...base, 'setup-schema', '-v', '0.0']);
-    run(sqlTool, [...base, 'update-schema', '-d', path.join(tools, 'temporal-schema/v12', schema, 'versioned')]);
-  }
+  // Temporal's databases and schemas by the script docker/compose.yaml runs, with the tool built into .tools/bin;
+  // twice, as compose runs it at every `up`: the second run must find everything in place and change nothing.
+  for (let i = 0; i < 2; i++)
+    run('sh', [path.join(root, 'docker/temporal-schema.sh')], {
+      env: {
+        PATH: `${path.join(tools, 'bin')}:${process.env.PATH}`,
+        SQL_HOST: '127.0.0.1',
+        SQL_PORT: String(temporalPgPort),
+        SQL_USER: 'postgres',
+        SQL_PASSWORD: '',
+        TEMPORAL_SCHEMA_DIR: path.join(tools, 'temporal-schema/v12'),
+      },
+    });
   // Temporal stores membership ports as smallint: they must be below 32768, under the OS's ephemeral range.
   const [frontend, history, matching, worker, ...membership] = await lowFreePorts(8);
-  const dynamic = path.join(dir, 'dynamicconfig.yaml');
-  // As the embedded dev server runs (scripts/temporal-cli.ts): eager activities, fairness between agents.
-  fs.writeFileSync(
-    dynamic,
-    'system.enableActivityEagerExecution:\n  - value: true\nmatching.enableFairness:\n  - value: true\n',
-  );
+  // The dynamic config docker/compose.yaml mounts: the embedded dev server's (eager activities, fairness).
+  const dynamic = path.join(root, 'docker/temporal-dynamicconfig.yaml');
   fs.mkdirSync(path.join(dir, 'config'));
   fs.writeFileSync(
     path.join(dir, 'config/development.yaml'),
@@ -331,14 +322,16 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
       },
       120_000,
     );
-  const webs: Cluster['webs'] = [];
-  for (const name of ['web-a', 'web-b']) {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const process = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
-    await webReady(url);
-    webs.push({ url, process });
-  }
+  // Both at once, as a deployment starts them: their migrations of the empty database must not trip over each other.
+  const webs: Cluster['webs'] = await Promise.all(
+    ['web-a', 'web-b'].map(async (name) => {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const process = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
+      await webReady(url);
+      return { url, process };
+    }),
+  );
   const workers = [startWorker(), startWorker()];
   await waitFor(
     'the workers',
@@ -356,6 +349,7 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     temporalAddress,
     postgres,
     temporal,
+    temporalPostgres,
     webs,
     workers,
     webReady,

@@ -7,11 +7,14 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { cadreEnvSchema } from '../../cadre.config';
 import { searchAttributes, temporalEnvSchema } from '../../temporal.config';
+import { devServerDynamicConfig } from '../../scripts/temporal-cli';
 
 const dockerDir = path.join(__dirname, '..', '..', 'docker');
 
 interface ComposeService {
   image?: string;
+  volumes?: string[];
+  depends_on?: Record<string, { condition: string }>;
   build?: string | { context?: string; dockerfile?: string };
   command?: string | string[];
   entrypoint?: string | string[];
@@ -71,6 +74,36 @@ describe('docker/compose.yaml', () => {
 
   it('serves Cadre from a Postgres image with the vector extension', () => {
     assert.match(services['cadre-db']?.image ?? '', /^pgvector\/pgvector:/);
+  });
+
+  it("creates Temporal's schemas with the script the cluster tests run, before the server starts", () => {
+    const job = services['temporal-schema'];
+    assert.ok(job, 'a temporal-schema job');
+    assert.ok(
+      job.volumes?.some((v) => v.startsWith('./temporal-schema.sh:')),
+      'it mounts docker/temporal-schema.sh',
+    );
+    assert.match([job.entrypoint].flat().join(' '), /temporal-schema\.sh/);
+    assert.equal(services.temporal.depends_on?.['temporal-schema']?.condition, 'service_completed_successfully');
+    assert.equal((services.temporal.environment as Record<string, string>).SKIP_SCHEMA_SETUP, 'true');
+    const stack = fs.readFileSync(path.join(dockerDir, '../test/cluster/stack.ts'), 'utf8');
+    assert.match(stack, /docker\/temporal-schema\.sh/, 'test/cluster/stack.ts runs the same script');
+  });
+
+  it("gives the Temporal server the embedded dev server's dynamic config, from the file the cluster tests use", () => {
+    const env = services.temporal.environment as Record<string, string>;
+    const mount = services.temporal.volumes?.find((v) => v.startsWith('./temporal-dynamicconfig.yaml:'));
+    assert.ok(mount, 'the temporal service mounts docker/temporal-dynamicconfig.yaml');
+    assert.equal(mount.split(':')[1], `/etc/temporal/${env.DYNAMIC_CONFIG_FILE_PATH}`);
+    const file = parse(fs.readFileSync(path.join(dockerDir, 'temporal-dynamicconfig.yaml'), 'utf8')) as Record<
+      string,
+      { value: unknown }[]
+    >;
+    const fromFile = Object.entries(file).map(([key, [{ value }]]) => `${key}=${String(value)}`);
+    const devServer = devServerDynamicConfig.filter((_, i) => i % 2 === 1);
+    assert.deepEqual(fromFile.sort(), devServer.sort());
+    const stack = fs.readFileSync(path.join(dockerDir, '../test/cluster/stack.ts'), 'utf8');
+    assert.match(stack, /docker\/temporal-dynamicconfig\.yaml/, 'test/cluster/stack.ts starts the server with it');
   });
 
   it('registers every Cadre search attribute as a Keyword', () => {
