@@ -15,7 +15,7 @@ import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
 import { checkCitations } from './sources/citations';
 import { dropStoppedModelStep, loadStoppedModelStep, stopModelStepForApproval, usageSince } from './model-approvals';
-import { runFileSaver } from './run-files';
+import { toolContext } from './tools/context';
 import { runRetrieveStep } from './sources/retrieve-step';
 
 export interface Decision {
@@ -43,6 +43,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
     runId: string,
     agentId: string,
     key: string,
+    connections: readonly string[],
   ) {
     if (!isToolName(node.tool)) throw ApplicationFailure.nonRetryable(`unknown tool "${node.tool}"`, 'UnknownTool');
     const recorded = await knex('effects').where({ key }).first('result');
@@ -57,12 +58,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
     }
     const input = toolDefinitions[node.tool].input.parse(args);
     const handler = externalToolHandlers[node.tool] as (i: unknown, c: unknown) => Promise<unknown>;
-    const result = await handler(input, {
-      idempotencyKey: key,
-      http: config.http,
-      smtp: config.smtp,
-      saveFile: runFileSaver(knex, runId, key),
-    });
+    const result = await handler(input, toolContext(deps, { runId, key, connections }));
     await knex('effects')
       .insert({ key, run_id: runId, result: JSON.stringify(result ?? null) })
       .onConflict('key')
@@ -147,7 +143,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
         let usage: ModelStepResult['usage'] | undefined;
         if (node.kind === 'tool') {
           const args = decision?.arguments ?? (render(node.arguments, data) as Record<string, unknown>);
-          next = saveResult(data, node.save_as, await callTool(node, args, runId, agentId, key));
+          next = saveResult(data, node.save_as, await callTool(node, args, runId, agentId, key, spec.connections));
         } else if (node.kind === 'llm') {
           let resume: Parameters<typeof runModelStep>[0]['resume'];
           if (stopped) {

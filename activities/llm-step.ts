@@ -11,10 +11,10 @@ import { z } from 'zod';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentNode, AgentSpec } from '../model/agent';
 import type { ItemData } from '../workflows/interpreter';
-import { isToolName, toolDefinitions, type ToolName } from '../model/tools';
+import { connectionTools, isToolName, toolDefinitions, type ToolName } from '../model/tools';
 import { externalToolHandlers } from './tools/handlers';
 import { approvalRequired } from './page-advance';
-import { runFileSaver } from './run-files';
+import { toolContext } from './tools/context';
 import type { ActivityDeps } from './deps';
 import { sourcesToolFor } from './sources/llm-tool';
 import type { Decision } from './item-steps';
@@ -85,6 +85,16 @@ function anthropic(apiKey: string, baseURL?: string): Anthropic {
 /** Tool names the API accepts: letters, digits, "_" and "-". */
 const wireName = (tool: string) => tool.replace(/\./g, '_');
 
+/** A tool's input as the model sees it; a connection tool names the agent's connections as the only choices. */
+function inputSchemaFor(name: ToolName, connections: readonly string[]): Anthropic.Tool.InputSchema {
+  const schema = z.toJSONSchema(toolDefinitions[name].input, { io: 'input' }) as Anthropic.Tool.InputSchema & {
+    properties: Record<string, Record<string, unknown>>;
+  };
+  if (connectionTools.has(name))
+    schema.properties.connection = { ...schema.properties.connection, enum: [...connections] };
+  return schema;
+}
+
 export async function runModelStep({
   deps,
   spec,
@@ -111,7 +121,7 @@ export async function runModelStep({
   const tools: Anthropic.Tool[] = toolNames.map((name) => ({
     name: wireName(name),
     description: toolDefinitions[name].description,
-    input_schema: z.toJSONSchema(toolDefinitions[name].input, { io: 'input' }) as Anthropic.Tool.InputSchema,
+    input_schema: inputSchemaFor(name, spec.connections),
   }));
   const sources = sourcesToolFor(spec);
   if (sources) tools.push(sources.definition);
@@ -163,12 +173,7 @@ export async function runModelStep({
     const key = `${runId}:${seq}:${node.id}:${tool}:${digest}`;
     const recorded = await deps.knex('effects').where({ key }).first('result');
     if (recorded) return recorded.result;
-    const out = await handler(input, {
-      idempotencyKey: key,
-      http: config.http,
-      smtp: config.smtp,
-      saveFile: runFileSaver(deps.knex, runId, key),
-    });
+    const out = await handler(input, toolContext(deps, { runId, key, connections: spec.connections }));
     await deps
       .knex('effects')
       .insert({ key, run_id: runId, result: JSON.stringify(out ?? null) })

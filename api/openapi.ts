@@ -11,6 +11,7 @@ import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../model/agent';
 import { chainEndStatuses, formFieldSchema, scheduleConfigSchema, triggerInputSchema } from '../model/trigger';
 import { timelineKinds } from '../db/timeline';
+import { connectionKinds, connectionStatuses, sqlConfigSchema } from '../model/connection';
 import { roles, type Permission } from '../db/roles';
 
 /** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), without the per-schema `$schema` marker. */
@@ -245,6 +246,19 @@ const schemas: Record<string, unknown> = {
     client_id: { type: 'string' },
     email_domain: nullable({ type: 'string' }),
     default_role: { enum: [...roles] },
+  }),
+  Connection: obj({
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string', description: 'How agents refer to it (their "connections" and tool arguments).' },
+    kind: { enum: [...connectionKinds] },
+    config: jsonSchema(sqlConfigSchema, 'output'),
+    status: { enum: [...connectionStatuses] },
+    status_detail: nullable({ type: 'string' }),
+    can: { type: 'array', items: { type: 'string' }, description: 'What its tools may do.' },
+    created_by: { type: 'string' },
+    created_at: ts,
+    updated_at: ts,
+    last_used_at: nullable(ts),
   }),
   ApiKey: obj(
     {
@@ -1229,6 +1243,63 @@ export const routes: Route[] = [
     summary: 'API keys of the workspace (never their secrets)',
     scope: 'admin',
     ok: { 200: list(ref('ApiKey')) },
+  }),
+  r({
+    method: 'get',
+    path: '/connections',
+    id: 'listConnections',
+    summary: 'Integrations: the connections of the workspace (never their credentials)',
+    scope: 'read',
+    ok: { 200: list(ref('Connection')) },
+  }),
+  r({
+    method: 'post',
+    path: '/connections',
+    id: 'createConnection',
+    summary: 'Connect a system (a PostgreSQL or MySQL/MariaDB database): tested before it is saved; credentials sealed',
+    scope: 'admin',
+    body: jsonSchema(bodies.createConnection),
+    ok: { 201: ref('Connection') },
+    errors: [409, 422],
+  }),
+  r({
+    method: 'get',
+    path: '/connections/{id}',
+    id: 'getConnection',
+    summary: 'One connection',
+    scope: 'read',
+    ok: { 200: ref('Connection') },
+    errors: [404],
+  }),
+  r({
+    method: 'patch',
+    path: '/connections/{id}',
+    id: 'updateConnection',
+    summary: 'Change settings or credentials (tested before they replace the old ones)',
+    scope: 'admin',
+    body: jsonSchema(bodies.updateConnection),
+    ok: { 200: ref('Connection') },
+    errors: [404, 422],
+  }),
+  r({
+    method: 'delete',
+    path: '/connections/{id}',
+    id: 'deleteConnection',
+    summary: 'Remove a connection; runs that use it afterwards fail that step, saying so',
+    scope: 'admin',
+    ok: { 204: null },
+    errors: [404],
+  }),
+  r({
+    method: 'post',
+    path: '/connections/{id}/test',
+    id: 'testConnection',
+    summary: 'Connect now and report; a failure marks the connection failing',
+    scope: 'admin',
+    ok: {
+      200: obj({ ok: { type: 'boolean' }, server_version: { type: 'string' }, detail: { type: 'string' } }, ['ok']),
+    },
+    errors: [404],
   }),
   r({
     method: 'post',

@@ -1,11 +1,13 @@
-// The JSON bodies the account, member, key, single sign-on and state-store routes accept: one zod schema each, which the route
-// validates with and the OpenAPI document is generated from (api/openapi.ts), so the two cannot disagree.
+// The JSON bodies the account, member, key, connection, single sign-on and state-store routes accept: one zod
+// schema each, which the route validates with and the OpenAPI document is generated from (api/openapi.ts), so the
+// two cannot disagree.
 import { z } from 'zod';
 import { minPasswordLength } from '../db/accounts';
 import { scopes } from '../db/api-keys';
 import { roles } from '../db/roles';
 import { plans } from '../model/plan';
 import { reviewActions } from '../model/review';
+import { createConnectionSchema, updateConnectionSchema } from '../model/connection';
 
 export const email = z.string().trim().email().max(254);
 export const password = z
@@ -51,6 +53,8 @@ export const bodies = {
     reason: z.string().trim().min(1).max(2000).optional(),
     node_id: z.string().min(1).max(100).optional(),
   }),
+  createConnection: createConnectionSchema,
+  updateConnection: updateConnectionSchema,
   createRunLink: z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
   putState: z.object({ value: z.unknown(), expected_version: z.number().int().min(0).max(2_147_483_647).optional() }),
   configureSso: z.object({

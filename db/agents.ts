@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AgentSpec } from '../model/agent';
 import { decodeTimeCursor, timeCursorPage } from './runs';
+import { unusableConnections } from './connections';
 
 export type AgentState = 'draft' | 'ready' | 'live' | 'paused';
 
@@ -172,6 +173,18 @@ export async function setAgentState(knex: Knex, agent: AgentRow, to: AgentState)
       to,
       `version ${agent.current_version} has no successful test run yet: start a test run, then mark the agent ready`,
     );
+  }
+  if (to === 'ready' || to === 'live') {
+    const spec = await getVersion(knex, agent.id, agent.current_version);
+    const missing = await unusableConnections(knex, agent.workspace_id, spec?.connections ?? []);
+    if (missing.length > 0) {
+      const names = missing.map((n) => `"${n}"`).join(', ');
+      throw new TransitionError(
+        agent.state,
+        to,
+        `the agent acts through ${names}, not connected in this workspace: connect ${missing.length > 1 ? 'them' : 'it'} in Integrations first`,
+      );
+    }
   }
   const [row] = await knex('agents')
     .where({ id: agent.id })

@@ -12,6 +12,7 @@ import * as sourceAuth from './migrations/012_source_auth';
 import * as deliveryBatches from './migrations/013_delivery_batches';
 import * as itemReviews from './migrations/014_item_reviews';
 import * as rateLimits from './migrations/015_rate_limits';
+import * as connections from './migrations/016_connections';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -29,6 +30,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '013_delivery_batches': deliveryBatches,
   '014_item_reviews': itemReviews,
   '015_rate_limits': rateLimits,
+  '016_connections': connections,
 };
 
 const source: Knex.MigrationSource<string> = {

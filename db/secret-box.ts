@@ -121,4 +121,5 @@ export const sealedColumns = [
   { table: 'workspace_sso', key: 'workspace_id', column: 'client_secret' },
   { table: 'sso_logins', key: 'state_hash', column: 'code_verifier' },
   { table: 'source_documents', key: 'id', column: 'auth_header_sealed' },
+  { table: 'connections', key: 'id', column: 'credentials_sealed' },
 ] as const;

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { liveWorkspaceIds } from './workspaces';
+import { isUuid } from './runs';
 import type { TriggerKind } from '../model/trigger';
 import type { AgentState } from './agents';
 
@@ -19,7 +20,6 @@ export interface TriggerRow {
   updated_at: Date;
 }
 
-const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 
 export async function insertTrigger(
   knex: Knex | Knex.Transaction,

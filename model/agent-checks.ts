@@ -1,11 +1,17 @@
-// What an agent spec must satisfy beyond its schema: tools that exist, sources a retrieve node may search. Pure, so
-// the API (which answers 422), the seeds and the CLI check a spec the same way.
+// What an agent spec must satisfy beyond its schema: tools that exist, sources a retrieve node may search,
+// connections a tool node may act through, SQL that takes item values as parameters. Pure, so the API (which
+// answers 422), the seeds and the CLI check a spec the same way.
 import { agentSpecSchema, type AgentSpec } from './agent';
-import { isToolName } from './tools';
+import { connectionTools, isToolName } from './tools';
 
 export class AgentSpecError extends Error {
   constructor(
-    readonly code: 'retrieve_without_sources' | 'retrieve_source_not_attached' | 'unknown_tool',
+    readonly code:
+      | 'retrieve_without_sources'
+      | 'retrieve_source_not_attached'
+      | 'unknown_tool'
+      | 'connection_not_listed'
+      | 'sql_placeholder',
     message: string,
   ) {
     super(message);
@@ -33,6 +39,22 @@ export function checkAgentSpec(spec: AgentSpec): AgentSpec {
     for (const tool of node.kind === 'tool' ? [node.tool] : node.kind === 'llm' ? node.tools : []) {
       if (!isToolName(tool))
         throw new AgentSpecError('unknown_tool', `node "${node.id}" uses the tool "${tool}", which does not exist`);
+    }
+    // A tool node naming its connection outright must name one the agent lists (a template is checked at run time).
+    const named = node.kind === 'tool' && connectionTools.has(node.tool) ? node.arguments.connection : undefined;
+    if (typeof named === 'string' && !named.includes('{{') && !spec.connections.includes(named)) {
+      throw new AgentSpecError(
+        'connection_not_listed',
+        `node "${node.id}" acts through the connection "${named}", which the agent's "connections" do not list`,
+      );
+    }
+    // Item values pasted into SQL text would let an item's data rewrite the statement: they go in as parameters.
+    const sql = node.kind === 'tool' && node.tool === 'sql.query' ? node.arguments.sql : undefined;
+    if (typeof sql === 'string' && sql.includes('{{')) {
+      throw new AgentSpecError(
+        'sql_placeholder',
+        `node "${node.id}" puts {{…}} into its SQL: write ? in the statement and the values in "params" (for example "params": ["{{invoice}}"])`,
+      );
     }
   }
   return spec;

@@ -1,6 +1,7 @@
 // The agent model: zod schemas of an agent spec (instructions, node graph, policy). Pure, so the workflow
 // sandbox, the activities and the API all import it.
 import { z } from 'zod';
+import { connectionName } from './connection';
 
 const nodeId = z
   .string()
@@ -148,6 +149,8 @@ export const agentSpecSchema = z
     nodes: z.array(nodeSchema).min(1),
     policy: policySchema.default(() => policySchema.parse({})),
     sources: z.array(z.string()).default([]),
+    /** Connections (by name) the agent's tools may act through; it cannot become Ready while one is not connected. */
+    connections: z.array(connectionName).max(50).default([]),
   })
   .superRefine((spec, ctx) => {
     for (const problem of graphProblems(spec.nodes))

@@ -17,6 +17,12 @@ export interface ToolDefinition<S extends z.ZodTypeAny = z.ZodTypeAny> {
 }
 
 const key = z.string().min(1).max(200);
+/** A SQL connection the agent lists in its "connections", by name. */
+const connection = z.string().min(1).max(60).describe('the name of a SQL connection the agent lists in "connections"');
+const sqlIdentifier = z
+  .string()
+  .regex(/^[A-Za-z_][\w$]*(\.[A-Za-z_][\w$]*)?$/, 'a table name, optionally schema.table');
+const sqlValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 function isJson(text: string): boolean {
   try {
@@ -105,10 +111,60 @@ export const toolDefinitions = {
     sideEffect: 'files',
     approvalDefault: 'never',
   },
+  'sql.list_tables': {
+    name: 'sql.list_tables',
+    description: "List the tables of a SQL connection's database with their columns and types.",
+    input: z.object({ connection }),
+    sideEffect: 'read',
+    approvalDefault: 'never',
+  },
+  'sql.query': {
+    name: 'sql.query',
+    description:
+      'Run one read-only SQL statement on a connection, with ? placeholders bound to params in order; answers the ' +
+      "rows (at most the connection's row limit).",
+    input: z.object({
+      connection,
+      sql: z.string().min(1).max(100_000),
+      params: z.array(sqlValue).max(1000).default([]),
+    }),
+    sideEffect: 'read',
+    approvalDefault: 'never',
+  },
+  'sql.insert': {
+    name: 'sql.insert',
+    description: 'Insert rows (objects of column → value) into a table, on a connection that allows writes.',
+    input: z.object({
+      connection,
+      table: sqlIdentifier,
+      rows: z.array(z.record(z.string(), sqlValue)).min(1).max(1000),
+    }),
+    sideEffect: 'external',
+    approvalDefault: 'always',
+  },
+  'sql.update': {
+    name: 'sql.update',
+    description:
+      'Update the rows of a table whose columns equal every value in "where", setting the columns in "set", on a ' +
+      'connection that allows writes.',
+    input: z.object({
+      connection,
+      table: sqlIdentifier,
+      set: z.record(z.string(), sqlValue).refine((o) => Object.keys(o).length > 0, 'set at least one column'),
+      where: z
+        .record(z.string(), sqlValue)
+        .refine((o) => Object.keys(o).length > 0, 'an update needs a "where": it would change every row'),
+    }),
+    sideEffect: 'external',
+    approvalDefault: 'always',
+  },
 } satisfies Record<string, ToolDefinition>;
 
 export type ToolName = keyof typeof toolDefinitions;
 export type ToolInput<N extends ToolName> = z.infer<(typeof toolDefinitions)[N]['input']>;
+
+/** Tools that act through one of the agent's connections, named in their `connection` argument. */
+export const connectionTools = new Set<string>(['sql.list_tables', 'sql.query', 'sql.insert', 'sql.update']);
 
 export function isToolName(name: string): name is ToolName {
   return Object.hasOwn(toolDefinitions, name);

@@ -5,6 +5,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { assertPublicUrl, BlockedAddressError } from './ssrf-guard';
 import { ToolInput, ToolName } from '../../model/tools';
 import { renderOutputFile, textOutputFile, type OutputFormat } from '../output-files';
+import type { SqlClient } from '../connectors/sql/client';
+import { sqlToolHandlers } from '../connectors/sql/handlers';
 
 export interface ToolContext {
   idempotencyKey: string;
@@ -12,6 +14,8 @@ export interface ToolContext {
   smtp: { url?: string; from: string };
   /** Stores a file in the run; the same key stores it once however often a retry asks. */
   saveFile?: (file: { name: string; contentType: string; content: Buffer }) => Promise<Record<string, unknown>>;
+  /** A client of the named SQL connection of the agent (activities/connectors/connections.ts). */
+  sqlClient?: (connection: string) => Promise<SqlClient>;
 }
 
 type Handler<N extends ToolName> = (input: ToolInput<N>, ctx: ToolContext) => Promise<unknown>;
@@ -96,4 +100,5 @@ export const externalToolHandlers: { [N in ToolName]?: Handler<N> } = {
   'http.request': httpRequest,
   'email.send': sendEmail,
   'file.generate': generateFile,
+  ...sqlToolHandlers,
 };

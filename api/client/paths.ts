@@ -283,6 +283,7 @@ export interface components {
           public_access: boolean;
         };
         sources: string[];
+        connections: string[];
       };
       last_run?: components['schemas']['Run'] | null;
       runs_this_month?: number;
@@ -406,6 +407,28 @@ export interface components {
       client_id: string;
       email_domain: string | null;
       default_role: 'viewer' | 'operator' | 'editor' | 'admin' | 'owner';
+    };
+    Connection: {
+      id: string;
+      name: string;
+      kind: 'postgres' | 'mysql';
+      config: {
+        host: string;
+        port?: number;
+        database: string;
+        user: string;
+        ssl: boolean;
+        allow_writes: boolean;
+        row_limit: number;
+        statement_timeout_ms: number;
+      };
+      status: 'connected' | 'needs_reauthorization' | 'revoked' | 'failing';
+      status_detail: string | null;
+      can: string[];
+      created_by: string;
+      created_at: string;
+      updated_at: string;
+      last_used_at: string | null;
     };
     ApiKey: {
       id: string;
@@ -1622,6 +1645,7 @@ export interface paths {
               public_access?: boolean;
             };
             sources?: string[];
+            connections?: string[];
           };
         };
       };
@@ -1913,6 +1937,7 @@ export interface paths {
               public_access?: boolean;
             };
             sources?: string[];
+            connections?: string[];
           };
         };
       };
@@ -2218,6 +2243,7 @@ export interface paths {
               public_access?: boolean;
             };
             sources?: string[];
+            connections?: string[];
           };
         };
       };
@@ -3519,6 +3545,160 @@ export interface paths {
         413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections': {
+    get: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['Connection'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    post: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            kind: 'postgres' | 'mysql';
+            config: {
+              host: string;
+              port?: number;
+              database: string;
+              user: string;
+              ssl?: boolean;
+              allow_writes?: boolean;
+              row_limit?: number;
+              statement_timeout_ms?: number;
+            };
+            credentials: {
+              password?: string;
+            };
+          };
+        };
+      };
+      responses: {
+        201: { content: { 'application/json': components['schemas']['Connection'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections/{id}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['Connection'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    patch: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            config?: {
+              host?: string;
+              port?: number;
+              database?: string;
+              user?: string;
+              ssl?: boolean;
+              allow_writes?: boolean;
+              row_limit?: number;
+              statement_timeout_ms?: number;
+            };
+            credentials?: {
+              password?: string;
+            };
+          };
+        };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['Connection'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    delete: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        204: { content?: never };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections/{id}/test': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              ok: boolean;
+              server_version?: string;
+              detail?: string;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };

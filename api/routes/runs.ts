@@ -2,7 +2,6 @@ import { Router } from 'express';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import {
-  CursorError,
   getApproval,
   getFile,
   getRun,
@@ -40,24 +39,14 @@ export function runRoutes(deps: RouteDeps): Router {
     if (!run) throw new ApiError(404, 'run_not_found', `no run ${id} in this workspace`);
     return run;
   };
-  const wrapCursor = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      if (err instanceof CursorError) throw new ApiError(400, 'invalid_cursor', err.message);
-      throw err;
-    }
-  };
-
   r.get('/runs', requirePermission('read'), async (req, res) => {
     const q = parseQuery(queries.listRuns, req.query);
-    const page = await wrapCursor(() =>
-      listRuns(
-        knex,
-        req.auth!.workspace.id,
-        { agentId: q.agent_id, status: q.status, trigger: q.trigger, from: q.from, to: q.to },
-        { limit: q.limit, cursor: q.cursor },
-      ),
+    // A cursor this API did not hand out is a CursorError, which the problem handler answers 400 invalid_cursor.
+    const page = await listRuns(
+      knex,
+      req.auth!.workspace.id,
+      { agentId: q.agent_id, status: q.status, trigger: q.trigger, from: q.from, to: q.to },
+      { limit: q.limit, cursor: q.cursor },
     );
     res.json({ data: page.data.map((run) => runJson(run, deps.links)), next_cursor: page.next_cursor });
   });
@@ -78,9 +67,7 @@ export function runRoutes(deps: RouteDeps): Router {
     const q = parseQuery(queries.listRunItems, req.query);
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     res.json(
-      await wrapCursor(() =>
-        listItems(knex, run.id, { limit: q.limit, cursor: q.cursor, status: q.status, fromSeq: q.from_seq }),
-      ),
+      await listItems(knex, run.id, { limit: q.limit, cursor: q.cursor, status: q.status, fromSeq: q.from_seq }),
     );
   });
 
@@ -118,7 +105,7 @@ export function runRoutes(deps: RouteDeps): Router {
   r.get('/runs/:id/logs', requirePermission('read'), async (req, res) => {
     const q = parseQuery(queries.listRunLogs, req.query);
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
-    res.json(await wrapCursor(() => listLogs(knex, run.id, { limit: q.limit, cursor: q.cursor })));
+    res.json(await listLogs(knex, run.id, { limit: q.limit, cursor: q.cursor }));
   });
 
   r.get('/runs/:id/files/:fileId', requirePermission('read'), async (req, res) => {
@@ -143,13 +130,11 @@ export function runRoutes(deps: RouteDeps): Router {
 
   r.get('/approvals', requirePermission('read'), async (req, res) => {
     const q = parseQuery(queries.listApprovals, req.query);
-    const page = await wrapCursor(() =>
-      listApprovals(
-        knex,
-        req.auth!.workspace.id,
-        { status: q.status, runId: q.run_id },
-        { limit: q.limit, cursor: q.cursor },
-      ),
+    const page = await listApprovals(
+      knex,
+      req.auth!.workspace.id,
+      { status: q.status, runId: q.run_id },
+      { limit: q.limit, cursor: q.cursor },
     );
     res.json({ data: page.data.map(approvalJson), next_cursor: page.next_cursor });
   });

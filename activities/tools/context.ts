@@ -1,0 +1,18 @@
+// What a tool handler gets besides its input, the same for a tool node and for a model's tool call.
+import type { ActivityDeps } from '../deps';
+import { sqlClientResolver } from '../connectors/connections';
+import { runFileSaver } from '../run-files';
+import type { ToolContext } from './handlers';
+
+export function toolContext(
+  deps: ActivityDeps,
+  call: { runId: string; key: string; connections: readonly string[] },
+): ToolContext {
+  return {
+    idempotencyKey: call.key,
+    http: deps.config.http,
+    smtp: deps.config.smtp,
+    saveFile: runFileSaver(deps.knex, call.runId, call.key),
+    sqlClient: sqlClientResolver(deps, call),
+  };
+}

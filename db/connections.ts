@@ -1,0 +1,87 @@
+// Connections of a workspace (db/migrations/016_connections.ts). Credentials go in sealed and come out sealed: only
+// the worker, about to connect, opens them (activities/tools/connections.ts).
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { ConnectionKind, ConnectionStatus, SqlConfig } from '../model/connection';
+import { isUuid } from './runs';
+
+export interface ConnectionRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  kind: ConnectionKind;
+  config: SqlConfig;
+  credentials_sealed: string;
+  status: ConnectionStatus;
+  status_detail: string | null;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  last_used_at: Date | null;
+}
+
+export class ConnectionNameTakenError extends Error {}
+
+export async function createConnection(
+  knex: Knex,
+  c: Pick<ConnectionRow, 'workspace_id' | 'name' | 'kind' | 'config' | 'credentials_sealed' | 'created_by'> &
+    Partial<Pick<ConnectionRow, 'status' | 'status_detail'>>,
+): Promise<ConnectionRow> {
+  try {
+    const [row] = await knex('connections')
+      .insert({ id: randomUUID(), status: 'connected', ...c, config: JSON.stringify(c.config) })
+      .returning('*');
+    return row;
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new ConnectionNameTakenError(c.name);
+    throw err;
+  }
+}
+
+export function listConnections(knex: Knex, workspaceId: string): Promise<ConnectionRow[]> {
+  return knex('connections').where({ workspace_id: workspaceId }).orderBy('name');
+}
+
+export async function getConnection(knex: Knex, workspaceId: string, id: string): Promise<ConnectionRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return knex('connections').where({ workspace_id: workspaceId, id }).first();
+}
+
+export function connectionByName(knex: Knex, workspaceId: string, name: string): Promise<ConnectionRow | undefined> {
+  return knex('connections').where({ workspace_id: workspaceId, name }).first();
+}
+
+export async function updateConnection(
+  knex: Knex,
+  id: string,
+  patch: Partial<Pick<ConnectionRow, 'config' | 'credentials_sealed' | 'status' | 'status_detail'>>,
+): Promise<ConnectionRow> {
+  const [row] = await knex('connections')
+    .where({ id })
+    .update({
+      ...patch,
+      ...(patch.config ? { config: JSON.stringify(patch.config) } : {}),
+      updated_at: knex.fn.now(),
+    })
+    .returning('*');
+  return row;
+}
+
+export async function deleteConnection(knex: Knex, workspaceId: string, id: string): Promise<boolean> {
+  return (await knex('connections').where({ workspace_id: workspaceId, id }).delete()) > 0;
+}
+
+export async function markConnectionUsed(knex: Knex, id: string): Promise<void> {
+  await knex('connections').where({ id }).update({ last_used_at: knex.fn.now() });
+}
+
+/** The names among `names` that are not connected in the workspace (missing, revoked, needing reauthorization). */
+export async function unusableConnections(knex: Knex, workspaceId: string, names: string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const rows: { name: string; status: string }[] = await knex('connections')
+    .where({ workspace_id: workspaceId })
+    .whereIn('name', names)
+    .select('name', 'status');
+  const usable = new Set(rows.filter((r) => r.status === 'connected' || r.status === 'failing').map((r) => r.name));
+  return names.filter((n) => !usable.has(n));
+}
