@@ -20,7 +20,6 @@ export interface TriggerRow {
   updated_at: Date;
 }
 
-
 export async function insertTrigger(
   knex: Knex | Knex.Transaction,
   t: Pick<
