@@ -30,6 +30,8 @@ export const cadreEnvSchema = z.object({
   /** Requests a second per API key, on average (bursts of ten seconds' worth); over it → 429. 0 turns it off. */
   CADRE_API_RATE_LIMIT: z.coerce.number().int().min(0).default(100),
   CADRE_HTTP_ALLOW_HOSTS: list,
+  /** Commands a stdio MCP connection may start on the workers (none by default). */
+  CADRE_MCP_STDIO_COMMANDS: list,
   /** Encrypts stored secrets (webhook signing secrets). Unset → a key generated once in the data directory. */
   CADRE_SECRET_KEY: envOptionalString,
   /** After rotating CADRE_SECRET_KEY: the former keys, comma-separated, until `npx cadre secrets rewrap` has run. */
@@ -114,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
+    mcp: { stdioCommands: e.CADRE_MCP_STDIO_COMMANDS },
     secretKey: e.CADRE_SECRET_KEY,
     previousSecretKeys: e.CADRE_SECRET_KEY_PREVIOUS,
     accountRecoverySeconds: e.CADRE_ACCOUNT_RECOVERY_SECONDS,

@@ -8,14 +8,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { applyStateOps } from '../db/state-store';
 import type { AgentNode } from '../model/agent';
 import { nextNodeId, render, saveResult, type ItemData } from '../workflows/interpreter';
-import { isToolName, toolDefinitions } from '../model/tools';
-import { externalToolHandlers } from './tools/handlers';
 import { stateOpFor } from './page-advance';
 import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
 import { checkCitations } from './sources/citations';
 import { dropStoppedModelStep, loadStoppedModelStep, stopModelStepForApproval, usageSince } from './model-approvals';
 import { toolContext } from './tools/context';
+import { resolveTools } from './tools/resolve';
 import { runRetrieveStep } from './sources/retrieve-step';
 
 export interface Decision {
@@ -45,7 +44,6 @@ export function createItemStepActivities(deps: ActivityDeps) {
     key: string,
     connections: readonly string[],
   ) {
-    if (!isToolName(node.tool)) throw ApplicationFailure.nonRetryable(`unknown tool "${node.tool}"`, 'UnknownTool');
     const recorded = await knex('effects').where({ key }).first('result');
     if (recorded) return recorded.result;
     const stateOp = stateOpFor(node, args);
@@ -56,9 +54,10 @@ export function createItemStepActivities(deps: ActivityDeps) {
         return result;
       });
     }
-    const input = toolDefinitions[node.tool].input.parse(args);
-    const handler = externalToolHandlers[node.tool] as (i: unknown, c: unknown) => Promise<unknown>;
-    const result = await handler(input, toolContext(deps, { runId, key, connections }));
+    const resolved = await resolveTools([node.tool], deps, { runId, connections });
+    const tool = resolved.length === 1 ? resolved[0] : undefined; // a tool node calls one tool, not a whole server
+    if (!tool?.call) throw ApplicationFailure.nonRetryable(`unknown tool "${node.tool}"`, 'UnknownTool');
+    const result = await tool.call(tool.parse(args), toolContext(deps, { runId, key, connections }));
     await knex('effects')
       .insert({ key, run_id: runId, result: JSON.stringify(result ?? null) })
       .onConflict('key')

@@ -7,13 +7,11 @@
 import { createHash } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { Ajv } from 'ajv';
-import { z } from 'zod';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentNode, AgentSpec } from '../model/agent';
 import type { ItemData } from '../workflows/interpreter';
-import { connectionTools, isToolName, toolDefinitions, type ToolName } from '../model/tools';
-import { externalToolHandlers } from './tools/handlers';
 import { approvalRequired } from './page-advance';
+import { resolveTools, type StepTool } from './tools/resolve';
 import { toolContext } from './tools/context';
 import type { ActivityDeps } from './deps';
 import { sourcesToolFor } from './sources/llm-tool';
@@ -42,7 +40,7 @@ export interface TurnCall {
   /** The name the model used (the wire name). */
   name: string;
   result?: Anthropic.ToolResultBlockParam;
-  gated?: { tool: ToolName; input: Record<string, unknown> };
+  gated?: { tool: string; input: Record<string, unknown> };
 }
 
 /** A model step stopped for approval: everything needed to go on, as JSON (saved in Postgres, not in Temporal). */
@@ -82,17 +80,11 @@ function anthropic(apiKey: string, baseURL?: string): Anthropic {
   return client.sdk;
 }
 
-/** Tool names the API accepts: letters, digits, "_" and "-". */
-const wireName = (tool: string) => tool.replace(/\./g, '_');
-
-/** A tool's input as the model sees it; a connection tool names the agent's connections as the only choices. */
-function inputSchemaFor(name: ToolName, connections: readonly string[]): Anthropic.Tool.InputSchema {
-  const schema = z.toJSONSchema(toolDefinitions[name].input, { io: 'input' }) as Anthropic.Tool.InputSchema & {
-    properties: Record<string, Record<string, unknown>>;
-  };
-  if (connectionTools.has(name))
-    schema.properties.connection = { ...schema.properties.connection, enum: [...connections] };
-  return schema;
+/** Tool names the API accepts: letters, digits, "_" and "-", at most 64 (an MCP server's names may be longer). */
+function wireName(tool: string): string {
+  const name = tool.replace(/[^A-Za-z0-9_-]/g, '_');
+  if (name.length <= 64) return name;
+  return `${name.slice(0, 55)}_${createHash('sha256').update(tool).digest('hex').slice(0, 8)}`;
 }
 
 export async function runModelStep({
@@ -117,11 +109,11 @@ export async function runModelStep({
   if (!config.model.apiKey) throw ApplicationFailure.nonRetryable(noModelMessage, 'NoModel');
   const sdk = anthropic(config.model.apiKey, config.model.baseUrl);
 
-  const toolNames = node.tools.filter(isToolName);
-  const tools: Anthropic.Tool[] = toolNames.map((name) => ({
-    name: wireName(name),
-    description: toolDefinitions[name].description,
-    input_schema: inputSchemaFor(name, spec.connections),
+  const stepTools = await resolveTools(node.tools, deps, { runId, connections: spec.connections });
+  const tools: Anthropic.Tool[] = stepTools.map((t) => ({
+    name: wireName(t.name),
+    description: t.description,
+    input_schema: t.inputSchema,
   }));
   const sources = sourcesToolFor(spec);
   if (sources) tools.push(sources.definition);
@@ -167,13 +159,12 @@ export async function runModelStep({
    * model's tool_use ids change on every attempt) and recorded in the effects ledger, so a retried activity
    * repeating the same call gets the recorded result instead of acting twice.
    */
-  const callTool = async (tool: ToolName, input: unknown): Promise<unknown> => {
-    const handler = externalToolHandlers[tool] as (i: unknown, c: unknown) => Promise<unknown>;
+  const callTool = async (tool: StepTool, input: Record<string, unknown>): Promise<unknown> => {
     const digest = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
-    const key = `${runId}:${seq}:${node.id}:${tool}:${digest}`;
+    const key = `${runId}:${seq}:${node.id}:${tool.name}:${digest}`;
     const recorded = await deps.knex('effects').where({ key }).first('result');
     if (recorded) return recorded.result;
-    const out = await handler(input, toolContext(deps, { runId, key, connections: spec.connections }));
+    const out = await tool.call!(input, toolContext(deps, { runId, key, connections: spec.connections }));
     await deps
       .knex('effects')
       .insert({ key, run_id: runId, result: JSON.stringify(out ?? null) })
@@ -188,7 +179,7 @@ export async function runModelStep({
 
   /** The reviewer's decision on a call the model asked for: run it (perhaps with edited arguments), or say no. */
   const decided = async (call: GatedCall, decision: Decision) => {
-    const { tool } = call.gated;
+    const tool = stepTools.find((t) => t.name === call.gated.tool);
     const by = `${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
     if (!decision.approved) {
       reasoning.push({ node: node.id, type: 'approval', tool: call.name, text: `rejected by ${by}` });
@@ -207,7 +198,8 @@ export async function runModelStep({
       ...(edited ? { input: decision.arguments } : {}),
     });
     try {
-      const input = edited ? toolDefinitions[tool].input.parse(decision.arguments) : call.gated.input;
+      if (!tool) throw new Error(`the step no longer offers ${call.gated.tool}`);
+      const input = edited ? tool.parse(decision.arguments) : call.gated.input;
       const out = JSON.stringify(await callTool(tool, input));
       return answered(
         call,
@@ -298,13 +290,13 @@ export async function runModelStep({
           );
           continue;
         }
-        const tool = toolNames.find((t) => wireName(t) === block.name);
+        const tool = stepTools.find((t) => wireName(t.name) === block.name);
         try {
           if (!tool) throw new Error(`unknown tool ${block.name}`);
-          if (!externalToolHandlers[tool]) throw new Error(`${tool} can only be used from a tool node`);
-          const input = toolDefinitions[tool].input.parse(block.input) as Record<string, unknown>;
+          if (!tool.call) throw new Error(`${tool.name} can only be used from a tool node`);
+          const input = tool.parse(block.input);
           // The same policy as tool nodes: such a call waits for a reviewer once this turn is through.
-          if (approvalRequired(spec, tool, input)) call.gated = { tool, input };
+          if (approvalRequired(spec, tool.name, input)) call.gated = { tool: tool.name, input };
           else call.result = answered(call, JSON.stringify(await callTool(tool, input)), false);
         } catch (err) {
           call.result = answered(call, err instanceof Error ? err.message : String(err), true);

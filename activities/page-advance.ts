@@ -14,7 +14,7 @@ import {
   saveResult,
   type ItemData,
 } from '../workflows/interpreter';
-import { isToolName, toolDefinitions, type ToolDefinition } from '../model/tools';
+import { approvalDefaultOf, isToolName, toolDefinitions } from '../model/tools';
 import { ActivityDeps, loadRun, loadSpec } from './deps';
 
 export interface StepAction {
@@ -40,9 +40,21 @@ interface ItemRow {
 
 type ToolNode = Extract<AgentNode, { kind: 'tool' }>;
 
+/** The policy's rule for a tool: its own, or the nearest `prefix.*` (`mcp.crm.*` covers every tool of that server). */
+function approvalRule(spec: AgentSpec, tool: string) {
+  const own = spec.policy.approvals[tool];
+  if (own) return own;
+  const parts = tool.split('.');
+  for (let n = parts.length - 1; n > 0; n--) {
+    const rule = spec.policy.approvals[`${parts.slice(0, n).join('.')}.*`];
+    if (rule) return rule;
+  }
+  return undefined;
+}
+
 export function approvalRequired(spec: AgentSpec, tool: string, args: unknown): boolean {
-  const rule = spec.policy.approvals[tool];
-  if (!rule) return isToolName(tool) && (toolDefinitions[tool] as ToolDefinition).approvalDefault === 'always';
+  const rule = approvalRule(spec, tool);
+  if (!rule) return approvalDefaultOf(tool) === 'always';
   if (rule.mode === 'when') return rule.when !== undefined && matches(rule.when, args);
   return rule.mode === 'always';
 }

@@ -17,6 +17,7 @@ import { toolRoutes } from './routes/tools';
 import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
 import { connectionRoutes } from './routes/connections';
+import type { McpLimits } from '../activities/connectors/mcp/client';
 import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
 import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
@@ -37,6 +38,8 @@ export interface AppDeps extends RouteDeps {
   console?: RequestHandler;
   /** Requests a second per API key (CADRE_API_RATE_LIMIT); unset or 0 → no limit. */
   apiRateLimit?: number;
+  /** What a connection may reach (CADRE_HTTP_ALLOW_HOSTS) and start (CADRE_MCP_STDIO_COMMANDS); unset → neither. */
+  connectors?: McpLimits;
 }
 
 export function createApp(deps: AppDeps) {
@@ -103,7 +106,7 @@ export function createApp(deps: AppDeps) {
   v1.use(toolRoutes());
   v1.use(runLinkRoutes(deps));
   v1.use(sourceRoutes(deps));
-  v1.use(connectionRoutes(deps));
+  v1.use(connectionRoutes({ ...deps, connectors: deps.connectors ?? { allowHosts: [], stdioCommands: [] } }));
   v1.use(memberRoutes(deps));
   v1.use(ssoConfigRoutes(deps));
   app.use('/v1', v1);

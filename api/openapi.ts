@@ -11,7 +11,7 @@ import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../model/agent';
 import { chainEndStatuses, formFieldSchema, scheduleConfigSchema, triggerInputSchema } from '../model/trigger';
 import { timelineKinds } from '../db/timeline';
-import { connectionKinds, connectionStatuses, sqlConfigSchema } from '../model/connection';
+import { connectionKinds, connectionStatuses, mcpConfigSchema, sqlConfigSchema } from '../model/connection';
 import { roles, type Permission } from '../db/roles';
 
 /** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), without the per-schema `$schema` marker. */
@@ -251,7 +251,7 @@ const schemas: Record<string, unknown> = {
     id: { type: 'string', format: 'uuid' },
     name: { type: 'string', description: 'How agents refer to it (their "connections" and tool arguments).' },
     kind: { enum: [...connectionKinds] },
-    config: jsonSchema(sqlConfigSchema, 'output'),
+    config: { oneOf: [jsonSchema(sqlConfigSchema, 'output'), jsonSchema(mcpConfigSchema, 'output')] },
     status: { enum: [...connectionStatuses] },
     status_detail: nullable({ type: 'string' }),
     can: { type: 'array', items: { type: 'string' }, description: 'What its tools may do.' },
@@ -1256,7 +1256,8 @@ export const routes: Route[] = [
     method: 'post',
     path: '/connections',
     id: 'createConnection',
-    summary: 'Connect a system (a PostgreSQL or MySQL/MariaDB database): tested before it is saved; credentials sealed',
+    summary:
+      'Connect a system (a PostgreSQL or MySQL/MariaDB database, an MCP server): tested before it is saved; credentials sealed',
     scope: 'admin',
     body: jsonSchema(bodies.createConnection),
     ok: { 201: ref('Connection') },
@@ -1297,7 +1298,15 @@ export const routes: Route[] = [
     summary: 'Connect now and report; a failure marks the connection failing',
     scope: 'admin',
     ok: {
-      200: obj({ ok: { type: 'boolean' }, server_version: { type: 'string' }, detail: { type: 'string' } }, ['ok']),
+      200: obj(
+        {
+          ok: { type: 'boolean' },
+          server_version: { type: 'string' },
+          tools: { type: 'array', items: { type: 'string' }, description: "an MCP server's tools" },
+          detail: { type: 'string' },
+        },
+        ['ok'],
+      ),
     },
     errors: [404],
   }),

@@ -2,7 +2,7 @@
 // the worker, about to connect, opens them (activities/tools/connections.ts).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { ConnectionKind, ConnectionStatus, SqlConfig } from '../model/connection';
+import type { ConnectionConfig, ConnectionKind, ConnectionStatus } from '../model/connection';
 import { isUuid } from './runs';
 
 export interface ConnectionRow {
@@ -10,7 +10,7 @@ export interface ConnectionRow {
   workspace_id: string;
   name: string;
   kind: ConnectionKind;
-  config: SqlConfig;
+  config: ConnectionConfig;
   credentials_sealed: string;
   status: ConnectionStatus;
   status_detail: string | null;

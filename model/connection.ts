@@ -2,8 +2,11 @@
 // credentials (sealed at rest, never answered). Pure, so the API, the worker and the agent checks share it.
 import { z } from 'zod';
 
-export const connectionKinds = ['postgres', 'mysql'] as const;
+export const sqlKinds = ['postgres', 'mysql'] as const;
+export type SqlKind = (typeof sqlKinds)[number];
+export const connectionKinds = [...sqlKinds, 'mcp'] as const;
 export type ConnectionKind = (typeof connectionKinds)[number];
+export const isSqlKind = (kind: string): kind is SqlKind => (sqlKinds as readonly string[]).includes(kind);
 export const connectionStatuses = ['connected', 'needs_reauthorization', 'revoked', 'failing'] as const;
 export type ConnectionStatus = (typeof connectionStatuses)[number];
 
@@ -29,18 +32,56 @@ export type SqlConfig = z.infer<typeof sqlConfigSchema>;
 export const sqlCredentialsSchema = z.object({ password: z.string().max(1000).default('') });
 export type SqlCredentials = z.infer<typeof sqlCredentialsSchema>;
 
-export const defaultPorts: Record<ConnectionKind, number> = { postgres: 5432, mysql: 3306 };
+export const defaultPorts: Record<SqlKind, number> = { postgres: 5432, mysql: 3306 };
 
-export const createConnectionSchema = z.object({
-  name: connectionName,
-  kind: z.enum(connectionKinds),
-  config: sqlConfigSchema,
-  credentials: sqlCredentialsSchema,
+/**
+ * A Model Context Protocol server: over streamable HTTP at a URL, or a command the worker starts and talks to over
+ * stdio (only commands the operator allows in CADRE_MCP_STDIO_COMMANDS: a workspace admin must not be able to run
+ * anything on the worker).
+ */
+export const mcpConfigSchema = z.discriminatedUnion('transport', [
+  z.object({ transport: z.literal('http'), url: z.string().url().max(2000) }),
+  z.object({
+    transport: z.literal('stdio'),
+    command: z.string().min(1).max(500),
+    args: z.array(z.string().max(1000)).max(50).default([]),
+  }),
+]);
+export type McpConfig = z.infer<typeof mcpConfigSchema>;
+/** Headers sent with every HTTP request to the server (an Authorization bearer token, an API key header). */
+export const mcpCredentialsSchema = z.object({
+  headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'a header name'), z.string().max(4000)).default({}),
 });
+export type McpCredentials = z.infer<typeof mcpCredentialsSchema>;
 
+export type ConnectionConfig = SqlConfig | McpConfig;
+
+/** What is not secret, and what is, by kind: the API validates with these, the worker opens with them. */
+export const connectionSchemas = {
+  postgres: { config: sqlConfigSchema, credentials: sqlCredentialsSchema },
+  mysql: { config: sqlConfigSchema, credentials: sqlCredentialsSchema },
+  mcp: { config: mcpConfigSchema, credentials: mcpCredentialsSchema },
+} satisfies Record<ConnectionKind, { config: z.ZodTypeAny; credentials: z.ZodTypeAny }>;
+
+export const createConnectionSchema = z.discriminatedUnion('kind', [
+  z.object({
+    name: connectionName,
+    kind: z.enum(sqlKinds),
+    config: sqlConfigSchema,
+    credentials: sqlCredentialsSchema,
+  }),
+  z.object({
+    name: connectionName,
+    kind: z.literal('mcp'),
+    config: mcpConfigSchema,
+    credentials: mcpCredentialsSchema.default({ headers: {} }),
+  }),
+]);
+
+/** New settings (merged over the current ones, then checked against the connection's kind) or new credentials. */
 export const updateConnectionSchema = z
   .object({
-    config: sqlConfigSchema.partial().optional(),
-    credentials: sqlCredentialsSchema.optional(),
+    config: z.record(z.string(), z.unknown()).optional(),
+    credentials: z.record(z.string(), z.unknown()).optional(),
   })
   .refine((b) => b.config !== undefined || b.credentials !== undefined, 'change "config" or "credentials"');

@@ -169,3 +169,21 @@ export const connectionTools = new Set<string>(['sql.list_tables', 'sql.query', 
 export function isToolName(name: string): name is ToolName {
   return Object.hasOwn(toolDefinitions, name);
 }
+
+/**
+ * The tools of a connected MCP server are named `mcp.<connection>.<tool>`; an llm step may offer all of a server's
+ * tools at once as `mcp.<connection>`. Undefined for any other name.
+ */
+export function parseMcpToolName(name: string): { connection: string; tool?: string } | undefined {
+  const m = /^mcp\.([a-z][a-z0-9_-]{0,59})(?:\.(.+))?$/.exec(name);
+  return m ? { connection: m[1], tool: m[2] } : undefined;
+}
+
+/**
+ * Whether a call of this tool asks a reviewer when the agent's policy names no rule for it. An MCP server's tools can
+ * do anything its server does, so they ask until the editor says otherwise.
+ */
+export function approvalDefaultOf(tool: string): 'always' | 'never' {
+  if (isToolName(tool)) return (toolDefinitions[tool] as ToolDefinition).approvalDefault;
+  return parseMcpToolName(tool) ? 'always' : 'never';
+}

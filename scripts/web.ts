@@ -38,6 +38,7 @@ main('web', async () => {
     bodyLimit: config.web.bodyLimit,
     apiRateLimit: config.web.rateLimit,
     secrets: loadSecretBox(config),
+    connectors: { allowHosts: config.http.allowHosts, stdioCommands: config.mcp.stdioCommands },
     smtp: config.smtp,
     accountRecoverySeconds: config.accountRecoverySeconds,
     logger,

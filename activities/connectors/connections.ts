@@ -2,44 +2,101 @@
 // "connections", only connected ones, with the credentials opened here and nowhere else.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CadreConfig } from '../../cadre.config';
-import { connectionByName, markConnectionUsed } from '../../db/connections';
+import { connectionByName, markConnectionUsed, type ConnectionRow } from '../../db/connections';
 import { loadSecretBox, type SecretBox } from '../../db/secret-box';
-import { sqlConfigSchema, sqlCredentialsSchema } from '../../model/connection';
+import {
+  connectionSchemas,
+  defaultPorts,
+  isSqlKind,
+  type McpConfig,
+  type McpCredentials,
+  type SqlConfig,
+  type SqlKind,
+} from '../../model/connection';
+import { assertPublicHost, BlockedAddressError } from '../tools/ssrf-guard';
 import { buildSqlClient, sqlClientFor, type SqlClient } from './sql/client';
+import { connectMcp, mcpClientFor, McpSetupError } from './mcp/client';
 
 // One box per configuration (a worker has one; the test suites run several stacks in a process).
 const boxes = new WeakMap<CadreConfig, SecretBox>();
 
-export function sqlClientResolver(
-  deps: { knex: Knex; config: CadreConfig },
-  run: { runId: string; connections: readonly string[] },
-): (name: string) => Promise<SqlClient> {
+type Deps = { knex: Knex; config: CadreConfig };
+type RunConnections = { runId: string; connections: readonly string[] };
+
+/** A connection's credentials, opened with the service key and checked against its kind's schema. */
+function credentialsOf(config: CadreConfig, row: ConnectionRow): unknown {
+  let box = boxes.get(config);
+  if (!box) boxes.set(config, (box = loadSecretBox(config)));
+  return connectionSchemas[row.kind].credentials.parse(JSON.parse(box.open(row.credentials_sealed)));
+}
+
+/** The connected connection `name` of the run's workspace, which the agent lists; otherwise a step error saying why. */
+async function usableConnection(deps: Deps, run: RunConnections, name: string): Promise<ConnectionRow> {
+  if (!run.connections.includes(name))
+    throw ApplicationFailure.nonRetryable(
+      `the agent does not list the connection "${name}" in its "connections": add it in Operator Mode`,
+      'ConnectionNotListed',
+    );
+  const { workspace_id } = await deps.knex('runs').where({ id: run.runId }).first('workspace_id');
+  const row = await connectionByName(deps.knex, workspace_id, name);
+  if (!row)
+    throw ApplicationFailure.nonRetryable(
+      `there is no connection "${name}" in this workspace (it was removed or never made): connect it in Integrations`,
+      'ConnectionMissing',
+    );
+  if (row.status === 'revoked' || row.status === 'needs_reauthorization')
+    throw ApplicationFailure.nonRetryable(
+      `connection "${name}" ${row.status === 'revoked' ? 'was revoked' : 'needs to be authorized again'}: reconnect it in Integrations`,
+      'ConnectionUnusable',
+    );
+  await markConnectionUsed(deps.knex, row.id);
+  return row;
+}
+
+const versionKey = (row: ConnectionRow) => `${row.id}:${new Date(row.updated_at).toISOString()}`;
+
+function wrongKind(name: string, row: ConnectionRow, wanted: string): never {
+  throw ApplicationFailure.nonRetryable(`connection "${name}" is ${row.kind}, not ${wanted}`, 'ConnectionKind');
+}
+
+export function sqlClientResolver(deps: Deps, run: RunConnections): (name: string) => Promise<SqlClient> {
   return async (name) => {
-    if (!run.connections.includes(name))
-      throw ApplicationFailure.nonRetryable(
-        `the agent does not list the connection "${name}" in its "connections": add it in Operator Mode`,
-        'ConnectionNotListed',
-      );
-    const { workspace_id } = await deps.knex('runs').where({ id: run.runId }).first('workspace_id');
-    const row = await connectionByName(deps.knex, workspace_id, name);
-    if (!row)
-      throw ApplicationFailure.nonRetryable(
-        `there is no connection "${name}" in this workspace (it was removed or never made): connect it in Integrations`,
-        'ConnectionMissing',
-      );
-    if (row.status === 'revoked' || row.status === 'needs_reauthorization')
-      throw ApplicationFailure.nonRetryable(
-        `connection "${name}" ${row.status === 'revoked' ? 'was revoked' : 'needs to be authorized again'}: reconnect it in Integrations`,
-        'ConnectionUnusable',
-      );
-    const client = sqlClientFor(`${row.id}:${new Date(row.updated_at).toISOString()}`, () => {
-      let box = boxes.get(deps.config);
-      if (!box) boxes.set(deps.config, (box = loadSecretBox(deps.config)));
-      const { password } = sqlCredentialsSchema.parse(JSON.parse(box.open(row.credentials_sealed)));
-      return buildSqlClient(row.kind, sqlConfigSchema.parse(row.config), password);
+    const row = await usableConnection(deps, run, name);
+    if (!isSqlKind(row.kind)) wrongKind(name, row, 'a SQL database');
+    const config = row.config as SqlConfig;
+    await assertPublicHost(config.host, config.port ?? defaultPorts[row.kind], deps.config.http.allowHosts).catch(
+      (err: unknown) => {
+        if (!(err instanceof BlockedAddressError)) throw err;
+        throw ApplicationFailure.nonRetryable(`connection "${name}": ${err.message}`, 'ConnectionRefused');
+      },
+    );
+    return sqlClientFor(versionKey(row), () => {
+      const { password } = credentialsOf(deps.config, row) as { password: string };
+      return buildSqlClient(row.kind as SqlKind, config, password);
     });
-    await markConnectionUsed(deps.knex, row.id);
-    return client;
+  };
+}
+
+export function mcpClientResolver(deps: Deps, run: RunConnections): (name: string) => Promise<McpClient> {
+  return async (name) => {
+    const row = await usableConnection(deps, run, name);
+    if (row.kind !== 'mcp') wrongKind(name, row, 'an MCP server');
+    return mcpClientFor(versionKey(row), () =>
+      connectMcp(row.config as McpConfig, credentialsOf(deps.config, row) as McpCredentials, {
+        allowHosts: deps.config.http.allowHosts,
+        stdioCommands: deps.config.mcp.stdioCommands,
+      }).catch((err: unknown) => {
+        const reason = err instanceof Error ? err.message : String(err);
+        // A refused address or command is the connection's settings, not a passing fault.
+        if (err instanceof BlockedAddressError || err instanceof McpSetupError)
+          throw ApplicationFailure.nonRetryable(`connection "${name}": ${reason}`, 'ConnectionRefused');
+        throw ApplicationFailure.retryable(
+          `connection "${name}" cannot reach its MCP server: ${reason}`,
+          'McpUnreachable',
+        );
+      }),
+    );
   };
 }

@@ -54,3 +54,8 @@ export async function assertPublicUrl(url: URL, allowHosts: readonly string[]): 
     );
   }
 }
+
+/** The same rule for a host and port that is not a URL (a database server a connection names). */
+export function assertPublicHost(host: string, port: number, allowHosts: readonly string[]): Promise<void> {
+  return assertPublicUrl(new URL(`http://${net.isIPv6(host) ? `[${host}]` : host}:${port}`), allowHosts);
+}

@@ -411,17 +411,29 @@ export interface components {
     Connection: {
       id: string;
       name: string;
-      kind: 'postgres' | 'mysql';
-      config: {
-        host: string;
-        port?: number;
-        database: string;
-        user: string;
-        ssl: boolean;
-        allow_writes: boolean;
-        row_limit: number;
-        statement_timeout_ms: number;
-      };
+      kind: 'postgres' | 'mysql' | 'mcp';
+      config:
+        | {
+            host: string;
+            port?: number;
+            database: string;
+            user: string;
+            ssl: boolean;
+            allow_writes: boolean;
+            row_limit: number;
+            statement_timeout_ms: number;
+          }
+        | (
+            | {
+                transport: 'http';
+                url: string;
+              }
+            | {
+                transport: 'stdio';
+                command: string;
+                args: string[];
+              }
+          );
       status: 'connected' | 'needs_reauthorization' | 'revoked' | 'failing';
       status_detail: string | null;
       can: string[];
@@ -3579,23 +3591,41 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            name: string;
-            kind: 'postgres' | 'mysql';
-            config: {
-              host: string;
-              port?: number;
-              database: string;
-              user: string;
-              ssl?: boolean;
-              allow_writes?: boolean;
-              row_limit?: number;
-              statement_timeout_ms?: number;
-            };
-            credentials: {
-              password?: string;
-            };
-          };
+          'application/json':
+            | {
+                name: string;
+                kind: 'postgres' | 'mysql';
+                config: {
+                  host: string;
+                  port?: number;
+                  database: string;
+                  user: string;
+                  ssl?: boolean;
+                  allow_writes?: boolean;
+                  row_limit?: number;
+                  statement_timeout_ms?: number;
+                };
+                credentials: {
+                  password?: string;
+                };
+              }
+            | {
+                name: string;
+                kind: 'mcp';
+                config:
+                  | {
+                      transport: 'http';
+                      url: string;
+                    }
+                  | {
+                      transport: 'stdio';
+                      command: string;
+                      args?: string[];
+                    };
+                credentials?: {
+                  headers?: Record<string, string>;
+                };
+              };
         };
       };
       responses: {
@@ -3636,19 +3666,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            config?: {
-              host?: string;
-              port?: number;
-              database?: string;
-              user?: string;
-              ssl?: boolean;
-              allow_writes?: boolean;
-              row_limit?: number;
-              statement_timeout_ms?: number;
-            };
-            credentials?: {
-              password?: string;
-            };
+            config?: Record<string, unknown>;
+            credentials?: Record<string, unknown>;
           };
         };
       };
@@ -3692,6 +3711,7 @@ export interface paths {
             'application/json': {
               ok: boolean;
               server_version?: string;
+              tools?: string[];
               detail?: string;
             };
           };

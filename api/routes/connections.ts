@@ -12,8 +12,9 @@ import {
   type ConnectionRow,
 } from '../../db/connections';
 import type { SecretBox } from '../../db/secret-box';
-import { sqlConfigSchema, sqlCredentialsSchema, type ConnectionKind, type SqlConfig } from '../../model/connection';
-import { buildSqlClient, testSqlClient } from '../../activities/connectors/sql/client';
+import { connectionSchemas, type ConnectionKind } from '../../model/connection';
+import { checkConnection, connectionAbilities } from '../../activities/connectors/check';
+import type { McpLimits } from '../../activities/connectors/mcp/client';
 import { auditRequest } from '../audit-request';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
@@ -29,8 +30,7 @@ export function connectionJson(c: ConnectionRow) {
     config: c.config,
     status: c.status,
     status_detail: c.status_detail,
-    // What its tools may do, in words a person can check before connecting an agent.
-    can: ['list tables', 'read rows', ...(c.config.allow_writes ? ['insert rows', 'update rows'] : [])],
+    can: connectionAbilities(c.kind, c.config),
     created_by: c.created_by,
     created_at: c.created_at,
     updated_at: c.updated_at,
@@ -38,20 +38,11 @@ export function connectionJson(c: ConnectionRow) {
   };
 }
 
-/** Connects with these settings and asks the server's version; 422 connection_failed with the reason otherwise. */
-async function tryConnecting(kind: ConnectionKind, config: SqlConfig, password: string) {
-  const client = buildSqlClient(kind, config, password);
-  try {
-    return await testSqlClient(client);
-  } catch (err) {
-    const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
-    throw new ApiError(422, 'connection_failed', `could not connect to ${kind} at ${config.host}: ${reason}`);
-  } finally {
-    await client.knex.destroy();
-  }
-}
+/** Where a connection of this kind points, for messages. */
+const target = (kind: ConnectionKind, config: Record<string, unknown>) =>
+  `${kind} at ${String(config.host ?? config.url ?? config.command)}`;
 
-export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
+export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connectors: McpLimits }): Router {
   const { knex, secrets } = deps;
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
@@ -60,7 +51,18 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox }): Rout
     if (!c) throw new ApiError(404, 'connection_not_found', `no connection ${id} in this workspace`);
     return c;
   };
-  const passwordOf = (c: ConnectionRow) => sqlCredentialsSchema.parse(JSON.parse(secrets.open(c.credentials_sealed)));
+  const credentialsOf = (c: ConnectionRow) =>
+    connectionSchemas[c.kind].credentials.parse(JSON.parse(secrets.open(c.credentials_sealed)));
+
+  /** Connects as a run would; 422 connection_failed with the reason when that fails. */
+  async function tryConnecting(kind: ConnectionKind, config: Record<string, unknown>, credentials: unknown) {
+    try {
+      return await checkConnection(kind, config, credentials, deps.connectors);
+    } catch (err) {
+      const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
+      throw new ApiError(422, 'connection_failed', `could not connect to ${target(kind, config)}: ${reason}`);
+    }
+  }
 
   r.get('/connections', requirePermission('read'), async (req, res) => {
     res.json({ data: (await listConnections(knex, req.auth!.workspace.id)).map(connectionJson), next_cursor: null });
@@ -68,7 +70,7 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox }): Rout
 
   r.post('/connections', requirePermission('admin'), ...body, async (req, res) => {
     const input = parseBody(bodies.createConnection, req.body);
-    await tryConnecting(input.kind, input.config, input.credentials.password);
+    await tryConnecting(input.kind, input.config, input.credentials);
     let created: ConnectionRow;
     try {
       created = await createConnection(knex, {
@@ -96,18 +98,21 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox }): Rout
   r.patch('/connections/:id', requirePermission('admin'), ...body, async (req, res) => {
     const current = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     const patch = parseBody(bodies.updateConnection, req.body);
-    const given = (req.body as { config?: Record<string, unknown> }).config ?? {};
-    const config = parseBody(sqlConfigSchema, { ...current.config, ...given });
-    const credentials = patch.credentials ?? passwordOf(current);
-    await tryConnecting(current.kind, config, credentials.password);
+    const schemas = connectionSchemas[current.kind];
+    const config = parseBody(schemas.config, { ...current.config, ...patch.config }) as Record<string, unknown>;
+    const credentials = patch.credentials ? parseBody(schemas.credentials, patch.credentials) : credentialsOf(current);
+    await tryConnecting(current.kind, config, credentials);
     const updated = await updateConnection(knex, current.id, {
-      config,
-      ...(patch.credentials ? { credentials_sealed: secrets.seal(JSON.stringify(patch.credentials)) } : {}),
+      config: config as ConnectionRow['config'],
+      ...(patch.credentials ? { credentials_sealed: secrets.seal(JSON.stringify(credentials)) } : {}),
       status: 'connected',
       status_detail: null,
     });
     await auditRequest(knex, req, 'connection.updated', updated.name, {
-      changed: [...Object.keys(given).map((k) => `config.${k}`), ...(patch.credentials ? ['credentials'] : [])],
+      changed: [
+        ...Object.keys(patch.config ?? {}).map((k) => `config.${k}`),
+        ...(patch.credentials ? ['credentials'] : []),
+      ],
     });
     res.json(connectionJson(updated));
   });
@@ -115,7 +120,7 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox }): Rout
   r.post('/connections/:id/test', requirePermission('admin'), async (req, res) => {
     const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     try {
-      const found = await tryConnecting(c.kind, c.config, passwordOf(c).password);
+      const found = await tryConnecting(c.kind, c.config as Record<string, unknown>, credentialsOf(c));
       await updateConnection(knex, c.id, { status: 'connected', status_detail: null });
       res.json({ ok: true, ...found });
     } catch (err) {

@@ -42,7 +42,10 @@ describe('connections: SQL databases', function () {
       startFakeAnthropic(),
     ]);
     h = await createHarness({
-      config: { model: { apiKey: 'test-key', baseUrl: fake.url, name: 'claude-test', unavailableRetries: 0 } } as never,
+      config: {
+        model: { apiKey: 'test-key', baseUrl: fake.url, name: 'claude-test', unavailableRetries: 0 },
+        http: { allowHosts: ['127.0.0.1'] }, // the test's database servers are on this machine
+      } as never,
     });
     api = await startApi(h);
     const t = await createTestWorkspace(h);

@@ -142,6 +142,7 @@ export async function startApi(
     bodyLimit: '64kb',
     // The key the harness's worker opens secrets with (its config's), as one deployment shares one key.
     secrets: loadSecretBox(h.config),
+    connectors: { allowHosts: h.config.http.allowHosts, stdioCommands: h.config.mcp.stdioCommands },
     smtp: opts.smtp,
     accountRecoverySeconds: opts.accountRecoverySeconds,
     apiRateLimit: opts.apiRateLimit,

@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       accountRecoverySeconds: 30 * 86_400,
       previousSecretKeys: [],
       http: { allowHosts: [] },
+      mcp: { stdioCommands: [] },
       logLevel: 'info',
     });
     assert.ok(path.isAbsolute(c.dataDir));

@@ -2,18 +2,18 @@
 // and its opened credentials, and kept per connection version: a changed connection gets a new pool, and an idle
 // one is closed. Handlers receive the client, never the password.
 import knexFactory, { type Knex } from 'knex';
-import { defaultPorts, type ConnectionKind, type SqlConfig } from '../../../model/connection';
+import { defaultPorts, type SqlConfig, type SqlKind } from '../../../model/connection';
 
 export interface SqlClient {
   knex: Knex;
-  kind: ConnectionKind;
+  kind: SqlKind;
   config: SqlConfig;
 }
 
 const idleCloseMs = 5 * 60_000;
 const clients = new Map<string, { client: SqlClient; timer: NodeJS.Timeout }>();
 
-export function buildSqlClient(kind: ConnectionKind, config: SqlConfig, password: string): SqlClient {
+export function buildSqlClient(kind: SqlKind, config: SqlConfig, password: string): SqlClient {
   const connection = {
     host: config.host,
     port: config.port ?? defaultPorts[kind],

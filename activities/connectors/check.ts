@@ -1,0 +1,50 @@
+// "Does this connection work?": connects with the given settings and credentials the way a run would, and says what
+// it found (the server's version, the tools it offers) or throws the reason. The API runs it before a connection is
+// saved or changed, and when someone presses Test.
+import type { ConnectionKind, McpConfig, McpCredentials, SqlConfig, SqlCredentials } from '../../model/connection';
+import { defaultPorts, isSqlKind } from '../../model/connection';
+import { assertPublicHost } from '../tools/ssrf-guard';
+import { buildSqlClient, testSqlClient } from './sql/client';
+import { connectMcp, listMcpTools, type McpLimits } from './mcp/client';
+
+export interface ConnectionFound {
+  server_version?: string;
+  /** The tools an MCP server offers, by name. */
+  tools?: string[];
+}
+
+export async function checkConnection(
+  kind: ConnectionKind,
+  config: unknown,
+  credentials: unknown,
+  limits: McpLimits,
+): Promise<ConnectionFound> {
+  if (isSqlKind(kind)) {
+    const sql = config as SqlConfig;
+    await assertPublicHost(sql.host, sql.port ?? defaultPorts[kind], limits.allowHosts);
+    const client = buildSqlClient(kind, sql, (credentials as SqlCredentials).password);
+    try {
+      return await testSqlClient(client);
+    } finally {
+      await client.knex.destroy();
+    }
+  }
+  const client = await connectMcp(config as McpConfig, credentials as McpCredentials, limits);
+  try {
+    const server = client.getServerVersion();
+    const tools = await listMcpTools(client);
+    return {
+      server_version: server ? `${server.name} ${server.version}` : 'unknown',
+      tools: tools.map((t) => t.name),
+    };
+  } finally {
+    await client.close();
+  }
+}
+
+/** What a connection's tools may do, in words a person can check before giving it to an agent. */
+export function connectionAbilities(kind: ConnectionKind, config: unknown): string[] {
+  if (isSqlKind(kind))
+    return ['list tables', 'read rows', ...((config as SqlConfig).allow_writes ? ['insert rows', 'update rows'] : [])];
+  return ["call the server's tools (each asks for approval unless the agent's policy says otherwise)"];
+}

@@ -1,0 +1,122 @@
+// The tools a step may call behind one shape, whether built in (model/tools.ts with activities/tools/handlers.ts) or
+// offered by a connected MCP server (`mcp.<connection>.<tool>`): the name the agent uses, what the model is told, how
+// arguments are checked, and the call. Tool nodes and model steps both go through it, so approval policy, the effects
+// ledger and error handling treat every tool alike.
+import { Ajv } from 'ajv';
+import { z } from 'zod';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { connectionTools, isToolName, parseMcpToolName, toolDefinitions } from '../../model/tools';
+import { externalToolHandlers, type ToolContext } from './handlers';
+import { mcpClientResolver } from '../connectors/connections';
+import { listMcpTools } from '../connectors/mcp/client';
+import type { ActivityDeps } from '../deps';
+
+export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown };
+
+export interface StepTool {
+  /** As the agent names it: `http.request`, `mcp.crm.create_contact`. */
+  name: string;
+  description: string;
+  /** The input as the model sees it. */
+  inputSchema: JsonSchemaObject;
+  /** Checks (and completes with defaults) the arguments; throws a message for the model or the item. */
+  parse(input: unknown): Record<string, unknown>;
+  /** Absent for tools only a tool node runs (the state store's). */
+  call?: (input: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
+const mcpToolLists = new WeakMap<McpClient, Promise<McpTool[]>>();
+
+function builtInTool(name: keyof typeof toolDefinitions, connections: readonly string[]): StepTool {
+  const def = toolDefinitions[name];
+  const inputSchema = z.toJSONSchema(def.input, { io: 'input' }) as JsonSchemaObject & {
+    properties: Record<string, Record<string, unknown>>;
+  };
+  // A connection tool names the agent's connections as its only choices.
+  if (connectionTools.has(name))
+    inputSchema.properties.connection = { ...inputSchema.properties.connection, enum: [...connections] };
+  const handler = externalToolHandlers[name] as ((i: unknown, c: ToolContext) => Promise<unknown>) | undefined;
+  return {
+    name,
+    description: def.description,
+    inputSchema,
+    parse: (input) => def.input.parse(input) as Record<string, unknown>,
+    call: handler && ((input, ctx) => handler(input, ctx)),
+  };
+}
+
+/** An MCP tool's answer as a step result: its structured content, else its text, else its content blocks. */
+function resultOf(result: Awaited<ReturnType<McpClient['callTool']>>): unknown {
+  if (result.structuredContent) return result.structuredContent;
+  const content = (result.content ?? []) as { type: string; text?: string }[];
+  if (content.every((c) => c.type === 'text')) return { text: content.map((c) => c.text).join('\n') };
+  return { content };
+}
+
+function mcpTool(connection: string, tool: McpTool, client: McpClient): StepTool {
+  const name = `mcp.${connection}.${tool.name}`;
+  const validate = ajv.compile(tool.inputSchema);
+  return {
+    name,
+    description: tool.description ?? tool.title ?? tool.name,
+    inputSchema: tool.inputSchema as JsonSchemaObject,
+    parse(input) {
+      const args = structuredClone((input ?? {}) as Record<string, unknown>);
+      if (!validate(args))
+        throw new Error(`arguments of ${name} do not match its schema: ${ajv.errorsText(validate.errors)}`);
+      return args;
+    },
+    async call(input, ctx) {
+      let result;
+      try {
+        // The protocol has no idempotency header: the key travels in the request's _meta for servers that honour it.
+        result = await client.callTool({
+          name: tool.name,
+          arguments: input,
+          _meta: { 'cadre/idempotency-key': ctx.idempotencyKey },
+        });
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        // The server refused the request itself (unknown tool, bad arguments): asking again changes nothing.
+        if (err instanceof McpError) throw ApplicationFailure.nonRetryable(`${name}: ${reason}`, 'McpToolRefused');
+        throw ApplicationFailure.retryable(`${name}: the MCP server did not answer: ${reason}`, 'McpUnreachable');
+      }
+      if (result.isError)
+        throw ApplicationFailure.nonRetryable(`${name} failed: ${JSON.stringify(resultOf(result))}`, 'McpToolError');
+      return resultOf(result);
+    },
+  };
+}
+
+/** The tools `names` stand for (an `mcp.<connection>` name stands for all of that server's tools). */
+export async function resolveTools(
+  names: readonly string[],
+  deps: ActivityDeps,
+  run: { runId: string; connections: readonly string[] },
+): Promise<StepTool[]> {
+  const mcpClient = mcpClientResolver(deps, run);
+  const out: StepTool[] = [];
+  for (const name of names) {
+    if (isToolName(name)) {
+      out.push(builtInTool(name, run.connections));
+      continue;
+    }
+    const mcp = parseMcpToolName(name);
+    if (!mcp) throw ApplicationFailure.nonRetryable(`unknown tool "${name}"`, 'UnknownTool');
+    const client = await mcpClient(mcp.connection);
+    let listed = mcpToolLists.get(client);
+    if (!listed) mcpToolLists.set(client, (listed = listMcpTools(client)));
+    const offered = await listed;
+    const chosen = mcp.tool === undefined ? offered : offered.filter((t) => t.name === mcp.tool);
+    if (mcp.tool !== undefined && chosen.length === 0)
+      throw ApplicationFailure.nonRetryable(
+        `the MCP server of connection "${mcp.connection}" has no tool "${mcp.tool}" (it offers ${offered.map((t) => t.name).join(', ') || 'none'})`,
+        'UnknownTool',
+      );
+    out.push(...chosen.map((t) => mcpTool(mcp.connection, t, client)));
+  }
+  return out;
+}
