@@ -17,6 +17,7 @@ import { approvalRequired } from './page-advance';
 import { toolContext } from './tools/context';
 import type { ActivityDeps } from './deps';
 import { sourcesToolFor } from './sources/llm-tool';
+import { loadSkillContext } from './skills/context';
 import type { Decision } from './item-steps';
 
 export type ModelUsage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cost_usd: number };
@@ -133,7 +134,10 @@ export async function runModelStep({
       input_schema: { type: 'object', ...node.output_schema } as Anthropic.Tool.InputSchema,
     });
   }
+  // Skills come first: the same for every item of the run, inside the cached prefix.
+  const skills = await loadSkillContext({ deps, spec, tools: toolNames, runId, seq, nodeId: node.id });
   const system: Anthropic.TextBlockParam[] = [
+    ...(skills ? [skills] : []),
     {
       type: 'text',
       text: [
