@@ -17,6 +17,7 @@ import { toolRoutes } from './routes/tools';
 import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
 import { connectionRoutes } from './routes/connections';
+import { skillRoutes } from './routes/skills';
 import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
 import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
@@ -104,6 +105,7 @@ export function createApp(deps: AppDeps) {
   v1.use(runLinkRoutes(deps));
   v1.use(sourceRoutes(deps));
   v1.use(connectionRoutes(deps));
+  v1.use(skillRoutes(deps));
   v1.use(memberRoutes(deps));
   v1.use(ssoConfigRoutes(deps));
   app.use('/v1', v1);
