@@ -2,7 +2,7 @@
 // sandbox, the activities and the API all import it.
 import { z } from 'zod';
 import { connectionName } from './connection';
-import { skillRef } from './skill';
+import { parseSkillRef, skillRef } from './skill';
 
 const nodeId = z
   .string()
@@ -161,6 +161,10 @@ export const agentSpecSchema = z
   .superRefine((spec, ctx) => {
     for (const problem of graphProblems(spec.nodes))
       ctx.addIssue({ code: 'custom', message: problem, path: ['nodes'] });
+    const skillNames = spec.skills.map((ref) => parseSkillRef(ref).name);
+    for (const [i, name] of skillNames.entries())
+      if (skillNames.indexOf(name) !== i)
+        ctx.addIssue({ code: 'custom', message: `skill "${name}" is listed twice`, path: ['skills', i] });
   });
 
 export type Condition = z.infer<typeof conditionSchema>;

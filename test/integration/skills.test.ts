@@ -258,6 +258,16 @@ describe('skills', function () {
     ]);
   });
 
+  it('refuses an agent that lists a skill twice or names one in a form that is not "name" or "name@<version>"', async () => {
+    const twice = await call('POST', '/agents', agentSpec(['tone', 'tone@2']));
+    assert.equal(twice.status, 422);
+    assert.deepEqual(twice.body.errors, [{ path: 'skills.1', message: 'skill "tone" is listed twice' }]);
+    const malformed = await call('POST', '/agents', agentSpec(['tone@latest']));
+    assert.equal(malformed.status, 422);
+    assert.equal(malformed.body.errors[0].path, 'skills.0');
+    assert.match(malformed.body.errors[0].message, /"name@<version>"/);
+  });
+
   it('warns when an agent names a skill the workspace lacks, keeps it from going ready, and fails its model steps saying which', async () => {
     const name = unique('escalation');
     const agent = await createAgent(agentSpec([name]));
