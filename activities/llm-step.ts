@@ -15,6 +15,7 @@ import { resolveTools, type StepTool } from './tools/resolve';
 import { toolContext } from './tools/context';
 import type { ActivityDeps } from './deps';
 import { sourcesToolFor } from './sources/llm-tool';
+import { loadSkillContext } from './skills/context';
 import type { Decision } from './item-steps';
 
 export type ModelUsage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cost_usd: number };
@@ -125,7 +126,17 @@ export async function runModelStep({
       input_schema: { type: 'object', ...node.output_schema } as Anthropic.Tool.InputSchema,
     });
   }
+  // Skills come first: the same for every item of the run, inside the cached prefix.
+  const skills = await loadSkillContext({
+    deps,
+    spec,
+    tools: stepTools.map((t) => t.name),
+    runId,
+    seq,
+    nodeId: node.id,
+  });
   const system: Anthropic.TextBlockParam[] = [
+    ...(skills ? [skills] : []),
     {
       type: 'text',
       text: [

@@ -18,6 +18,7 @@ import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
 import { connectionRoutes } from './routes/connections';
 import type { McpLimits } from '../activities/connectors/mcp/client';
+import { skillRoutes } from './routes/skills';
 import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
 import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
@@ -107,6 +108,7 @@ export function createApp(deps: AppDeps) {
   v1.use(runLinkRoutes(deps));
   v1.use(sourceRoutes(deps));
   v1.use(connectionRoutes({ ...deps, connectors: deps.connectors ?? { allowHosts: [], stdioCommands: [] } }));
+  v1.use(skillRoutes(deps));
   v1.use(memberRoutes(deps));
   v1.use(ssoConfigRoutes(deps));
   app.use('/v1', v1);

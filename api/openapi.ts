@@ -13,6 +13,7 @@ import { chainEndStatuses, formFieldSchema, scheduleConfigSchema, triggerInputSc
 import { timelineKinds } from '../db/timeline';
 import { connectionKinds, connectionStatuses, mcpConfigSchema, sqlConfigSchema } from '../model/connection';
 import { roles, type Permission } from '../db/roles';
+import { maxSkillBytes } from '../model/skill';
 
 /** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), without the per-schema `$schema` marker. */
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
@@ -136,7 +137,7 @@ const schemas: Record<string, unknown> = {
       warnings: {
         type: 'array',
         items: { type: 'string' },
-        description: 'When saved: sources the agent lists that do not exist yet, or more than 20 of them.',
+        description: 'When saved: sources or skills the agent lists that do not exist yet, or more than 20 sources.',
       },
     },
     ['id', 'workspace_id', 'name', 'description', 'state', 'current_version', 'created_at', 'updated_at'],
@@ -316,6 +317,36 @@ const schemas: Record<string, unknown> = {
     },
     ['id', 'name', 'kind', 'status', 'current_version', 'latest_version', 'used_by', 'created_at', 'updated_at'],
   ),
+  SkillVersion: obj({
+    version: { type: 'integer' },
+    description: { type: 'string' },
+    size: { type: 'integer', description: 'Bytes of content (UTF-8).' },
+    sha256: { type: 'string' },
+    created_by: { type: 'string' },
+    created_at: ts,
+    links: obj({ content: { type: 'string' } }),
+  }),
+  Skill: obj(
+    {
+      id: { type: 'string', format: 'uuid' },
+      name: { type: 'string', description: 'How agents list it in "skills" ("name", or "name@<version>" to pin one).' },
+      description: { type: 'string', description: 'Of the newest version.' },
+      latest_version: ref('SkillVersion'),
+      versions: { type: 'array', items: ref('SkillVersion'), description: 'Newest first.' },
+      used_by: { type: 'array', items: { type: 'string' }, description: 'Agents listing the skill.' },
+      created_by: { type: 'string' },
+      created_at: ts,
+      updated_at: ts,
+      archived_at: nullable(ts),
+      links: obj({ self: { type: 'string' } }),
+    },
+    ['id', 'name', 'description', 'latest_version', 'used_by', 'created_by', 'created_at', 'updated_at', 'archived_at'],
+  ),
+  SkillUsed: obj({
+    name: { type: 'string' },
+    kind: { enum: ['user', 'platform'] },
+    version: nullable({ type: 'integer', description: "A user skill's version; null for a platform skill." }),
+  }),
   Passage: obj({
     passage_id: { type: 'string' },
     source: { type: 'string' },
@@ -1563,6 +1594,111 @@ export const routes: Route[] = [
   }),
   r({
     method: 'get',
+    path: '/skills',
+    id: 'listSkills',
+    summary: "The workspace's skills (not archived) with their newest version, and the built-in platform skills",
+    scope: 'read',
+    ok: {
+      200: obj({
+        data: { type: 'array', items: ref('Skill') },
+        platform: {
+          type: 'array',
+          description:
+            'Built-in skills: a model step offered one of its tools gets it in its context (connection kinds for reference).',
+          items: obj({
+            name: { type: 'string' },
+            description: { type: 'string' },
+            tools: { type: 'array', items: { type: 'string' } },
+            connection_kinds: { type: 'array', items: { enum: [...connectionKinds] } },
+            content: { type: 'string' },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
+    },
+  }),
+  r({
+    method: 'post',
+    path: '/skills',
+    id: 'uploadSkill',
+    summary: `Upload a skill (Markdown or text, at most ${maxSkillBytes / 1000} kB); a name that exists adds a version, which runs started from then on use`,
+    scope: 'manage',
+    body: jsonSchema(bodies.uploadSkill),
+    ok: { 201: ref('Skill') },
+  }),
+  r({
+    method: 'get',
+    path: '/skills/{id}',
+    id: 'getSkill',
+    summary: 'A skill with all its versions (archived ones too)',
+    scope: 'read',
+    ok: { 200: ref('Skill') },
+  }),
+  r({
+    method: 'get',
+    path: '/skills/{id}/versions/{version}',
+    id: 'getSkillVersion',
+    summary: "A version's content",
+    scope: 'read',
+    ok: {
+      200: {
+        ...obj({
+          name: { type: 'string' },
+          version: { type: 'integer' },
+          description: { type: 'string' },
+          size: { type: 'integer' },
+          sha256: { type: 'string' },
+          created_by: { type: 'string' },
+          created_at: ts,
+          links: obj({ content: { type: 'string' } }),
+          content: { type: 'string' },
+        }),
+      },
+    },
+  }),
+  r({
+    method: 'delete',
+    path: '/skills/{id}',
+    id: 'deleteSkill',
+    summary:
+      'Archive a skill: runs already started keep it, later runs of agents listing it fail their model steps, saying so; uploading it again brings it back',
+    scope: 'manage',
+    ok: { 204: null },
+  }),
+  r({
+    method: 'get',
+    path: '/runs/{id}/skill-context',
+    id: 'getRunSkillContext',
+    summary: "The skills each item's model steps had in their context, with versions (?item=<seq>)",
+    scope: 'read',
+    ok: {
+      200: obj({
+        data: {
+          type: 'array',
+          items: obj({
+            item_seq: { type: 'integer' },
+            node_id: { type: 'string' },
+            skills: { type: 'array', items: ref('SkillUsed') },
+            at: ts,
+          }),
+        },
+        skills: {
+          type: 'array',
+          description: 'Each skill (and version) the run used, with how many model steps loaded it.',
+          items: obj({
+            name: { type: 'string' },
+            kind: { enum: ['user', 'platform'] },
+            version: nullable({ type: 'integer' }),
+            steps: { type: 'integer' },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
+    },
+    errors: [400],
+  }),
+  r({
+    method: 'get',
     path: '/runs/{id}/source-context',
     id: 'getRunSourceContext',
     summary: "What each item's retrieval found, and the citations of its answer that were kept (?item=<seq>)",
@@ -1680,7 +1816,7 @@ export function openApiDocument(publicUrl: string) {
       title: 'Cadre API',
       version: '1',
       description:
-        'Agents, runs, approvals, triggers, files, sources and members of a workspace. Authenticate with `Authorization: Bearer <API_KEY>` or a console session; errors are `application/problem+json`.',
+        'Agents, runs, approvals, triggers, files, sources, skills and members of a workspace. Authenticate with `Authorization: Bearer <API_KEY>` or a console session; errors are `application/problem+json`.',
     },
     servers: [{ url: `${publicUrl}/v1` }],
     components: {

@@ -128,6 +128,7 @@ export const queries = {
     highlight: oneOf('highlight', ['true', 'false']).default('false').describe('Draw the passage boxes'),
   }),
   getRunSourceContext: query({ item: wholeNumber('item', 0, 2_147_483_647).optional().describe('One item only') }),
+  getRunSkillContext: query({ item: wholeNumber('item', 0, 2_147_483_647).optional().describe('One item only') }),
 } satisfies Record<string, Query<z.ZodRawShape>>;
 
 /** The operation's query parameters, checked and typed; 400 with the first bad parameter's problem otherwise. */

@@ -1,4 +1,4 @@
-// The JSON bodies the account, member, key, connection, single sign-on and state-store routes accept: one zod
+// The JSON bodies the account, member, key, connection, skill, single sign-on and state-store routes accept: one zod
 // schema each, which the route validates with and the OpenAPI document is generated from (api/openapi.ts), so the
 // two cannot disagree.
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { roles } from '../db/roles';
 import { plans } from '../model/plan';
 import { reviewActions } from '../model/review';
 import { createConnectionSchema, updateConnectionSchema } from '../model/connection';
+import { maxSkillBytes, skillName } from '../model/skill';
 
 export const email = z.string().trim().email().max(254);
 export const password = z
@@ -55,6 +56,18 @@ export const bodies = {
   }),
   createConnection: createConnectionSchema,
   updateConnection: updateConnectionSchema,
+  uploadSkill: z.object({
+    name: skillName.describe('A name that exists adds a version to that skill.'),
+    description: z.string().trim().max(2000).default('').describe('What the skill is for, shown with it.'),
+    content: z
+      .string()
+      .refine((c) => c.trim() !== '', 'a skill cannot be empty: send its instructions as Markdown or text in "content"')
+      .refine(
+        (c) => !c.includes('\u0000'),
+        'a skill is Markdown or text; this content holds NUL bytes (a binary file?)',
+      )
+      .describe(`The instructions, as Markdown or plain text: at most ${maxSkillBytes / 1000} kB (UTF-8), or 413.`),
+  }),
   createRunLink: z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
   putState: z.object({ value: z.unknown(), expected_version: z.number().int().min(0).max(2_147_483_647).optional() }),
   configureSso: z.object({

@@ -5,6 +5,8 @@ import type { Knex } from 'knex';
 import type { AgentSpec } from '../model/agent';
 import { decodeTimeCursor, timeCursorPage } from './runs';
 import { unusableConnections } from './connections';
+import { unresolvedSkills } from './skills';
+import { parseSkillRef } from '../model/skill';
 
 export type AgentState = 'draft' | 'ready' | 'live' | 'paused';
 
@@ -185,6 +187,9 @@ export async function setAgentState(knex: Knex, agent: AgentRow, to: AgentState)
         `the agent acts through ${names}, not connected in this workspace: connect ${missing.length > 1 ? 'them' : 'it'} in Integrations first`,
       );
     }
+    const skills = await unresolvedSkills(knex, agent.workspace_id, (spec?.skills ?? []).map(parseSkillRef));
+    if (skills.length > 0)
+      throw new TransitionError(agent.state, to, `${skills.join('; ')}: upload it in Skills first`);
   }
   const [row] = await knex('agents')
     .where({ id: agent.id })

@@ -13,6 +13,7 @@ import * as deliveryBatches from './migrations/013_delivery_batches';
 import * as itemReviews from './migrations/014_item_reviews';
 import * as rateLimits from './migrations/015_rate_limits';
 import * as connections from './migrations/016_connections';
+import * as skills from './migrations/017_skills';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -31,6 +32,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '014_item_reviews': itemReviews,
   '015_rate_limits': rateLimits,
   '016_connections': connections,
+  '017_skills': skills,
 };
 
 const source: Knex.MigrationSource<string> = {

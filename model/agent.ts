@@ -2,6 +2,7 @@
 // sandbox, the activities and the API all import it.
 import { z } from 'zod';
 import { connectionName } from './connection';
+import { parseSkillRef, skillRef } from './skill';
 
 const nodeId = z
   .string()
@@ -151,10 +152,19 @@ export const agentSpecSchema = z
     sources: z.array(z.string()).default([]),
     /** Connections (by name) the agent's tools may act through; it cannot become Ready while one is not connected. */
     connections: z.array(connectionName).max(50).default([]),
+    /**
+     * Skills (by name) loaded into every llm step's context: "name" for the newest version when a run starts,
+     * "name@3" to pin one. It cannot become Ready while one is not in the workspace.
+     */
+    skills: z.array(skillRef).max(50).default([]),
   })
   .superRefine((spec, ctx) => {
     for (const problem of graphProblems(spec.nodes))
       ctx.addIssue({ code: 'custom', message: problem, path: ['nodes'] });
+    const skillNames = spec.skills.map((ref) => parseSkillRef(ref).name);
+    for (const [i, name] of skillNames.entries())
+      if (skillNames.indexOf(name) !== i)
+        ctx.addIssue({ code: 'custom', message: `skill "${name}" is listed twice`, path: ['skills', i] });
   });
 
 export type Condition = z.infer<typeof conditionSchema>;

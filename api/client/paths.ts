@@ -284,6 +284,7 @@ export interface components {
         };
         sources: string[];
         connections: string[];
+        skills: string[];
       };
       last_run?: components['schemas']['Run'] | null;
       runs_this_month?: number;
@@ -493,6 +494,37 @@ export interface components {
       links?: {
         self: string;
       };
+    };
+    SkillVersion: {
+      version: number;
+      description: string;
+      size: number;
+      sha256: string;
+      created_by: string;
+      created_at: string;
+      links: {
+        content: string;
+      };
+    };
+    Skill: {
+      id: string;
+      name: string;
+      description: string;
+      latest_version: components['schemas']['SkillVersion'];
+      versions?: components['schemas']['SkillVersion'][];
+      used_by: string[];
+      created_by: string;
+      created_at: string;
+      updated_at: string;
+      archived_at: string | null;
+      links?: {
+        self: string;
+      };
+    };
+    SkillUsed: {
+      name: string;
+      kind: 'user' | 'platform';
+      version: number | null;
     };
     Passage: {
       passage_id: string;
@@ -1658,6 +1690,7 @@ export interface paths {
             };
             sources?: string[];
             connections?: string[];
+            skills?: string[];
           };
         };
       };
@@ -1950,6 +1983,7 @@ export interface paths {
             };
             sources?: string[];
             connections?: string[];
+            skills?: string[];
           };
         };
       };
@@ -2256,6 +2290,7 @@ export interface paths {
             };
             sources?: string[];
             connections?: string[];
+            skills?: string[];
           };
         };
       };
@@ -4189,6 +4224,160 @@ export interface paths {
       };
       responses: {
         200: { content: { 'application/octet-stream': string } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/skills': {
+    get: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['Skill'][];
+              platform: {
+                name: string;
+                description: string;
+                tools: string[];
+                connection_kinds: ('postgres' | 'mysql' | 'mcp')[];
+                content: string;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    post: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            description?: string;
+            content: string;
+          };
+        };
+      };
+      responses: {
+        201: { content: { 'application/json': components['schemas']['Skill'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/skills/{id}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['Skill'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    delete: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        204: { content?: never };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/skills/{id}/versions/{version}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string; version: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              name: string;
+              version: number;
+              description: string;
+              size: number;
+              sha256: string;
+              created_by: string;
+              created_at: string;
+              links: {
+                content: string;
+              };
+              content: string;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/runs/{id}/skill-context': {
+    get: {
+      parameters: {
+        query?: { item?: number };
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: {
+                item_seq: number;
+                node_id: string;
+                skills: components['schemas']['SkillUsed'][];
+                at: string;
+              }[];
+              skills: {
+                name: string;
+                kind: 'user' | 'platform';
+                version: number | null;
+                steps: number;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };

@@ -27,6 +27,7 @@ import { bodies } from '../request-bodies';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
+import { skillWarnings } from '../skill-warnings';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
@@ -96,7 +97,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     const spec = validateAgentSpec(req.body);
     await checkAgentCalls(knex, ws.id, spec);
     const agent = await createWithinPlan(ws, spec, byCaller(req));
-    const warnings = await sourceWarnings(knex, ws.id, spec);
+    const warnings = [...(await sourceWarnings(knex, ws.id, spec)), ...(await skillWarnings(knex, ws.id, spec))];
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec, warnings }));
   };
   r.post('/agents', requirePermission('manage'), ...body, createFromBody);
@@ -156,7 +157,8 @@ export function agentRoutes(deps: RouteDeps): Router {
       message: `configuration changed: version ${updated.current_version} saved ${byCaller(req)}`,
       details: { version: updated.current_version, previous_version: agent.current_version },
     });
-    res.json(agentJson(updated, { spec, warnings: await sourceWarnings(knex, ws.id, spec) }));
+    const warnings = [...(await sourceWarnings(knex, ws.id, spec)), ...(await skillWarnings(knex, ws.id, spec))];
+    res.json(agentJson(updated, { spec, warnings }));
   });
 
   r.delete('/agents/:id', requirePermission('manage'), async (req, res) => {
