@@ -19,9 +19,10 @@ interface Outcome {
   values?: SqlFormValues;
 }
 
+/** A success is told above the list (the form is done with); a refusal goes back to its form, with its values. */
 async function refusedTo(form: Outcome, call: () => Promise<string>) {
   try {
-    return { ...form, ok: true, message: await call() } satisfies Outcome;
+    return { ok: true, message: await call(), form: 'list' } satisfies Outcome;
   } catch (e) {
     if (isHttpError(e)) return fail(e.status, { ...form, ok: false, message: e.body.message } satisfies Outcome);
     throw e;
