@@ -64,6 +64,8 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     admin: { email: `ada-${randomUUID().slice(0, 6)}@example.test`, password: 'ada password 12' },
     viewer: { email: `vic-${randomUUID().slice(0, 6)}@example.test`, password: 'vic password 12' },
   };
+  /** The database's password after the first test changes it. */
+  const rotated = `rotated-${randomUUID().slice(0, 8)}`;
   const dialogs: string[] = [];
   const problems: string[] = [];
 
@@ -218,6 +220,21 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     await page.waitForSelector('.notice-ok:has-text("answers")');
     assert.match(await text('.notice-ok'), /“shop” answers: PostgreSQL \d+/);
 
+    // The database's password changes: Test says why it fails, the connection is listed failing, and Reconnect
+    // with the new password brings it back.
+    await db.admin.raw(`alter role app password '${rotated}'`);
+    await page.click(`${row('shop')} button:has-text("Test")`);
+    await page.waitForSelector('.notice-error:has-text("cannot connect")');
+    assert.match(await text('.notice-error'), /“shop” cannot connect: .*password authentication failed for user "app"/);
+    assert.match(await text(row('shop')), /Failing\s+could not connect to postgres/);
+    await page.click(`${row('shop')} button:has-text("Reconnect")`);
+    await page.fill('#e-shop-password', rotated);
+    await page.click('button:has-text("Save and reconnect")');
+    await page.waitForSelector('.notice-ok:has-text("Saved and reconnected")');
+    assert.match(await text(row('shop')), /Connected/);
+    assert.doesNotMatch(await text(row('shop')), /could not connect/);
+    assert.ok(!(await page.content()).includes(rotated), 'the new password is not in the page either');
+
     // A rotated password that does not work is refused in the edit form, which stays open; the old one is kept.
     await page.click(`${row('shop')} button:has-text("Edit")`);
     await page.check('#e-shop-allow-writes');
@@ -259,7 +276,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
       name: 'warehouse',
       kind: 'postgres',
       config: { host: db.host, port: db.port, database: db.database, user: db.user },
-      credentials: { password: db.password },
+      credentials: { password: rotated },
     });
     assert.equal(other.status, 201, JSON.stringify(other.body));
     const agent = await createLiveAgent(
