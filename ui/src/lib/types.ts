@@ -38,6 +38,8 @@ export interface AgentSpec {
   nodes: SpecNode[];
   policy?: Record<string, unknown>;
   sources?: string[];
+  /** The workspace connections its tools act through, by name. */
+  connections?: string[];
 }
 
 export interface Agent {

@@ -20,8 +20,8 @@ const publicPrefixes = [
  */
 function permissionsOf(me: Me | null) {
   const role = me?.workspace?.role as Role | undefined;
-  const can = (p: 'run' | 'manage') => (me ? !!role && roleAllows(role, p) : true);
-  return { run: can('run'), manage: can('manage') };
+  const can = (p: 'run' | 'manage' | 'admin') => (me ? !!role && roleAllows(role, p) : true);
+  return { run: can('run'), manage: can('manage'), admin: can('admin') };
 }
 
 export const load: LayoutServerLoad = async ({ url }) => {

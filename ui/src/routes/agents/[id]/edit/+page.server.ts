@@ -2,12 +2,17 @@
 // writes a new version; the API checks it and its refusal (422, one reason per problem) is shown here.
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { api, type AgentSpecBody } from '$lib/server/api';
+import { connectionsApi } from '$lib/server/connections-api';
 import { editorApi } from '$lib/server/editor-api';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, tools] = await Promise.all([api.getAgent(params.id), editorApi.tools()]);
-  return { agent, tools };
+  const [agent, tools, connections] = await Promise.all([
+    api.getAgent(params.id),
+    editorApi.tools(),
+    connectionsApi.list(),
+  ]);
+  return { agent, tools, connections };
 };
 
 export const actions: Actions = {

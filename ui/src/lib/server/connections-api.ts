@@ -1,0 +1,17 @@
+// Integrations: the workspace's connections as the console reads and changes them (DESIGN.md convention 10).
+// Credentials only ever go in; the API never answers them.
+import type { paths, Schemas } from '$api/client';
+import { body, client, done } from './api';
+
+export type Connection = Schemas['Connection'];
+export type NewConnection = paths['/connections']['post']['requestBody']['content']['application/json'];
+export type ConnectionChange = paths['/connections/{id}']['patch']['requestBody']['content']['application/json'];
+
+export const connectionsApi = {
+  list: async () => (await body(client.GET('/connections'))).data,
+  create: (connection: NewConnection) => body(client.POST('/connections', { body: connection })),
+  update: (id: string, change: ConnectionChange) =>
+    body(client.PATCH('/connections/{id}', { params: { path: { id } }, body: change })),
+  test: (id: string) => body(client.POST('/connections/{id}/test', { params: { path: { id } } })),
+  remove: (id: string) => done(client.DELETE('/connections/{id}', { params: { path: { id } } })),
+};

@@ -1,0 +1,33 @@
+// A tool node's arguments when its tool changes in the editor: what the new tool takes is kept, what it requires is
+// added blank for the person to fill in, and a tool acting through a connection gets one of the agent's.
+import type { SpecNode } from '$lib/types';
+
+export interface ToolEntry {
+  name: string;
+  input_schema: Record<string, unknown>;
+}
+
+interface ObjectSchema {
+  properties?: Record<string, { type?: string }>;
+  required?: string[];
+}
+
+const blank: Record<string, unknown> = { string: '', array: [], object: {}, number: 0, integer: 0, boolean: false };
+
+export const argumentNames = (tool: ToolEntry | undefined) =>
+  Object.keys((tool?.input_schema as ObjectSchema | undefined)?.properties ?? {});
+
+/** Whether the tool acts through one of the agent's connections (its `connection` argument). */
+export const usesConnection = (tool: ToolEntry | undefined) => argumentNames(tool).includes('connection');
+
+export function withTool(node: SpecNode, tool: ToolEntry, connections: string[]): SpecNode {
+  const schema = tool.input_schema as ObjectSchema;
+  const given = (node.arguments ?? {}) as Record<string, unknown>;
+  const names = argumentNames(tool);
+  const args = Object.fromEntries(Object.entries(given).filter(([k]) => names.includes(k)));
+  for (const name of schema.required ?? []) {
+    if (!(name in args)) args[name] = structuredClone(blank[schema.properties?.[name]?.type ?? 'string'] ?? '');
+  }
+  if (names.includes('connection') && !args.connection && connections.length > 0) args.connection = connections[0];
+  return { ...node, tool: tool.name, arguments: args };
+}
