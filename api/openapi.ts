@@ -11,7 +11,13 @@ import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../model/agent';
 import { chainEndStatuses, formFieldSchema, scheduleConfigSchema, triggerInputSchema } from '../model/trigger';
 import { timelineKinds } from '../db/timeline';
-import { connectionKinds, connectionStatuses, mcpConfigSchema, sqlConfigSchema } from '../model/connection';
+import {
+  connectionKinds,
+  connectionStatuses,
+  mcpConfigSchema,
+  openApiConfigSchema,
+  sqlConfigSchema,
+} from '../model/connection';
 import { roles, type Permission } from '../db/roles';
 import { maxSkillBytes } from '../model/skill';
 
@@ -252,7 +258,9 @@ const schemas: Record<string, unknown> = {
     id: { type: 'string', format: 'uuid' },
     name: { type: 'string', description: 'How agents refer to it (their "connections" and tool arguments).' },
     kind: { enum: [...connectionKinds] },
-    config: { oneOf: [jsonSchema(sqlConfigSchema, 'output'), jsonSchema(mcpConfigSchema, 'output')] },
+    config: {
+      oneOf: [sqlConfigSchema, mcpConfigSchema, openApiConfigSchema].map((s) => jsonSchema(s, 'output')),
+    },
     status: { enum: [...connectionStatuses] },
     status_detail: nullable({ type: 'string' }),
     can: { type: 'array', items: { type: 'string' }, description: 'What its tools may do.' },
@@ -1288,7 +1296,7 @@ export const routes: Route[] = [
     path: '/connections',
     id: 'createConnection',
     summary:
-      'Connect a system (a PostgreSQL or MySQL/MariaDB database, an MCP server): tested before it is saved; credentials sealed',
+      'Connect a system (a PostgreSQL or MySQL/MariaDB database, an MCP server, a REST API from its OpenAPI document): tested before it is saved; credentials sealed',
     scope: 'admin',
     body: jsonSchema(bodies.createConnection),
     ok: { 201: ref('Connection') },
@@ -1333,7 +1341,11 @@ export const routes: Route[] = [
         {
           ok: { type: 'boolean' },
           server_version: { type: 'string' },
-          tools: { type: 'array', items: { type: 'string' }, description: "an MCP server's tools" },
+          tools: {
+            type: 'array',
+            items: { type: 'string' },
+            description: "an MCP server's tools, or a REST API's operations",
+          },
           detail: { type: 'string' },
         },
         ['ok'],

@@ -2,7 +2,7 @@
 // connections a tool node may act through, SQL that takes item values as parameters. Pure, so the API (which
 // answers 422), the seeds and the CLI check a spec the same way.
 import { agentSpecSchema, type AgentSpec } from './agent';
-import { connectionTools, isToolName, parseMcpToolName } from './tools';
+import { connectionTools, isToolName, parseConnectionToolName } from './tools';
 
 export class AgentSpecError extends Error {
   constructor(
@@ -38,19 +38,19 @@ export function checkAgentSpec(spec: AgentSpec): AgentSpec {
     }
     for (const tool of node.kind === 'tool' ? [node.tool] : node.kind === 'llm' ? node.tools : []) {
       if (isToolName(tool)) continue;
-      // An MCP server's tools exist once it is connected: what can be checked here is the connection's name.
-      const mcp = parseMcpToolName(tool);
-      if (!mcp)
+      // A connection's own tools exist once it is connected: what can be checked here is the connection's name.
+      const named = parseConnectionToolName(tool);
+      if (!named)
         throw new AgentSpecError('unknown_tool', `node "${node.id}" uses the tool "${tool}", which does not exist`);
-      if (!spec.connections.includes(mcp.connection))
+      if (!spec.connections.includes(named.connection))
         throw new AgentSpecError(
           'connection_not_listed',
-          `node "${node.id}" uses "${tool}" of the connection "${mcp.connection}", which the agent's "connections" do not list`,
+          `node "${node.id}" uses "${tool}" of the connection "${named.connection}", which the agent's "connections" do not list`,
         );
-      if (node.kind === 'tool' && mcp.tool === undefined)
+      if (node.kind === 'tool' && named.tool === undefined)
         throw new AgentSpecError(
           'unknown_tool',
-          `tool node "${node.id}" must name one tool of the MCP server: "mcp.${mcp.connection}.<tool>"`,
+          `tool node "${node.id}" must name one tool of the connection: "${named.family}.${named.connection}.<tool>"`,
         );
     }
     // A tool node naming its connection outright must name one the agent lists (a template is checked at run time).

@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 export const sqlKinds = ['postgres', 'mysql'] as const;
 export type SqlKind = (typeof sqlKinds)[number];
-export const connectionKinds = [...sqlKinds, 'mcp'] as const;
+export const connectionKinds = [...sqlKinds, 'mcp', 'openapi'] as const;
 export type ConnectionKind = (typeof connectionKinds)[number];
 export const isSqlKind = (kind: string): kind is SqlKind => (sqlKinds as readonly string[]).includes(kind);
 export const connectionStatuses = ['connected', 'needs_reauthorization', 'revoked', 'failing'] as const;
@@ -54,13 +54,46 @@ export const mcpCredentialsSchema = z.object({
 });
 export type McpCredentials = z.infer<typeof mcpCredentialsSchema>;
 
-export type ConnectionConfig = SqlConfig | McpConfig;
+/** How a REST API imported from its OpenAPI document is called: the secret (key, token, password) is credentials. */
+export const openApiAuthSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('none') }),
+  z.object({
+    type: z.literal('api_key'),
+    in: z.enum(['header', 'query']),
+    name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'a header or query parameter name'),
+  }),
+  z.object({ type: z.literal('bearer') }),
+  z.object({ type: z.literal('basic'), username: z.string().min(1).max(200) }),
+]);
+
+/**
+ * A REST API from its OpenAPI 3.x document: given whole, or fetched once from `document_url` when the connection is
+ * made (and kept, so runs never depend on the document's host). Each chosen operation becomes a tool.
+ */
+export const openApiConfigSchema = z
+  .object({
+    document_url: z.string().url().max(2000).optional(),
+    document: z.record(z.string(), z.unknown()).optional(),
+    /** The API's address; the document's first server when absent. */
+    base_url: z.string().url().max(2000).optional(),
+    /** Operation ids that become tools; every operation when absent. */
+    operations: z.array(z.string().min(1).max(200)).min(1).max(500).optional(),
+    auth: openApiAuthSchema.default({ type: 'none' }),
+  })
+  .refine((c) => c.document !== undefined || c.document_url !== undefined, 'give "document" or "document_url"');
+export type OpenApiConfig = z.infer<typeof openApiConfigSchema>;
+/** The API key, bearer token or basic password its auth sends. */
+export const openApiCredentialsSchema = z.object({ secret: z.string().max(4000).optional() });
+export type OpenApiCredentials = z.infer<typeof openApiCredentialsSchema>;
+
+export type ConnectionConfig = SqlConfig | McpConfig | OpenApiConfig;
 
 /** What is not secret, and what is, by kind: the API validates with these, the worker opens with them. */
 export const connectionSchemas = {
   postgres: { config: sqlConfigSchema, credentials: sqlCredentialsSchema },
   mysql: { config: sqlConfigSchema, credentials: sqlCredentialsSchema },
   mcp: { config: mcpConfigSchema, credentials: mcpCredentialsSchema },
+  openapi: { config: openApiConfigSchema, credentials: openApiCredentialsSchema },
 } satisfies Record<ConnectionKind, { config: z.ZodTypeAny; credentials: z.ZodTypeAny }>;
 
 export const createConnectionSchema = z.discriminatedUnion('kind', [
@@ -75,6 +108,12 @@ export const createConnectionSchema = z.discriminatedUnion('kind', [
     kind: z.literal('mcp'),
     config: mcpConfigSchema,
     credentials: mcpCredentialsSchema.default({ headers: {} }),
+  }),
+  z.object({
+    name: connectionName,
+    kind: z.literal('openapi'),
+    config: openApiConfigSchema,
+    credentials: openApiCredentialsSchema.default({}),
   }),
 ]);
 

@@ -171,19 +171,24 @@ export function isToolName(name: string): name is ToolName {
 }
 
 /**
- * The tools of a connected MCP server are named `mcp.<connection>.<tool>`; an llm step may offer all of a server's
- * tools at once as `mcp.<connection>`. Undefined for any other name.
+ * Tools a connection brings, named `<family>.<connection>.<tool>`: an MCP server's (`mcp.helpdesk.create_ticket`) or
+ * the operations of a REST API imported from its OpenAPI document (`api.inventory.getItem`). An llm step may offer
+ * all of a connection's tools at once as `<family>.<connection>`. Undefined for any other name.
  */
-export function parseMcpToolName(name: string): { connection: string; tool?: string } | undefined {
-  const m = /^mcp\.([a-z][a-z0-9_-]{0,59})(?:\.(.+))?$/.exec(name);
-  return m ? { connection: m[1], tool: m[2] } : undefined;
+export const connectionToolFamilies = ['mcp', 'api'] as const;
+export type ConnectionToolFamily = (typeof connectionToolFamilies)[number];
+export function parseConnectionToolName(
+  name: string,
+): { family: ConnectionToolFamily; connection: string; tool?: string } | undefined {
+  const m = /^(mcp|api)\.([a-z][a-z0-9_-]{0,59})(?:\.(.+))?$/.exec(name);
+  return m ? { family: m[1] as ConnectionToolFamily, connection: m[2], tool: m[3] } : undefined;
 }
 
 /**
- * Whether a call of this tool asks a reviewer when the agent's policy names no rule for it. An MCP server's tools can
- * do anything its server does, so they ask until the editor says otherwise.
+ * Whether a call of this tool asks a reviewer when the agent's policy names no rule for it. A connection's own tools
+ * can do anything its system does, so they ask until the editor says otherwise (`"mcp.helpdesk.*": {"mode": "never"}`).
  */
 export function approvalDefaultOf(tool: string): 'always' | 'never' {
   if (isToolName(tool)) return (toolDefinitions[tool] as ToolDefinition).approvalDefault;
-  return parseMcpToolName(tool) ? 'always' : 'never';
+  return parseConnectionToolName(tool) ? 'always' : 'never';
 }

@@ -1,7 +1,15 @@
 // "Does this connection work?": connects with the given settings and credentials the way a run would, and says what
 // it found (the server's version, the tools it offers) or throws the reason. The API runs it before a connection is
 // saved or changed, and when someone presses Test.
-import type { ConnectionKind, McpConfig, McpCredentials, SqlConfig, SqlCredentials } from '../../model/connection';
+import type {
+  ConnectionKind,
+  McpConfig,
+  McpCredentials,
+  OpenApiConfig,
+  SqlConfig,
+  SqlCredentials,
+} from '../../model/connection';
+import { completeOpenApiConfig, openApiOperations } from './openapi/document';
 import { defaultPorts, isSqlKind } from '../../model/connection';
 import { assertPublicHost } from '../tools/ssrf-guard';
 import { buildSqlClient, testSqlClient } from './sql/client';
@@ -29,6 +37,14 @@ export async function checkConnection(
       await client.knex.destroy();
     }
   }
+  if (kind === 'openapi') {
+    const api = config as OpenApiConfig;
+    const info = (api.document?.info ?? {}) as { title?: string; version?: string };
+    return {
+      server_version: `${info.title ?? 'API'} ${info.version ?? ''}`.trim(),
+      tools: openApiOperations(api.document!, api.operations).map((op) => op.id),
+    };
+  }
   const client = await connectMcp(config as McpConfig, credentials as McpCredentials, limits);
   try {
     const server = client.getServerVersion();
@@ -42,9 +58,28 @@ export async function checkConnection(
   }
 }
 
+/** The settings to store: what a kind fetches once when the connection is made (a REST API's document). */
+export async function completeConnectionConfig(
+  kind: ConnectionKind,
+  config: Record<string, unknown>,
+  limits: McpLimits,
+): Promise<Record<string, unknown>> {
+  return kind === 'openapi' ? completeOpenApiConfig(config as OpenApiConfig, limits.allowHosts) : config;
+}
+
 /** What a connection's tools may do, in words a person can check before giving it to an agent. */
 export function connectionAbilities(kind: ConnectionKind, config: unknown): string[] {
   if (isSqlKind(kind))
     return ['list tables', 'read rows', ...((config as SqlConfig).allow_writes ? ['insert rows', 'update rows'] : [])];
+  if (kind === 'openapi') {
+    const api = config as OpenApiConfig;
+    try {
+      return openApiOperations(api.document ?? {}, api.operations).map(
+        (op) => `${op.method.toUpperCase()} ${op.path} (${op.id})`,
+      );
+    } catch {
+      return []; // a stored document was checked when it was saved; listing must not fail on it
+    }
+  }
   return ["call the server's tools (each asks for approval unless the agent's policy says otherwise)"];
 }

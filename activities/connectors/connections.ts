@@ -12,6 +12,8 @@ import {
   isSqlKind,
   type McpConfig,
   type McpCredentials,
+  type OpenApiConfig,
+  type OpenApiCredentials,
   type SqlConfig,
   type SqlKind,
 } from '../../model/connection';
@@ -76,6 +78,18 @@ export function sqlClientResolver(deps: Deps, run: RunConnections): (name: strin
       const { password } = credentialsOf(deps.config, row) as { password: string };
       return buildSqlClient(row.kind as SqlKind, config, password);
     });
+  };
+}
+
+/** A REST API connection's settings and opened credentials, for its operations' calls. */
+export function openApiResolver(
+  deps: Deps,
+  run: RunConnections,
+): (name: string) => Promise<{ config: OpenApiConfig; credentials: OpenApiCredentials }> {
+  return async (name) => {
+    const row = await usableConnection(deps, run, name);
+    if (row.kind !== 'openapi') wrongKind(name, row, 'a REST API');
+    return { config: row.config as OpenApiConfig, credentials: credentialsOf(deps.config, row) as OpenApiCredentials };
   };
 }
 

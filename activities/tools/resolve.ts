@@ -7,10 +7,12 @@ import { z } from 'zod';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { connectionTools, isToolName, parseMcpToolName, toolDefinitions } from '../../model/tools';
+import { connectionTools, isToolName, parseConnectionToolName, toolDefinitions } from '../../model/tools';
 import { externalToolHandlers, type ToolContext } from './handlers';
-import { mcpClientResolver } from '../connectors/connections';
+import { mcpClientResolver, openApiResolver } from '../connectors/connections';
 import { listMcpTools } from '../connectors/mcp/client';
+import { openApiBaseUrl, openApiOperations } from '../connectors/openapi/document';
+import { callOpenApiOperation } from '../connectors/openapi/call';
 import type { ActivityDeps } from '../deps';
 
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown };
@@ -91,7 +93,47 @@ function mcpTool(connection: string, tool: McpTool, client: McpClient): StepTool
   };
 }
 
-/** The tools `names` stand for (an `mcp.<connection>` name stands for all of that server's tools). */
+/** A REST API connection's operations as tools (`api.<connection>.<operationId>`), or the one `only` names. */
+async function apiTools(
+  deps: ActivityDeps,
+  run: { runId: string; connections: readonly string[] },
+  connection: string,
+  only: string | undefined,
+): Promise<StepTool[]> {
+  const { config, credentials } = await openApiResolver(deps, run)(connection);
+  const operations = openApiOperations(config.document!, config.operations);
+  const chosen = only === undefined ? operations : operations.filter((op) => op.id === only);
+  if (only !== undefined && chosen.length === 0)
+    throw ApplicationFailure.nonRetryable(
+      `the API of connection "${connection}" has no operation "${only}" (it offers ${operations.map((op) => op.id).join(', ')})`,
+      'UnknownTool',
+    );
+  const target = {
+    connection,
+    baseUrl: openApiBaseUrl(config),
+    auth: config.auth,
+    credentials,
+    allowHosts: deps.config.http.allowHosts,
+  };
+  return chosen.map((op) => {
+    const name = `api.${connection}.${op.id}`;
+    const validate = ajv.compile(op.inputSchema);
+    return {
+      name,
+      description: op.description,
+      inputSchema: op.inputSchema,
+      parse(input) {
+        const args = structuredClone((input ?? {}) as Record<string, unknown>);
+        if (!validate(args))
+          throw new Error(`arguments of ${name} do not match its schema: ${ajv.errorsText(validate.errors)}`);
+        return args;
+      },
+      call: (input, ctx) => callOpenApiOperation(op, input, { ...target, tool: name }, ctx.idempotencyKey),
+    };
+  });
+}
+
+/** The tools `names` stand for (an `mcp.<connection>` or `api.<connection>` name stands for all of its tools). */
 export async function resolveTools(
   names: readonly string[],
   deps: ActivityDeps,
@@ -104,8 +146,12 @@ export async function resolveTools(
       out.push(builtInTool(name, run.connections));
       continue;
     }
-    const mcp = parseMcpToolName(name);
+    const mcp = parseConnectionToolName(name);
     if (!mcp) throw ApplicationFailure.nonRetryable(`unknown tool "${name}"`, 'UnknownTool');
+    if (mcp.family === 'api') {
+      out.push(...(await apiTools(deps, run, mcp.connection, mcp.tool)));
+      continue;
+    }
     const client = await mcpClient(mcp.connection);
     let listed = mcpToolLists.get(client);
     if (!listed) mcpToolLists.set(client, (listed = listMcpTools(client)));

@@ -412,7 +412,7 @@ export interface components {
     Connection: {
       id: string;
       name: string;
-      kind: 'postgres' | 'mysql' | 'mcp';
+      kind: 'postgres' | 'mysql' | 'mcp' | 'openapi';
       config:
         | {
             host: string;
@@ -434,7 +434,29 @@ export interface components {
                 command: string;
                 args: string[];
               }
-          );
+          )
+        | {
+            document_url?: string;
+            document?: Record<string, unknown>;
+            base_url?: string;
+            operations?: string[];
+            auth:
+              | {
+                  type: 'none';
+                }
+              | {
+                  type: 'api_key';
+                  in: 'header' | 'query';
+                  name: string;
+                }
+              | {
+                  type: 'bearer';
+                }
+              | {
+                  type: 'basic';
+                  username: string;
+                };
+          };
       status: 'connected' | 'needs_reauthorization' | 'revoked' | 'failing';
       status_detail: string | null;
       can: string[];
@@ -3660,6 +3682,35 @@ export interface paths {
                 credentials?: {
                   headers?: Record<string, string>;
                 };
+              }
+            | {
+                name: string;
+                kind: 'openapi';
+                config: {
+                  document_url?: string;
+                  document?: Record<string, unknown>;
+                  base_url?: string;
+                  operations?: string[];
+                  auth?:
+                    | {
+                        type: 'none';
+                      }
+                    | {
+                        type: 'api_key';
+                        in: 'header' | 'query';
+                        name: string;
+                      }
+                    | {
+                        type: 'bearer';
+                      }
+                    | {
+                        type: 'basic';
+                        username: string;
+                      };
+                };
+                credentials?: {
+                  secret?: string;
+                };
               };
         };
       };
@@ -4248,7 +4299,7 @@ export interface paths {
                 name: string;
                 description: string;
                 tools: string[];
-                connection_kinds: ('postgres' | 'mysql' | 'mcp')[];
+                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'openapi')[];
                 content: string;
               }[];
               next_cursor: string | null;

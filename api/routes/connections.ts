@@ -13,7 +13,7 @@ import {
 } from '../../db/connections';
 import type { SecretBox } from '../../db/secret-box';
 import { connectionSchemas, type ConnectionKind } from '../../model/connection';
-import { checkConnection, connectionAbilities } from '../../activities/connectors/check';
+import { checkConnection, completeConnectionConfig, connectionAbilities } from '../../activities/connectors/check';
 import type { McpLimits } from '../../activities/connectors/mcp/client';
 import { auditRequest } from '../audit-request';
 import { requirePermission } from '../auth';
@@ -40,7 +40,7 @@ export function connectionJson(c: ConnectionRow) {
 
 /** Where a connection of this kind points, for messages. */
 const target = (kind: ConnectionKind, config: Record<string, unknown>) =>
-  `${kind} at ${String(config.host ?? config.url ?? config.command)}`;
+  `${kind} at ${String(config.host ?? config.url ?? config.command ?? config.base_url ?? config.document_url ?? 'the given document')}`;
 
 export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connectors: McpLimits }): Router {
   const { knex, secrets } = deps;
@@ -54,13 +54,17 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
   const credentialsOf = (c: ConnectionRow) =>
     connectionSchemas[c.kind].credentials.parse(JSON.parse(secrets.open(c.credentials_sealed)));
 
-  /** Connects as a run would; 422 connection_failed with the reason when that fails. */
-  async function tryConnecting(kind: ConnectionKind, config: Record<string, unknown>, credentials: unknown) {
+  /**
+   * Completes the settings (a REST API's document fetched once) and connects as a run would; 422 connection_failed
+   * with the reason when either fails. Answers the settings to store and what was found.
+   */
+  async function tryConnecting(kind: ConnectionKind, given: Record<string, unknown>, credentials: unknown) {
     try {
-      return await checkConnection(kind, config, credentials, deps.connectors);
+      const config = await completeConnectionConfig(kind, given, deps.connectors);
+      return { config, found: await checkConnection(kind, config, credentials, deps.connectors) };
     } catch (err) {
       const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
-      throw new ApiError(422, 'connection_failed', `could not connect to ${target(kind, config)}: ${reason}`);
+      throw new ApiError(422, 'connection_failed', `could not connect to ${target(kind, given)}: ${reason}`);
     }
   }
 
@@ -70,14 +74,14 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
 
   r.post('/connections', requirePermission('admin'), ...body, async (req, res) => {
     const input = parseBody(bodies.createConnection, req.body);
-    await tryConnecting(input.kind, input.config, input.credentials);
+    const { config } = await tryConnecting(input.kind, input.config, input.credentials);
     let created: ConnectionRow;
     try {
       created = await createConnection(knex, {
         workspace_id: req.auth!.workspace.id,
         name: input.name,
         kind: input.kind,
-        config: input.config,
+        config: config as ConnectionRow['config'],
         credentials_sealed: secrets.seal(JSON.stringify(input.credentials)),
         created_by: req.auth!.actor,
       });
@@ -99,9 +103,12 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
     const current = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     const patch = parseBody(bodies.updateConnection, req.body);
     const schemas = connectionSchemas[current.kind];
-    const config = parseBody(schemas.config, { ...current.config, ...patch.config }) as Record<string, unknown>;
+    const merged = { ...current.config, ...patch.config } as Record<string, unknown>;
+    // A new document_url is fetched again, unless the document itself comes with it.
+    if (patch.config?.document_url !== undefined && patch.config.document === undefined) delete merged.document;
+    const given = parseBody(schemas.config, merged) as Record<string, unknown>;
     const credentials = patch.credentials ? parseBody(schemas.credentials, patch.credentials) : credentialsOf(current);
-    await tryConnecting(current.kind, config, credentials);
+    const { config } = await tryConnecting(current.kind, given, credentials);
     const updated = await updateConnection(knex, current.id, {
       config: config as ConnectionRow['config'],
       ...(patch.credentials ? { credentials_sealed: secrets.seal(JSON.stringify(credentials)) } : {}),
@@ -120,7 +127,7 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
   r.post('/connections/:id/test', requirePermission('admin'), async (req, res) => {
     const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     try {
-      const found = await tryConnecting(c.kind, c.config as Record<string, unknown>, credentialsOf(c));
+      const { found } = await tryConnecting(c.kind, c.config as Record<string, unknown>, credentialsOf(c));
       await updateConnection(knex, c.id, { status: 'connected', status_detail: null });
       res.json({ ok: true, ...found });
     } catch (err) {

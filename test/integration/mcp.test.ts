@@ -274,7 +274,7 @@ describe('connections: MCP servers', function () {
     (whole.nodes[1] as Json).tool = 'mcp.helpdesk';
     const refused = await call('POST', '/agents', whole);
     assert.equal(refused.status, 422);
-    assert.match(refused.body.detail, /must name one tool of the MCP server: "mcp\.helpdesk\.<tool>"/);
+    assert.match(refused.body.detail, /must name one tool of the connection: "mcp\.helpdesk\.<tool>"/);
     const unlisted = await call('POST', '/agents', { ...ticketAgent(), connections: [] });
     assert.equal(unlisted.status, 422);
     assert.match(unlisted.body.detail, /of the connection "helpdesk", which the agent's "connections" do not list/);

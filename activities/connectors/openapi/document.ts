@@ -1,0 +1,148 @@
+// A REST API's OpenAPI 3.x document, and the operations in it as tools: each operation's parameters and JSON body
+// become one input schema (local $refs inlined, 3.0's `nullable` as JSON Schema's null type), and its success answer
+// the schema an answer is checked against.
+import { parse as parseYaml } from 'yaml';
+import type { OpenApiConfig } from '../../../model/connection';
+import { assertPublicUrl } from '../../tools/ssrf-guard';
+
+type Json = Record<string, unknown>;
+const methods = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+const maxDocumentBytes = 5 * 1024 * 1024;
+
+export class OpenApiDocumentError extends Error {}
+
+export interface OpenApiParameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+}
+
+export interface OpenApiOperation {
+  id: string;
+  method: (typeof methods)[number];
+  path: string;
+  description: string;
+  parameters: OpenApiParameter[];
+  hasBody: boolean;
+  inputSchema: { type: 'object'; properties: Record<string, unknown>; required: string[] };
+  /** The JSON schema of each documented answer, by status (`200`, `2XX`, `default`). */
+  answers: Record<string, unknown>;
+}
+
+/** Fetches (only from a public address, unless allowed) and parses the document a connection names. */
+export async function fetchOpenApiDocument(url: string, allowHosts: readonly string[]): Promise<Json> {
+  await assertPublicUrl(new URL(url), allowHosts);
+  const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(30_000) });
+  if (!res.ok) throw new OpenApiDocumentError(`${url} answered ${res.status}`);
+  const text = await res.text();
+  if (text.length > maxDocumentBytes) throw new OpenApiDocumentError(`${url} is larger than 5 MB`);
+  try {
+    return (text.trimStart().startsWith('{') ? JSON.parse(text) : parseYaml(text)) as Json;
+  } catch (err) {
+    throw new OpenApiDocumentError(`${url} is neither JSON nor YAML: ${(err as Error).message}`);
+  }
+}
+
+/** `#/components/schemas/X` and the like, inlined; a reference to itself (a recursive schema) becomes `{}`. */
+function inline(value: unknown, doc: Json, seen: readonly string[] = []): unknown {
+  if (Array.isArray(value)) return value.map((v) => inline(v, doc, seen));
+  if (!value || typeof value !== 'object') return value;
+  const obj = value as Json;
+  if (typeof obj.$ref === 'string') {
+    const ref = obj.$ref;
+    if (!ref.startsWith('#/') || seen.includes(ref)) return {};
+    const target = ref
+      .slice(2)
+      .split('/')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<unknown>((o, k) => (o as Json | undefined)?.[k], doc);
+    if (target === undefined) throw new OpenApiDocumentError(`the document refers to ${ref}, which it does not have`);
+    return inline(target, doc, [...seen, ref]);
+  }
+  const out: Json = {};
+  for (const [k, v] of Object.entries(obj)) out[k] = inline(v, doc, seen);
+  // OpenAPI 3.0 marks a nullable schema apart; JSON Schema (3.1, and the model's tools) says it in `type`.
+  if (out.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
+  delete out.nullable;
+  return out;
+}
+
+const jsonSchemaOf = (content: unknown): unknown =>
+  (content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
+
+/** The operations of a 3.x document (only `chosen` ones, in that order, when given), each with the tool input it takes. */
+export function openApiOperations(doc: Json, chosen?: readonly string[]): OpenApiOperation[] {
+  if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.'))
+    throw new OpenApiDocumentError('not an OpenAPI 3.x document (its "openapi" field must be 3.0 or 3.1)');
+  if (!doc.paths || typeof doc.paths !== 'object') throw new OpenApiDocumentError('the document has no "paths"');
+  const all: OpenApiOperation[] = [];
+  for (const [path, rawItem] of Object.entries(doc.paths as Json)) {
+    const item = inline(rawItem, doc) as Json;
+    for (const method of methods) {
+      const op = item[method] as Json | undefined;
+      if (!op) continue;
+      const id =
+        typeof op.operationId === 'string' ? op.operationId : `${method}_${path.replace(/[^A-Za-z0-9]+/g, '_')}`;
+      const params = new Map<string, Json>();
+      for (const p of [...((item.parameters as Json[]) ?? []), ...((op.parameters as Json[]) ?? [])])
+        if (['path', 'query', 'header'].includes(String(p.in))) params.set(`${p.in}:${p.name}`, p);
+      const properties: Record<string, unknown> = {};
+      const required: string[] = [];
+      const parameters: OpenApiParameter[] = [];
+      for (const p of params.values()) {
+        const name = String(p.name);
+        const isRequired = p.in === 'path' || p.required === true;
+        parameters.push({ name, in: p.in as OpenApiParameter['in'], required: isRequired });
+        properties[name] = { ...((p.schema as Json) ?? {}), ...(p.description ? { description: p.description } : {}) };
+        if (isRequired) required.push(name);
+      }
+      const body = op.requestBody as Json | undefined;
+      const bodySchema = jsonSchemaOf(body?.content);
+      if (bodySchema) {
+        properties.body = bodySchema;
+        if (body?.required) required.push('body');
+      }
+      const answers: Record<string, unknown> = {};
+      for (const [status, answer] of Object.entries((op.responses as Json) ?? {})) {
+        const schema = jsonSchemaOf((answer as Json).content);
+        if (schema) answers[status] = schema;
+      }
+      all.push({
+        id,
+        method,
+        path,
+        description: String(op.summary ?? op.description ?? `${method.toUpperCase()} ${path}`).slice(0, 1000),
+        parameters,
+        hasBody: bodySchema !== undefined,
+        inputSchema: { type: 'object', properties, required },
+        answers,
+      });
+    }
+  }
+  if (!chosen) return all;
+  const missing = chosen.filter((id) => !all.some((op) => op.id === id));
+  if (missing.length > 0)
+    throw new OpenApiDocumentError(`the document has no operation ${missing.map((m) => `"${m}"`).join(', ')}`);
+  return chosen.map((id) => all.find((op) => op.id === id)!);
+}
+
+/** The API's address: the connection's, else the document's first server (relative to where it was fetched). */
+export function openApiBaseUrl(config: OpenApiConfig): string {
+  const server = ((config.document?.servers as Json[] | undefined) ?? [])[0]?.url;
+  const base = config.base_url ?? (typeof server === 'string' ? new URL(server, config.document_url).href : undefined);
+  if (!base) throw new OpenApiDocumentError('the document names no server: give the connection a "base_url"');
+  return base.replace(/\/$/, '');
+}
+
+/** The config to store: the document fetched once when only its URL was given, and checked. */
+export async function completeOpenApiConfig(
+  config: OpenApiConfig,
+  allowHosts: readonly string[],
+): Promise<OpenApiConfig> {
+  const document = config.document ?? (await fetchOpenApiDocument(config.document_url!, allowHosts));
+  // The operations in the document's order, kept apart: a stored document (jsonb) does not keep the order of its paths.
+  const operations = openApiOperations(document, config.operations).map((op) => op.id);
+  const complete = { ...config, document, operations };
+  openApiBaseUrl(complete);
+  return complete;
+}
