@@ -493,6 +493,12 @@ describe('Account deletion', () => {
         200,
       );
 
+      const skill = await p.call('/skills', {
+        method: 'POST',
+        json: { name: 'house-style', content: 'Write amounts with two decimals.' },
+      });
+      assert.equal(skill.status, 201, JSON.stringify(skill.body));
+
       await p.call('/me', { method: 'DELETE', json: { password: p.password } });
       assert.equal(await h.client.workflow.getHandle(`account-erasure-${userId}`).result(), 'erased');
 
