@@ -114,6 +114,45 @@ describe('Cadre on a Temporal cluster and PostgreSQL: two web processes, two wor
     assert.ok(ok >= 50 && ok < 65, `${ok} of 80 let through (per process it would be all 80)`);
   });
 
+  it('sign-in throttles count failures on either web process: the sixth wrong password is refused by both', async () => {
+    const person = new Person(cluster.webs[0].url);
+    assert.equal((await person.signUp()).status, 201);
+    const login = (web: number, password: string) =>
+      fetch(`${cluster.webs[web].url}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: person.email, password }),
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await login(i % 2, `wrong password ${i}`)).status);
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429], 'five failures per address, wherever they land');
+    for (const web of [0, 1]) {
+      const right = await login(web, person.password);
+      assert.equal(right.status, 429, 'even the right password waits out the throttle, on either process');
+      assert.ok(Number(right.headers.get('retry-after')) > 0);
+    }
+  });
+
+  it('a form takes ten submissions a minute from a client, counted across both web processes', async () => {
+    const agentId = await live('running-total.json');
+    const form = await call(0, `/agents/${agentId}/triggers`, {
+      kind: 'form',
+      title: 'Order',
+      fields: [{ name: 'order', label: 'Order', type: 'text', required: true }],
+    });
+    assert.equal(form.status, 201, JSON.stringify(form.body));
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await fetch(`${cluster.webs[i % 2].url}/v1/forms/${form.body.id}/submissions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({}), // invalid: counted, and starts no run
+      });
+      statuses.push(res.status);
+    }
+    assert.deepEqual(statuses, [...Array(10).fill(422), 429, 429]);
+  });
+
   it('SIGKILL of one worker during a 20,000-item run: the other finishes it, every item counted once', async () => {
     const agentId = await live('running-total.json');
     const runId = await startOrders(agentId, 20_000);
