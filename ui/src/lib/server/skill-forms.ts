@@ -21,7 +21,8 @@ export async function uploadSkill(request: Request, describe: (name: string, ver
   const name = formText(form, 'name');
   const description = formText(form, 'description');
   const typed = form.get('content');
-  let content = typeof typed === 'string' ? typed : '';
+  // A browser sends a textarea's line breaks as CRLF whatever was typed or pasted: back to the text's own.
+  let content = typeof typed === 'string' ? typed.replace(/\r\n/g, '\n') : '';
   const file = form.get('file');
   // The textarea is what is uploaded; a chosen file fills it in the browser, and is read here when it did not.
   if (!content.trim() && file instanceof File && file.size > 0) {
