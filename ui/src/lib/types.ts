@@ -40,6 +40,8 @@ export interface AgentSpec {
   sources?: string[];
   /** The workspace connections its tools act through, by name. */
   connections?: string[];
+  /** The workspace skills its model steps follow: "name" (the newest version when a run starts) or "name@N". */
+  skills?: string[];
 }
 
 export interface Agent {

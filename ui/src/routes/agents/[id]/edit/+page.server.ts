@@ -4,15 +4,17 @@ import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { api, type AgentSpecBody } from '$lib/server/api';
 import { connectionsApi } from '$lib/server/connections-api';
 import { editorApi } from '$lib/server/editor-api';
+import { skillsApi } from '$lib/server/skills-api';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, tools, connections] = await Promise.all([
+  const [agent, tools, connections, skills] = await Promise.all([
     api.getAgent(params.id),
     editorApi.tools(),
     connectionsApi.list(),
+    skillsApi.list(),
   ]);
-  return { agent, tools, connections };
+  return { agent, tools, connections, skills: skills.data };
 };
 
 export const actions: Actions = {
