@@ -50,6 +50,17 @@ function builtInTool(name: keyof typeof toolDefinitions, connections: readonly s
   };
 }
 
+/** Checks arguments against a connection tool's JSON Schema (filling in its defaults), naming what does not fit. */
+function schemaParser(name: string, schema: object): StepTool['parse'] {
+  const validate = ajv.compile(schema);
+  return (input) => {
+    const args = structuredClone((input ?? {}) as Record<string, unknown>);
+    if (!validate(args))
+      throw new Error(`arguments of ${name} do not match its schema: ${ajv.errorsText(validate.errors)}`);
+    return args;
+  };
+}
+
 /** An MCP tool's answer as a step result: its structured content, else its text, else its content blocks. */
 function resultOf(result: Awaited<ReturnType<McpClient['callTool']>>): unknown {
   if (result.structuredContent) return result.structuredContent;
@@ -60,17 +71,11 @@ function resultOf(result: Awaited<ReturnType<McpClient['callTool']>>): unknown {
 
 function mcpTool(connection: string, tool: McpTool, client: McpClient): StepTool {
   const name = `mcp.${connection}.${tool.name}`;
-  const validate = ajv.compile(tool.inputSchema);
   return {
     name,
     description: tool.description ?? tool.title ?? tool.name,
     inputSchema: tool.inputSchema as JsonSchemaObject,
-    parse(input) {
-      const args = structuredClone((input ?? {}) as Record<string, unknown>);
-      if (!validate(args))
-        throw new Error(`arguments of ${name} do not match its schema: ${ajv.errorsText(validate.errors)}`);
-      return args;
-    },
+    parse: schemaParser(name, tool.inputSchema),
     async call(input, ctx) {
       let result;
       try {
@@ -117,17 +122,11 @@ async function apiTools(
   };
   return chosen.map((op) => {
     const name = `api.${connection}.${op.id}`;
-    const validate = ajv.compile(op.inputSchema);
     return {
       name,
       description: op.description,
       inputSchema: op.inputSchema,
-      parse(input) {
-        const args = structuredClone((input ?? {}) as Record<string, unknown>);
-        if (!validate(args))
-          throw new Error(`arguments of ${name} do not match its schema: ${ajv.errorsText(validate.errors)}`);
-        return args;
-      },
+      parse: schemaParser(name, op.inputSchema),
       call: (input, ctx) => callOpenApiOperation(op, input, { ...target, tool: name }, ctx.idempotencyKey),
     };
   });
