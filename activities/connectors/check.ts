@@ -1,16 +1,27 @@
 // "Does this connection work?": connects with the given settings and credentials the way a run would, and says what
 // it found (the server's version, the tools it offers) or throws the reason. The API runs it before a connection is
 // saved or changed, and when someone presses Test.
-import type { ConnectionKind, McpConfig, McpCredentials, SqlConfig, SqlCredentials } from '../../model/connection';
+import type {
+  ConnectionKind,
+  McpConfig,
+  McpCredentials,
+  OAuth2Config,
+  OAuth2Credentials,
+  SqlConfig,
+  SqlCredentials,
+} from '../../model/connection';
 import { defaultPorts, isSqlKind } from '../../model/connection';
 import { assertPublicHost } from '../tools/ssrf-guard';
 import { buildSqlClient, testSqlClient } from './sql/client';
 import { connectMcp, listMcpTools, type McpLimits } from './mcp/client';
+import { oauthProvider } from './oauth/provider';
 
 export interface ConnectionFound {
   server_version?: string;
   /** The tools an MCP server offers, by name. */
   tools?: string[];
+  /** An OAuth 2.0 provider's issuer. */
+  issuer?: string;
 }
 
 export async function checkConnection(
@@ -29,6 +40,15 @@ export async function checkConnection(
       await client.knex.destroy();
     }
   }
+  if (kind === 'oauth2') {
+    // Finds the provider (discovery, or the endpoints given); the account is authorized by a person afterwards.
+    const provider = await oauthProvider(
+      config as OAuth2Config,
+      (credentials as OAuth2Credentials).client_secret,
+      limits.allowHosts,
+    );
+    return { issuer: provider.serverMetadata().issuer };
+  }
   const client = await connectMcp(config as McpConfig, credentials as McpCredentials, limits);
   try {
     const server = client.getServerVersion();
@@ -46,5 +66,9 @@ export async function checkConnection(
 export function connectionAbilities(kind: ConnectionKind, config: unknown): string[] {
   if (isSqlKind(kind))
     return ['list tables', 'read rows', ...((config as SqlConfig).allow_writes ? ['insert rows', 'update rows'] : [])];
+  if (kind === 'oauth2')
+    return [
+      `act at the provider as the account that authorized it, within its scopes (${(config as OAuth2Config).scopes.join(' ') || 'none asked'})`,
+    ];
   return ["call the server's tools (each asks for approval unless the agent's policy says otherwise)"];
 }

@@ -412,7 +412,7 @@ export interface components {
     Connection: {
       id: string;
       name: string;
-      kind: 'postgres' | 'mysql' | 'mcp';
+      kind: 'postgres' | 'mysql' | 'mcp' | 'oauth2';
       config:
         | {
             host: string;
@@ -434,8 +434,24 @@ export interface components {
                 command: string;
                 args: string[];
               }
+          )
+        | (
+            | {
+                issuer: string;
+                client_id: string;
+                scopes: string[];
+                audience?: string;
+              }
+            | {
+                authorization_endpoint: string;
+                token_endpoint: string;
+                revocation_endpoint?: string;
+                client_id: string;
+                scopes: string[];
+                audience?: string;
+              }
           );
-      status: 'connected' | 'needs_reauthorization' | 'revoked' | 'failing';
+      status: 'connected' | 'pending_authorization' | 'needs_reauthorization' | 'revoked' | 'failing';
       status_detail: string | null;
       can: string[];
       created_by: string;
@@ -3660,11 +3676,39 @@ export interface paths {
                 credentials?: {
                   headers?: Record<string, string>;
                 };
+              }
+            | {
+                name: string;
+                kind: 'oauth2';
+                config:
+                  | {
+                      issuer: string;
+                      client_id: string;
+                      scopes?: string[];
+                      audience?: string;
+                    }
+                  | {
+                      authorization_endpoint: string;
+                      token_endpoint: string;
+                      revocation_endpoint?: string;
+                      client_id: string;
+                      scopes?: string[];
+                      audience?: string;
+                    };
+                credentials?: {
+                  client_secret?: string;
+                };
               };
         };
       };
       responses: {
-        201: { content: { 'application/json': components['schemas']['Connection'] } };
+        201: {
+          content: {
+            'application/json': components['schemas']['Connection'] & {
+              authorization_url?: string;
+            };
+          };
+        };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3674,6 +3718,43 @@ export interface paths {
         415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections/{id}/authorize': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              authorization_url: string;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections/oauth/callback': {
+    get: {
+      parameters: {
+        query?: { code?: string; state?: string; iss?: string; error?: string; error_description?: string };
+        path?: never;
+      };
+      responses: {
+        302: { content?: never };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -4248,7 +4329,7 @@ export interface paths {
                 name: string;
                 description: string;
                 tools: string[];
-                connection_kinds: ('postgres' | 'mysql' | 'mcp')[];
+                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'oauth2')[];
                 content: string;
               }[];
               next_cursor: string | null;
