@@ -239,13 +239,21 @@ describe('connections: OAuth 2.0 accounts', function () {
     assert.equal((await userinfo(renewed)).status, 200);
     assert.equal(await active(renewed), true);
 
-    // A token the provider no longer accepts (revoked there) is answered 401: one retry with a refreshed token.
-    await revokeAtProvider(renewed, 'access_token');
-    assert.equal((await userinfo(renewed)).status, 401);
+    // A token the resource server no longer accepts, though it has not expired (here: one the provider never
+    // issued; revoking one at oidc-provider revokes the whole grant's tokens): one retry with a refreshed token.
+    const stale = JSON.parse(box().open((await row(id)).credentials_sealed));
+    stale.tokens.access_token = 'UnknownToken0123456789abcdefghijklmnopqrstu';
+    await h.stack
+      .knex('connections')
+      .where({ id })
+      .update({ credentials_sealed: box().seal(JSON.stringify(stale)) });
+    assert.equal((await userinfo(stale.tokens.access_token)).status, 401);
     const res = await oauthFetch(deps(), run, 'calendar')(endpoints.userinfo_endpoint);
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as Json).sub, 'ana@example.test');
-    assert.notEqual((await tokensOf(id))!.access_token, renewed);
+    const third = (await tokensOf(id))!.access_token;
+    assert.notEqual(third, stale.tokens.access_token);
+    assert.equal(await active(third), true);
   });
 
   it('marks a connection whose refresh the provider refuses as needing reauthorization; reconnecting brings it back', async () => {
