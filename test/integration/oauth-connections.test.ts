@@ -254,6 +254,14 @@ describe('connections: OAuth 2.0 accounts', function () {
     const third = (await tokensOf(id))!.access_token;
     assert.notEqual(third, stale.tokens.access_token);
     assert.equal(await active(third), true);
+
+    // Two activities refused the same token at once: one refreshes under the row's lock, the other takes its token.
+    const both = await Promise.all(
+      [1, 2].map(() => oauthAccessToken(deps(), run, 'calendar', { refresh: true, rejected: third })),
+    );
+    assert.equal(both[0], both[1]);
+    assert.notEqual(both[0], third);
+    assert.equal((await tokensOf(id))!.access_token, both[0]);
   });
 
   it('marks a connection whose refresh the provider refuses as needing reauthorization; reconnecting brings it back', async () => {
