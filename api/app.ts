@@ -17,6 +17,7 @@ import { toolRoutes } from './routes/tools';
 import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
 import { connectionRoutes } from './routes/connections';
+import { connectionOAuthPublicRoutes } from './routes/connection-oauth';
 import type { McpLimits } from '../activities/connectors/mcp/client';
 import { skillRoutes } from './routes/skills';
 import { accountRoutes } from './routes/accounts';
@@ -96,6 +97,8 @@ export function createApp(deps: AppDeps) {
   // People's own routes (sign-in, their account, accepting an invitation) work without a workspace.
   app.use('/v1', accountRoutes(deps));
   app.use('/v1', ssoPublicRoutes(deps));
+  // The browser comes back from an OAuth 2.0 provider with the state it was given, not a key.
+  app.use('/v1', connectionOAuthPublicRoutes({ ...deps, connectors: deps.connectors ?? { allowHosts: [] } }));
 
   const v1 = express.Router();
   v1.use(authenticate(deps.knex, deps.apiRateLimit, deps.budgetScope));

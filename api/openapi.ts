@@ -15,6 +15,7 @@ import {
   connectionKinds,
   connectionStatuses,
   mcpConfigSchema,
+  oauth2ConfigSchema,
   openApiConfigSchema,
   sqlConfigSchema,
 } from '../model/connection';
@@ -259,7 +260,9 @@ const schemas: Record<string, unknown> = {
     name: { type: 'string', description: 'How agents refer to it (their "connections" and tool arguments).' },
     kind: { enum: [...connectionKinds] },
     config: {
-      oneOf: [sqlConfigSchema, mcpConfigSchema, openApiConfigSchema].map((s) => jsonSchema(s, 'output')),
+      oneOf: [sqlConfigSchema, mcpConfigSchema, openApiConfigSchema, oauth2ConfigSchema].map((s) =>
+        jsonSchema(s, 'output'),
+      ),
     },
     status: { enum: [...connectionStatuses] },
     status_detail: nullable({ type: 'string' }),
@@ -1296,11 +1299,45 @@ export const routes: Route[] = [
     path: '/connections',
     id: 'createConnection',
     summary:
-      'Connect a system (a PostgreSQL or MySQL/MariaDB database, an MCP server, a REST API from its OpenAPI document): tested before it is saved; credentials sealed',
+      'Connect a system (a PostgreSQL or MySQL/MariaDB database, an MCP server, a REST API from its OpenAPI document, an OAuth 2.0 account): tested before it is saved; credentials sealed. An oauth2 connection is saved pending_authorization with a one-time authorization_url',
     scope: 'admin',
     body: jsonSchema(bodies.createConnection),
-    ok: { 201: ref('Connection') },
+    ok: {
+      201: {
+        allOf: [
+          ref('Connection'),
+          {
+            type: 'object',
+            properties: {
+              authorization_url: {
+                type: 'string',
+                description:
+                  'oauth2: where a person signs in at the provider and grants access (one use, ten minutes); the provider sends the browser back to /v1/connections/oauth/callback',
+              },
+            },
+          },
+        ],
+      },
+    },
     errors: [409, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/connections/{id}/authorize',
+    id: 'authorizeConnection',
+    summary: 'OAuth 2.0: a new one-time authorization_url, to authorize the account (again) at the provider',
+    scope: 'admin',
+    ok: { 200: obj({ authorization_url: { type: 'string' } }) },
+    errors: [404, 409, 422],
+  }),
+  r({
+    method: 'get',
+    path: '/connections/oauth/callback',
+    id: 'finishConnectionAuthorization',
+    summary:
+      "OAuth 2.0: the provider's redirect back (code and state); seals the tokens and redirects to the console's /integrations with ?connected= or ?connection_error=",
+    scope: 'public',
+    ok: { 302: null },
   }),
   r({
     method: 'get',
@@ -1325,7 +1362,8 @@ export const routes: Route[] = [
     method: 'delete',
     path: '/connections/{id}',
     id: 'deleteConnection',
-    summary: 'Remove a connection; runs that use it afterwards fail that step, saying so',
+    summary:
+      'Remove a connection (an oauth2 one revokes its tokens at the provider first); runs that use it afterwards fail that step, saying so',
     scope: 'admin',
     ok: { 204: null },
     errors: [404],

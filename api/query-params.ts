@@ -69,6 +69,13 @@ export const queries = {
     error: z.string().optional().describe("The provider's refusal, if it refused"),
     error_description: z.string().optional(),
   }),
+  finishConnectionAuthorization: query({
+    code: z.string().optional().describe("The provider's authorization code"),
+    state: z.string().optional().describe('The state this service sent'),
+    iss: z.string().optional().describe('The issuer (RFC 9207)'),
+    error: z.string().optional().describe("The provider's refusal, if it refused"),
+    error_description: z.string().optional(),
+  }),
   listAuditEvents: query({
     action: z
       .string()

@@ -1,5 +1,5 @@
-// Connections of a workspace (db/migrations/016_connections.ts). Credentials go in sealed and come out sealed: only
-// the worker, about to connect, opens them (activities/tools/connections.ts).
+// Connections of a workspace (db/migrations/016_connections.ts; 018: OAuth 2.0 authorizations under way). Credentials
+// go in sealed and come out sealed: only the worker, about to connect, opens them (activities/connectors/).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { ConnectionConfig, ConnectionKind, ConnectionStatus } from '../model/connection';
@@ -84,4 +84,31 @@ export async function unusableConnections(knex: Knex, workspaceId: string, names
     .select('name', 'status');
   const usable = new Set(rows.filter((r) => r.status === 'connected' || r.status === 'failing').map((r) => r.name));
   return names.filter((n) => !usable.has(n));
+}
+
+/** An OAuth 2.0 authorization started for a connection: the hashed state and sealed PKCE verifier, for ten minutes. */
+export interface ConnectionAuthorization {
+  state_hash: string;
+  connection_id: string;
+  code_verifier: string;
+  started_by: string;
+  expires_at: Date;
+}
+
+export async function startConnectionAuthorization(
+  knex: Knex,
+  a: Omit<ConnectionAuthorization, 'expires_at'>,
+  ttlMs = 10 * 60_000,
+): Promise<void> {
+  await knex('connection_authorizations').where('expires_at', '<', knex.fn.now()).delete();
+  await knex('connection_authorizations').insert({ ...a, expires_at: new Date(Date.now() + ttlMs) });
+}
+
+/** The unexpired authorization with this state hash, taken (deleted) so it is used once. */
+export async function takeConnectionAuthorization(
+  knex: Knex,
+  stateHash: string,
+): Promise<ConnectionAuthorization | undefined> {
+  const [row] = await knex('connection_authorizations').where({ state_hash: stateHash }).delete().returning('*');
+  return row && new Date(row.expires_at).getTime() > Date.now() ? row : undefined;
 }

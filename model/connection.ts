@@ -4,10 +4,17 @@ import { z } from 'zod';
 
 export const sqlKinds = ['postgres', 'mysql'] as const;
 export type SqlKind = (typeof sqlKinds)[number];
-export const connectionKinds = [...sqlKinds, 'mcp', 'openapi'] as const;
+export const connectionKinds = [...sqlKinds, 'mcp', 'openapi', 'oauth2'] as const;
 export type ConnectionKind = (typeof connectionKinds)[number];
 export const isSqlKind = (kind: string): kind is SqlKind => (sqlKinds as readonly string[]).includes(kind);
-export const connectionStatuses = ['connected', 'needs_reauthorization', 'revoked', 'failing'] as const;
+/** `pending_authorization`: an OAuth 2.0 connection made but not yet authorized at its provider. */
+export const connectionStatuses = [
+  'connected',
+  'pending_authorization',
+  'needs_reauthorization',
+  'revoked',
+  'failing',
+] as const;
 export type ConnectionStatus = (typeof connectionStatuses)[number];
 
 export const connectionName = z
@@ -86,7 +93,52 @@ export type OpenApiConfig = z.infer<typeof openApiConfigSchema>;
 export const openApiCredentialsSchema = z.object({ secret: z.string().max(4000).optional() });
 export type OpenApiCredentials = z.infer<typeof openApiCredentialsSchema>;
 
-export type ConnectionConfig = SqlConfig | McpConfig | OpenApiConfig;
+/**
+ * An account at an OAuth 2.0 provider, authorized by a person who signs in there (authorization code with PKCE);
+ * other connectors act with its access token. The provider is found by discovery from its issuer URL, or named by
+ * its endpoints.
+ */
+const endpointUrl = z.url({ protocol: /^https?$/, error: 'an http or https URL' }).max(2000);
+/** An OAuth scope token (RFC 6749 §3.3). */
+const scopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/, 'a scope: printable, no spaces or quotes');
+const oauth2Common = {
+  client_id: z.string().min(1).max(500),
+  scopes: z.array(scopeToken).max(50).default([]),
+  /** Sent as `audience` with the authorization and token requests (Auth0 and others ask for it). */
+  audience: z.string().min(1).max(2000).optional(),
+};
+export const oauth2ConfigSchema = z.union([
+  z.object({
+    issuer: endpointUrl.describe("The provider's issuer URL (its /.well-known/ metadata is discovered)."),
+    ...oauth2Common,
+  }),
+  z.object({
+    authorization_endpoint: endpointUrl,
+    token_endpoint: endpointUrl,
+    /** RFC 7009: where tokens are revoked when the connection is removed. */
+    revocation_endpoint: endpointUrl.optional(),
+    ...oauth2Common,
+  }),
+]);
+export type OAuth2Config = z.infer<typeof oauth2ConfigSchema>;
+/** What the admin gives: the client's secret (empty for a public client, which relies on PKCE alone). */
+export const oauth2CredentialsSchema = z.object({ client_secret: z.string().max(2000).default('') });
+/** The tokens the service got from the provider: stored sealed, never accepted from or answered to the API. */
+export const oauth2TokensSchema = z.object({
+  access_token: z.string(),
+  refresh_token: z.string().optional(),
+  /** Milliseconds since the epoch; unset when the provider did not say. */
+  expires_at: z.number().optional(),
+  token_type: z.string().optional(),
+  /** The scopes the provider granted, which may be fewer than those asked for. */
+  scopes: z.array(z.string()).default([]),
+});
+export type OAuth2Tokens = z.infer<typeof oauth2TokensSchema>;
+/** The sealed credentials of an oauth2 connection: the client secret, and the tokens once authorized. */
+export const oauth2StoredCredentialsSchema = oauth2CredentialsSchema.extend({ tokens: oauth2TokensSchema.optional() });
+export type OAuth2Credentials = z.infer<typeof oauth2StoredCredentialsSchema>;
+
+export type ConnectionConfig = SqlConfig | McpConfig | OpenApiConfig | OAuth2Config;
 
 /** What is not secret, and what is, by kind: the API validates with these, the worker opens with them. */
 export const connectionSchemas = {
@@ -94,6 +146,7 @@ export const connectionSchemas = {
   mysql: { config: sqlConfigSchema, credentials: sqlCredentialsSchema },
   mcp: { config: mcpConfigSchema, credentials: mcpCredentialsSchema },
   openapi: { config: openApiConfigSchema, credentials: openApiCredentialsSchema },
+  oauth2: { config: oauth2ConfigSchema, credentials: oauth2StoredCredentialsSchema },
 } satisfies Record<ConnectionKind, { config: z.ZodTypeAny; credentials: z.ZodTypeAny }>;
 
 export const createConnectionSchema = z.discriminatedUnion('kind', [
@@ -114,6 +167,12 @@ export const createConnectionSchema = z.discriminatedUnion('kind', [
     kind: z.literal('openapi'),
     config: openApiConfigSchema,
     credentials: openApiCredentialsSchema.default({}),
+  }),
+  z.object({
+    name: connectionName,
+    kind: z.literal('oauth2'),
+    config: oauth2ConfigSchema,
+    credentials: oauth2CredentialsSchema.default({ client_secret: '' }),
   }),
 ]);
 

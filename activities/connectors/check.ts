@@ -5,6 +5,8 @@ import type {
   ConnectionKind,
   McpConfig,
   McpCredentials,
+  OAuth2Config,
+  OAuth2Credentials,
   OpenApiConfig,
   SqlConfig,
   SqlCredentials,
@@ -14,11 +16,14 @@ import { defaultPorts, isSqlKind } from '../../model/connection';
 import { assertPublicHost } from '../tools/ssrf-guard';
 import { buildSqlClient, testSqlClient } from './sql/client';
 import { connectMcp, listMcpTools, type McpLimits } from './mcp/client';
+import { oauthProvider } from './oauth/provider';
 
 export interface ConnectionFound {
   server_version?: string;
   /** The tools an MCP server offers, by name. */
   tools?: string[];
+  /** An OAuth 2.0 provider's issuer. */
+  issuer?: string;
 }
 
 export async function checkConnection(
@@ -44,6 +49,15 @@ export async function checkConnection(
       server_version: `${info.title ?? 'API'} ${info.version ?? ''}`.trim(),
       tools: openApiOperations(api.document!, api.operations).map((op) => op.id),
     };
+  }
+  if (kind === 'oauth2') {
+    // Finds the provider (discovery, or the endpoints given); the account is authorized by a person afterwards.
+    const provider = await oauthProvider(
+      config as OAuth2Config,
+      (credentials as OAuth2Credentials).client_secret,
+      limits.allowHosts,
+    );
+    return { issuer: provider.serverMetadata().issuer };
   }
   const client = await connectMcp(config as McpConfig, credentials as McpCredentials, limits);
   try {
@@ -81,5 +95,9 @@ export function connectionAbilities(kind: ConnectionKind, config: unknown): stri
       return []; // a stored document was checked when it was saved; listing must not fail on it
     }
   }
+  if (kind === 'oauth2')
+    return [
+      `act at the provider as the account that authorized it, within its scopes (${(config as OAuth2Config).scopes.join(' ') || 'none asked'})`,
+    ];
   return ["call the server's tools (each asks for approval unless the agent's policy says otherwise)"];
 }

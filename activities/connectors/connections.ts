@@ -24,18 +24,22 @@ import { connectMcp, mcpClientFor, McpSetupError } from './mcp/client';
 // One box per configuration (a worker has one; the test suites run several stacks in a process).
 const boxes = new WeakMap<CadreConfig, SecretBox>();
 
-type Deps = { knex: Knex; config: CadreConfig };
-type RunConnections = { runId: string; connections: readonly string[] };
+export type Deps = { knex: Knex; config: CadreConfig };
+export type RunConnections = { runId: string; connections: readonly string[] };
 
-/** A connection's credentials, opened with the service key and checked against its kind's schema. */
-function credentialsOf(config: CadreConfig, row: ConnectionRow): unknown {
+export function secretBoxOf(config: CadreConfig): SecretBox {
   let box = boxes.get(config);
   if (!box) boxes.set(config, (box = loadSecretBox(config)));
-  return connectionSchemas[row.kind].credentials.parse(JSON.parse(box.open(row.credentials_sealed)));
+  return box;
+}
+
+/** A connection's credentials, opened with the service key and checked against its kind's schema. */
+export function credentialsOf(config: CadreConfig, row: ConnectionRow): unknown {
+  return connectionSchemas[row.kind].credentials.parse(JSON.parse(secretBoxOf(config).open(row.credentials_sealed)));
 }
 
 /** The connected connection `name` of the run's workspace, which the agent lists; otherwise a step error saying why. */
-async function usableConnection(deps: Deps, run: RunConnections, name: string): Promise<ConnectionRow> {
+export async function usableConnection(deps: Deps, run: RunConnections, name: string): Promise<ConnectionRow> {
   if (!run.connections.includes(name))
     throw ApplicationFailure.nonRetryable(
       `the agent does not list the connection "${name}" in its "connections": add it in Operator Mode`,
@@ -48,6 +52,11 @@ async function usableConnection(deps: Deps, run: RunConnections, name: string): 
       `there is no connection "${name}" in this workspace (it was removed or never made): connect it in Integrations`,
       'ConnectionMissing',
     );
+  if (row.status === 'pending_authorization')
+    throw ApplicationFailure.nonRetryable(
+      `connection "${name}" is not authorized yet: authorize it in Integrations`,
+      'ConnectionUnusable',
+    );
   if (row.status === 'revoked' || row.status === 'needs_reauthorization')
     throw ApplicationFailure.nonRetryable(
       `connection "${name}" ${row.status === 'revoked' ? 'was revoked' : 'needs to be authorized again'}: reconnect it in Integrations`,
@@ -59,7 +68,7 @@ async function usableConnection(deps: Deps, run: RunConnections, name: string): 
 
 const versionKey = (row: ConnectionRow) => `${row.id}:${new Date(row.updated_at).toISOString()}`;
 
-function wrongKind(name: string, row: ConnectionRow, wanted: string): never {
+export function wrongKind(name: string, row: ConnectionRow, wanted: string): never {
   throw ApplicationFailure.nonRetryable(`connection "${name}" is ${row.kind}, not ${wanted}`, 'ConnectionKind');
 }
 

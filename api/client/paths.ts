@@ -412,7 +412,7 @@ export interface components {
     Connection: {
       id: string;
       name: string;
-      kind: 'postgres' | 'mysql' | 'mcp' | 'openapi';
+      kind: 'postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2';
       config:
         | {
             host: string;
@@ -456,8 +456,24 @@ export interface components {
                   type: 'basic';
                   username: string;
                 };
-          };
-      status: 'connected' | 'needs_reauthorization' | 'revoked' | 'failing';
+          }
+        | (
+            | {
+                issuer: string;
+                client_id: string;
+                scopes: string[];
+                audience?: string;
+              }
+            | {
+                authorization_endpoint: string;
+                token_endpoint: string;
+                revocation_endpoint?: string;
+                client_id: string;
+                scopes: string[];
+                audience?: string;
+              }
+          );
+      status: 'connected' | 'pending_authorization' | 'needs_reauthorization' | 'revoked' | 'failing';
       status_detail: string | null;
       can: string[];
       created_by: string;
@@ -3711,11 +3727,39 @@ export interface paths {
                 credentials?: {
                   secret?: string;
                 };
+              }
+            | {
+                name: string;
+                kind: 'oauth2';
+                config:
+                  | {
+                      issuer: string;
+                      client_id: string;
+                      scopes?: string[];
+                      audience?: string;
+                    }
+                  | {
+                      authorization_endpoint: string;
+                      token_endpoint: string;
+                      revocation_endpoint?: string;
+                      client_id: string;
+                      scopes?: string[];
+                      audience?: string;
+                    };
+                credentials?: {
+                  client_secret?: string;
+                };
               };
         };
       };
       responses: {
-        201: { content: { 'application/json': components['schemas']['Connection'] } };
+        201: {
+          content: {
+            'application/json': components['schemas']['Connection'] & {
+              authorization_url?: string;
+            };
+          };
+        };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3725,6 +3769,43 @@ export interface paths {
         415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections/{id}/authorize': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              authorization_url: string;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections/oauth/callback': {
+    get: {
+      parameters: {
+        query?: { code?: string; state?: string; iss?: string; error?: string; error_description?: string };
+        path?: never;
+      };
+      responses: {
+        302: { content?: never };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -4299,7 +4380,7 @@ export interface paths {
                 name: string;
                 description: string;
                 tools: string[];
-                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'openapi')[];
+                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2')[];
                 content: string;
               }[];
               next_cursor: string | null;

@@ -12,10 +12,12 @@ import {
   type ConnectionRow,
 } from '../../db/connections';
 import type { SecretBox } from '../../db/secret-box';
-import { connectionSchemas, type ConnectionKind } from '../../model/connection';
+import { connectionSchemas, oauth2CredentialsSchema, type ConnectionKind } from '../../model/connection';
 import { checkConnection, completeConnectionConfig, connectionAbilities } from '../../activities/connectors/check';
 import type { McpLimits } from '../../activities/connectors/mcp/client';
 import { auditRequest } from '../audit-request';
+import type { Logger } from '../logger';
+import { authorizationUrl, oauthCredentialsOf, revokeConnectionTokens } from './connection-oauth';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';
@@ -40,9 +42,11 @@ export function connectionJson(c: ConnectionRow) {
 
 /** Where a connection of this kind points, for messages. */
 const target = (kind: ConnectionKind, config: Record<string, unknown>) =>
-  `${kind} at ${String(config.host ?? config.url ?? config.command ?? config.base_url ?? config.document_url ?? 'the given document')}`;
+  `${kind} at ${String(config.host ?? config.url ?? config.command ?? config.issuer ?? config.token_endpoint ?? config.base_url ?? config.document_url ?? 'the given document')}`;
 
-export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connectors: McpLimits }): Router {
+export function connectionRoutes(
+  deps: RouteDeps & { secrets: SecretBox; connectors: McpLimits; logger?: Logger },
+): Router {
   const { knex, secrets } = deps;
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
@@ -75,6 +79,8 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
   r.post('/connections', requirePermission('admin'), ...body, async (req, res) => {
     const input = parseBody(bodies.createConnection, req.body);
     const { config } = await tryConnecting(input.kind, input.config, input.credentials);
+    // An OAuth 2.0 account is authorized by a person at the provider afterwards (the authorization_url answered).
+    const oauth = input.kind === 'oauth2';
     let created: ConnectionRow;
     try {
       created = await createConnection(knex, {
@@ -84,6 +90,9 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
         config: config as ConnectionRow['config'],
         credentials_sealed: secrets.seal(JSON.stringify(input.credentials)),
         created_by: req.auth!.actor,
+        ...(oauth
+          ? { status: 'pending_authorization', status_detail: 'not authorized yet: authorize it in Integrations' }
+          : {}),
       });
     } catch (err) {
       if (err instanceof ConnectionNameTakenError)
@@ -91,7 +100,25 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
       throw err;
     }
     await auditRequest(knex, req, 'connection.created', created.name, { kind: created.kind });
-    res.status(201).location(`/v1/connections/${created.id}`).json(connectionJson(created));
+    res
+      .status(201)
+      .location(`/v1/connections/${created.id}`)
+      .json({
+        ...connectionJson(created),
+        ...(oauth ? { authorization_url: await authorizationUrl(deps, created, req.auth!.actor) } : {}),
+      });
+  });
+
+  // OAuth 2.0: a new link to the provider's consent page (to authorize for the first time, or again).
+  r.post('/connections/:id/authorize', requirePermission('admin'), async (req, res) => {
+    const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
+    if (c.kind !== 'oauth2')
+      throw new ApiError(
+        409,
+        'not_oauth',
+        `connection "${c.name}" is ${c.kind}: only oauth2 connections are authorized`,
+      );
+    res.json({ authorization_url: await authorizationUrl(deps, c, req.auth!.actor) });
   });
 
   r.get('/connections/:id', requirePermission('read'), async (req, res) => {
@@ -107,13 +134,31 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
     // A new document_url is fetched again, unless the document itself comes with it.
     if (patch.config?.document_url !== undefined && patch.config.document === undefined) delete merged.document;
     const given = parseBody(schemas.config, merged) as Record<string, unknown>;
-    const credentials = patch.credentials ? parseBody(schemas.credentials, patch.credentials) : credentialsOf(current);
+    const oauth = current.kind === 'oauth2';
+    // An oauth2 connection's tokens come from its provider only: the API takes its client secret, never tokens.
+    const credentials = patch.credentials
+      ? oauth
+        ? { ...oauthCredentialsOf(secrets, current), ...parseBody(oauth2CredentialsSchema, patch.credentials) }
+        : parseBody(schemas.credentials, patch.credentials)
+      : credentialsOf(current);
     const { config } = await tryConnecting(current.kind, given, credentials);
+    // New provider settings (another client, other scopes) need the account authorized again.
+    const reauthorize = oauth && JSON.stringify(config) !== JSON.stringify(current.config);
+    if (reauthorize) await revokeConnectionTokens(deps, current);
     const updated = await updateConnection(knex, current.id, {
       config: config as ConnectionRow['config'],
-      ...(patch.credentials ? { credentials_sealed: secrets.seal(JSON.stringify(credentials)) } : {}),
-      status: 'connected',
-      status_detail: null,
+      ...(patch.credentials || reauthorize
+        ? {
+            credentials_sealed: secrets.seal(
+              JSON.stringify(reauthorize ? { ...credentials, tokens: undefined } : credentials),
+            ),
+          }
+        : {}),
+      ...(reauthorize
+        ? { status: 'pending_authorization', status_detail: 'its settings changed: authorize it again in Integrations' }
+        : oauth
+          ? {}
+          : { status: 'connected', status_detail: null }),
     });
     await auditRequest(knex, req, 'connection.updated', updated.name, {
       changed: [
@@ -127,8 +172,11 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
   r.post('/connections/:id/test', requirePermission('admin'), async (req, res) => {
     const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     try {
-      const { found } = await tryConnecting(c.kind, c.config as Record<string, unknown>, credentialsOf(c));
-      await updateConnection(knex, c.id, { status: 'connected', status_detail: null });
+      const credentials = credentialsOf(c);
+      const { found } = await tryConnecting(c.kind, c.config as Record<string, unknown>, credentials);
+      // An oauth2 connection is connected only once authorized: a reachable provider does not change that.
+      if (c.kind !== 'oauth2' || (c.status === 'failing' && (credentials as { tokens?: unknown }).tokens))
+        await updateConnection(knex, c.id, { status: 'connected', status_detail: null });
       res.json({ ok: true, ...found });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -139,6 +187,7 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
 
   r.delete('/connections/:id', requirePermission('admin'), async (req, res) => {
     const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
+    if (c.kind === 'oauth2') await revokeConnectionTokens(deps, c);
     await deleteConnection(knex, c.workspace_id, c.id);
     await auditRequest(knex, req, 'connection.removed', c.name, { kind: c.kind });
     res.status(204).end();

@@ -109,7 +109,7 @@ describe('the API keeps its own contract (requests generated from the OpenAPI do
         if (schema.format === 'email') return `p${Math.floor(random() * 1e6)}@example.test`;
         if (schema.format === 'uuid') return randomUUID();
         if (schema.format === 'date-time') return new Date().toISOString();
-        if (schema.format === 'uri') return 'https://example.test/x';
+        if (schema.format === 'uri') return 'https://127.0.0.1/x'; // as for hosts: stays on this machine
         if (schema.format === 'hostname') return '127.0.0.1'; // what is connected to stays on this machine
         if (schema.pattern) {
           // The first of a few plain strings the pattern accepts (times, domains, names, codes).

@@ -1,16 +1,22 @@
 // A real OpenID Connect provider for tests (the oidc-provider package, certified by the OpenID Foundation),
 // on a free loopback port. Its development sign-in pages accept any login name; the account's email is that
-// name, verified.
+// name, verified. With `connections`, a second client stands for an OAuth 2.0 connection: it may refresh tokens
+// (offline_access), and the provider revokes (RFC 7009) and introspects (RFC 7662) tokens.
 import http, { type Server } from 'node:http';
 
 export interface TestOidcProvider {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /** The client of OAuth 2.0 connections, with `connections`. */
+  connectionClient?: { id: string; secret: string };
   close(): Promise<void>;
 }
 
-export async function startOidcProvider(redirectUri: string): Promise<TestOidcProvider> {
+export async function startOidcProvider(
+  redirectUri: string,
+  opts: { connections?: { redirectUri: string } } = {},
+): Promise<TestOidcProvider> {
   const { default: Provider } = (await import('oidc-provider')) as unknown as {
     default: new (issuer: string, config: object) => { listen(port: number): Server; callback(): unknown };
   };
@@ -21,6 +27,7 @@ export async function startOidcProvider(redirectUri: string): Promise<TestOidcPr
   const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const clientId = 'cadre-test';
   const clientSecret = 'a client secret of the test provider';
+  const connectionClient = { id: 'cadre-connections', secret: 'the client secret of connections at the test provider' };
   const provider = new Provider(issuer, {
     clients: [
       {
@@ -30,7 +37,19 @@ export async function startOidcProvider(redirectUri: string): Promise<TestOidcPr
         grant_types: ['authorization_code'],
         response_types: ['code'],
       },
+      ...(opts.connections
+        ? [
+            {
+              client_secret: connectionClient.secret,
+              client_id: connectionClient.id,
+              redirect_uris: [opts.connections.redirectUri],
+              grant_types: ['authorization_code', 'refresh_token'],
+              response_types: ['code'],
+            },
+          ]
+        : []),
     ],
+    ...(opts.connections ? { features: { revocation: { enabled: true }, introspection: { enabled: true } } } : {}),
     cookies: { keys: ['test cookie key of the provider'] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     findAccount: (_ctx: unknown, id: string) => ({
@@ -44,6 +63,7 @@ export async function startOidcProvider(redirectUri: string): Promise<TestOidcPr
     issuer,
     clientId,
     clientSecret,
+    ...(opts.connections ? { connectionClient: { id: connectionClient.id, secret: connectionClient.secret } } : {}),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
