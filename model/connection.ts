@@ -71,6 +71,8 @@ export const openApiAuthSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('bearer') }),
   z.object({ type: z.literal('basic'), username: z.string().min(1).max(200) }),
+  /** The access token of an oauth2 connection of the workspace (refreshed as it expires, and on a 401). */
+  z.object({ type: z.literal('oauth2'), connection: connectionName }),
 ]);
 
 /**
@@ -89,7 +91,7 @@ export const openApiConfigSchema = z
   })
   .refine((c) => c.document !== undefined || c.document_url !== undefined, 'give "document" or "document_url"');
 export type OpenApiConfig = z.infer<typeof openApiConfigSchema>;
-/** The API key, bearer token or basic password its auth sends. */
+/** The API key, bearer token or basic password its auth sends (nothing for oauth2: that connection has the tokens). */
 export const openApiCredentialsSchema = z.object({ secret: z.string().max(4000).optional() });
 export type OpenApiCredentials = z.infer<typeof openApiCredentialsSchema>;
 

@@ -13,6 +13,7 @@ import { mcpClientResolver, openApiResolver } from '../connectors/connections';
 import { listMcpTools } from '../connectors/mcp/client';
 import { openApiBaseUrl, openApiOperations } from '../connectors/openapi/document';
 import { callOpenApiOperation } from '../connectors/openapi/call';
+import { oauthFetch } from '../connectors/oauth/tokens';
 import type { ActivityDeps } from '../deps';
 
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown };
@@ -113,12 +114,18 @@ async function apiTools(
       `the API of connection "${connection}" has no operation "${only}" (it offers ${operations.map((op) => op.id).join(', ')})`,
       'UnknownTool',
     );
+  const { auth } = config;
   const target = {
     connection,
     baseUrl: openApiBaseUrl(config),
-    auth: config.auth,
+    auth,
     credentials,
     allowHosts: deps.config.http.allowHosts,
+    // The OAuth account it names acts for it: this connection's own use is what lets the run use that one.
+    send:
+      auth.type === 'oauth2'
+        ? oauthFetch(deps, { runId: run.runId, connections: [auth.connection] }, auth.connection)
+        : (url: URL, init: RequestInit) => fetch(url, init),
   };
   return chosen.map((op) => {
     const name = `api.${connection}.${op.id}`;

@@ -455,6 +455,10 @@ export interface components {
               | {
                   type: 'basic';
                   username: string;
+                }
+              | {
+                  type: 'oauth2';
+                  connection: string;
                 };
           }
         | (
@@ -3722,6 +3726,10 @@ export interface paths {
                     | {
                         type: 'basic';
                         username: string;
+                      }
+                    | {
+                        type: 'oauth2';
+                        connection: string;
                       };
                 };
                 credentials?: {

@@ -4,6 +4,7 @@ import { Router } from 'express';
 import type { Knex } from 'knex';
 import {
   ConnectionNameTakenError,
+  connectionByName,
   createConnection,
   deleteConnection,
   getConnection,
@@ -72,12 +73,26 @@ export function connectionRoutes(
     }
   }
 
+  /** A REST API that acts through an OAuth 2.0 account names one of the workspace's oauth2 connections. */
+  async function checkAccount(workspaceId: string, kind: ConnectionKind, config: Record<string, unknown>) {
+    const auth = config.auth as { type?: string; connection?: string } | undefined;
+    if (kind !== 'openapi' || auth?.type !== 'oauth2') return;
+    const account = await connectionByName(knex, workspaceId, auth.connection!);
+    if (account?.kind !== 'oauth2')
+      throw new ApiError(
+        422,
+        'unknown_connection',
+        `the workspace has no OAuth 2.0 connection "${auth.connection}": connect the account first, then name it`,
+      );
+  }
+
   r.get('/connections', requirePermission('read'), async (req, res) => {
     res.json({ data: (await listConnections(knex, req.auth!.workspace.id)).map(connectionJson), next_cursor: null });
   });
 
   r.post('/connections', requirePermission('admin'), ...body, async (req, res) => {
     const input = parseBody(bodies.createConnection, req.body);
+    await checkAccount(req.auth!.workspace.id, input.kind, input.config);
     const { config } = await tryConnecting(input.kind, input.config, input.credentials);
     // An OAuth 2.0 account is authorized by a person at the provider afterwards (the authorization_url answered).
     const oauth = input.kind === 'oauth2';
@@ -134,6 +149,7 @@ export function connectionRoutes(
     // A new document_url is fetched again, unless the document itself comes with it.
     if (patch.config?.document_url !== undefined && patch.config.document === undefined) delete merged.document;
     const given = parseBody(schemas.config, merged) as Record<string, unknown>;
+    await checkAccount(current.workspace_id, current.kind, given);
     const oauth = current.kind === 'oauth2';
     // An oauth2 connection's tokens come from its provider only: the API takes its client secret, never tokens.
     const credentials = patch.credentials

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { loadSecretBox } from '../../db/secret-box';
 import { oauth2StoredCredentialsSchema } from '../../model/connection';
 import { oauthAccessToken, oauthFetch } from '../../activities/connectors/oauth/tokens';
+import { resolveTools } from '../../activities/tools/resolve';
 import { checkedFetch } from '../support/openapi-check';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import {
@@ -282,6 +283,60 @@ describe('connections: OAuth 2.0 accounts', function () {
     assert.equal((await landAt(await consentAt(again.body.authorization_url))).searchParams.get('connected'), 'drive');
     assert.equal((await call('GET', `/connections/${id}`)).body.status, 'connected');
     assert.equal((await userinfo(await oauthAccessToken(deps(), run, 'drive'))).status, 200);
+  });
+
+  it('a REST API connection acts through an OAuth account: its calls carry the token, refreshed on a 401', async () => {
+    const id = await connected('profile-account');
+    // The provider's own userinfo endpoint, described as a one-operation API.
+    const document = {
+      openapi: '3.1.0',
+      info: { title: 'Profile', version: '1' },
+      servers: [{ url: idp.issuer }],
+      paths: {
+        [new URL(endpoints.userinfo_endpoint).pathname]: {
+          get: {
+            operationId: 'me',
+            responses: {
+              '200': {
+                description: 'who the token is',
+                content: {
+                  'application/json': {
+                    schema: { type: 'object', required: ['sub'], properties: { sub: { type: 'string' } } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    };
+    const nowhere = await call('POST', '/connections', {
+      name: 'profile',
+      kind: 'openapi',
+      config: { document, auth: { type: 'oauth2', connection: 'no-such-account' } },
+    });
+    assert.equal(nowhere.status, 422);
+    assert.match(nowhere.body.detail, /no OAuth 2\.0 connection "no-such-account": connect the account first/);
+    const made = await call('POST', '/connections', {
+      name: 'profile',
+      kind: 'openapi',
+      config: { document, auth: { type: 'oauth2', connection: 'profile-account' } },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+
+    // The stored access token is one the provider refuses: the call is sent again with a refreshed one.
+    const stale = JSON.parse(box().open((await row(id)).credentials_sealed));
+    stale.tokens.access_token = 'UnknownToken0123456789abcdefghijklmnopqrstu';
+    await h.stack
+      .knex('connections')
+      .where({ id })
+      .update({ credentials_sealed: box().seal(JSON.stringify(stale)) });
+    const run = await runListing(['profile']);
+    const [me] = await resolveTools(['api.profile.me'], deps() as never, run);
+    const answer = await me.call!({}, { idempotencyKey: 'k', http: { allowHosts: [] }, smtp: { from: 'x' } });
+    assert.deepEqual((answer as Json).status, 200);
+    assert.equal((answer as Json).body.sub, 'ana@example.test');
+    assert.notEqual((await tokensOf(id))!.access_token, stale.tokens.access_token, 'the refreshed token is kept');
   });
 
   it('revokes the tokens at the provider when the connection is removed', async () => {

@@ -18,6 +18,8 @@ export interface OpenApiTarget {
   auth: OpenApiConfig['auth'];
   credentials: OpenApiCredentials;
   allowHosts: readonly string[];
+  /** How requests are sent: plain fetch, or (auth oauth2) one that adds the account's token and refreshes it on 401. */
+  send: (url: URL, init: RequestInit) => Promise<Response>;
 }
 
 function requestOf(op: OpenApiOperation, input: Record<string, unknown>, target: OpenApiTarget) {
@@ -63,7 +65,7 @@ export async function callOpenApiOperation(
   if (op.method !== 'get' && op.method !== 'head') headers['idempotency-key'] = idempotencyKey;
   let res: Response;
   try {
-    res = await fetch(url, {
+    res = await target.send(url, {
       method: op.method.toUpperCase(),
       headers,
       body,
@@ -71,6 +73,7 @@ export async function callOpenApiOperation(
       signal: AbortSignal.timeout(30_000),
     });
   } catch (err) {
+    if (err instanceof ApplicationFailure) throw err; // an OAuth account that must be authorized again
     throw ApplicationFailure.retryable(
       `${target.tool}: ${url.origin} did not answer: ${(err as Error).message}`,
       'ApiUnreachable',
