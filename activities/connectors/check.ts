@@ -1,8 +1,10 @@
 // "Does this connection work?": connects with the given settings and credentials the way a run would, and says what
 // it found (the server's version, the tools it offers) or throws the reason. The API runs it before a connection is
 // saved or changed, and when someone presses Test.
+import { z } from 'zod';
 import type { ConnectionKind, McpConfig, McpCredentials, SqlConfig, SqlCredentials } from '../../model/connection';
 import { defaultPorts, isSqlKind } from '../../model/connection';
+import { connectionTools, toolDefinitions, type ToolDefinition } from '../../model/tools';
 import { assertPublicHost } from '../tools/ssrf-guard';
 import { buildSqlClient, testSqlClient } from './sql/client';
 import { connectMcp, listMcpTools, type McpLimits } from './mcp/client';
@@ -37,6 +39,55 @@ export async function checkConnection(
       server_version: server ? `${server.name} ${server.version}` : 'unknown',
       tools: tools.map((t) => t.name),
     };
+  } finally {
+    await client.close();
+  }
+}
+
+/** A tool an agent can call through a connection, as the editor offers it. */
+export interface ConnectionTool {
+  /** The agent tool's name: `mcp.<connection>.<tool>`, or `sql.<tool>`. */
+  name: string;
+  /** What the server calls it (an MCP server's own name); for SQL connections the same as `name`. */
+  tool: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+/** SQL connections that do not allow writes offer only the reading tools. */
+const writingSqlTools = new Set(['sql.insert', 'sql.update']);
+
+/**
+ * The tools a connection offers its agents. An MCP server is asked (connecting as a run would, so an unreachable
+ * one throws the reason); a SQL connection's are the built-in sql.* tools it allows.
+ */
+export async function listConnectionTools(
+  connection: { name: string; kind: ConnectionKind; config: unknown },
+  credentials: unknown,
+  limits: McpLimits,
+): Promise<ConnectionTool[]> {
+  if (isSqlKind(connection.kind)) {
+    const writes = (connection.config as SqlConfig).allow_writes;
+    return [...connectionTools]
+      .filter((name) => writes || !writingSqlTools.has(name))
+      .map((name) => {
+        const t = (toolDefinitions as Record<string, ToolDefinition>)[name];
+        return {
+          name: t.name,
+          tool: t.name,
+          description: t.description,
+          input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+        };
+      });
+  }
+  const client = await connectMcp(connection.config as McpConfig, credentials as McpCredentials, limits);
+  try {
+    return (await listMcpTools(client)).map((t) => ({
+      name: `mcp.${connection.name}.${t.name}`,
+      tool: t.name,
+      description: t.description ?? t.title ?? '',
+      input_schema: t.inputSchema as Record<string, unknown>,
+    }));
   } finally {
     await client.close();
   }

@@ -13,7 +13,7 @@ import {
 } from '../../db/connections';
 import type { SecretBox } from '../../db/secret-box';
 import { connectionSchemas, type ConnectionKind } from '../../model/connection';
-import { checkConnection, connectionAbilities } from '../../activities/connectors/check';
+import { checkConnection, connectionAbilities, listConnectionTools } from '../../activities/connectors/check';
 import type { McpLimits } from '../../activities/connectors/mcp/client';
 import { auditRequest } from '../audit-request';
 import { requirePermission } from '../auth';
@@ -55,9 +55,12 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
     connectionSchemas[c.kind].credentials.parse(JSON.parse(secrets.open(c.credentials_sealed)));
 
   /** Connects as a run would; 422 connection_failed with the reason when that fails. */
-  async function tryConnecting(kind: ConnectionKind, config: Record<string, unknown>, credentials: unknown) {
+  const tryConnecting = (kind: ConnectionKind, config: Record<string, unknown>, credentials: unknown) =>
+    failingAs(kind, config, () => checkConnection(kind, config, credentials, deps.connectors));
+
+  async function failingAs<T>(kind: ConnectionKind, config: Record<string, unknown>, attempt: () => Promise<T>) {
     try {
-      return await checkConnection(kind, config, credentials, deps.connectors);
+      return await attempt();
     } catch (err) {
       const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
       throw new ApiError(422, 'connection_failed', `could not connect to ${target(kind, config)}: ${reason}`);
@@ -128,6 +131,14 @@ export function connectionRoutes(deps: RouteDeps & { secrets: SecretBox; connect
       await updateConnection(knex, c.id, { status: 'failing', status_detail: err.message });
       res.json({ ok: false, detail: err.message });
     }
+  });
+
+  // What the editor offers for an agent that lists this connection: an MCP server is asked for its tools now.
+  r.get('/connections/:id/tools', requirePermission('read'), async (req, res) => {
+    const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
+    const config = c.config as Record<string, unknown>;
+    const tools = await failingAs(c.kind, config, () => listConnectionTools(c, credentialsOf(c), deps.connectors));
+    res.json({ data: tools, next_cursor: null });
   });
 
   r.delete('/connections/:id', requirePermission('admin'), async (req, res) => {
