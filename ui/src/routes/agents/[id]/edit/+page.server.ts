@@ -2,7 +2,7 @@
 // writes a new version; the API checks it and its refusal (422, one reason per problem) is shown here.
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { api, type AgentSpecBody } from '$lib/server/api';
-import { connectionsApi } from '$lib/server/connections-api';
+import { connectionsApi, type Connection, type ConnectionTool } from '$lib/server/connections-api';
 import { editorApi } from '$lib/server/editor-api';
 import type { Actions, PageServerLoad } from './$types';
 
@@ -12,8 +12,27 @@ export const load: PageServerLoad = async ({ params }) => {
     editorApi.tools(),
     connectionsApi.list(),
   ]);
-  return { agent, tools, connections };
+  return { agent, tools, connections, mcpTools: await mcpToolsOf(connections) };
 };
+
+/**
+ * The tools of the workspace's MCP servers, by connection name, for the pickers once the agent lists one. A server
+ * that cannot be reached now has none, and says why.
+ */
+async function mcpToolsOf(connections: Connection[]) {
+  const servers = connections.filter((c) => c.kind === 'mcp');
+  const listed = await Promise.all(
+    servers.map(async (c): Promise<[string, { tools: ConnectionTool[]; problem?: string }]> => {
+      try {
+        return [c.name, { tools: await connectionsApi.tools(c.id) }];
+      } catch (e) {
+        if (!isHttpError(e)) throw e;
+        return [c.name, { tools: [], problem: e.body.message }];
+      }
+    }),
+  );
+  return Object.fromEntries(listed);
+}
 
 export const actions: Actions = {
   save: async ({ params, request }) => {
