@@ -165,6 +165,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     assert.equal(await page.inputValue('#c-header-value-0'), '');
     assert.ok(!(await page.content()).includes(wrong), 'the refused token is not in the page');
     assert.equal((await api('GET', '/connections')).body.data.length, 0, 'nothing was saved');
+    await shot('integrations-mcp-refused');
 
     await page.fill('#c-header-value-0', `Bearer ${desk.token}`);
     await page.click('button:has-text("Connect")');
