@@ -272,6 +272,12 @@ const schemas: Record<string, unknown> = {
     updated_at: ts,
     last_used_at: nullable(ts),
   }),
+  ConnectionTool: obj({
+    name: { type: 'string', description: 'The agent tool: mcp.<connection>.<tool>, or a sql.* tool.' },
+    tool: { type: 'string', description: "The server's own name for it (for SQL connections the same as name)." },
+    description: { type: 'string' },
+    input_schema: { type: 'object', description: "JSON Schema of the tool's arguments." },
+  }),
   ApiKey: obj(
     {
       id: { type: 'string' },
@@ -1367,6 +1373,16 @@ export const routes: Route[] = [
     scope: 'admin',
     ok: { 204: null },
     errors: [404],
+  }),
+  r({
+    method: 'get',
+    path: '/connections/{id}/tools',
+    id: 'listConnectionTools',
+    summary:
+      "The tools agents can call through a connection: an MCP server's (asked now; 422 connection_failed with the reason when it cannot be reached), or a database's sql.* tools",
+    scope: 'read',
+    ok: { 200: list(ref('ConnectionTool')) },
+    errors: [404, 422],
   }),
   r({
     method: 'post',

@@ -1,6 +1,7 @@
 // "Does this connection work?": connects with the given settings and credentials the way a run would, and says what
 // it found (the server's version, the tools it offers) or throws the reason. The API runs it before a connection is
 // saved or changed, and when someone presses Test.
+import { z } from 'zod';
 import type {
   ConnectionKind,
   McpConfig,
@@ -13,6 +14,7 @@ import type {
 } from '../../model/connection';
 import { completeOpenApiConfig, openApiOperations } from './openapi/document';
 import { defaultPorts, isSqlKind } from '../../model/connection';
+import { connectionTools, toolDefinitions, type ToolDefinition } from '../../model/tools';
 import { assertPublicHost } from '../tools/ssrf-guard';
 import { buildSqlClient, testSqlClient } from './sql/client';
 import { connectMcp, listMcpTools, type McpLimits } from './mcp/client';
@@ -79,6 +81,65 @@ export async function completeConnectionConfig(
   limits: McpLimits,
 ): Promise<Record<string, unknown>> {
   return kind === 'openapi' ? completeOpenApiConfig(config as OpenApiConfig, limits.allowHosts) : config;
+}
+
+/** A tool an agent can call through a connection, as the editor offers it. */
+export interface ConnectionTool {
+  /** The agent tool's name: `mcp.<connection>.<tool>`, or `sql.<tool>`. */
+  name: string;
+  /** What the server calls it (an MCP server's own name); for SQL connections the same as `name`. */
+  tool: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+/** SQL connections that do not allow writes offer only the reading tools. */
+const writingSqlTools = new Set(['sql.insert', 'sql.update']);
+
+/**
+ * The tools a connection offers its agents. An MCP server is asked (connecting as a run would, so an unreachable
+ * one throws the reason); a SQL connection's are the built-in sql.* tools it allows.
+ */
+export async function listConnectionTools(
+  connection: { name: string; kind: ConnectionKind; config: unknown },
+  credentials: unknown,
+  limits: McpLimits,
+): Promise<ConnectionTool[]> {
+  if (isSqlKind(connection.kind)) {
+    const writes = (connection.config as SqlConfig).allow_writes;
+    return [...connectionTools]
+      .filter((name) => writes || !writingSqlTools.has(name))
+      .map((name) => {
+        const t = (toolDefinitions as Record<string, ToolDefinition>)[name];
+        return {
+          name: t.name,
+          tool: t.name,
+          description: t.description,
+          input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+        };
+      });
+  }
+  if (connection.kind === 'openapi') {
+    const api = connection.config as OpenApiConfig;
+    return openApiOperations(api.document!, api.operations).map((op) => ({
+      name: `api.${connection.name}.${op.id}`,
+      tool: op.id,
+      description: op.description,
+      input_schema: op.inputSchema,
+    }));
+  }
+  if (connection.kind === 'oauth2') return []; // an account other connectors act through
+  const client = await connectMcp(connection.config as McpConfig, credentials as McpCredentials, limits);
+  try {
+    return (await listMcpTools(client)).map((t) => ({
+      name: `mcp.${connection.name}.${t.name}`,
+      tool: t.name,
+      description: t.description ?? t.title ?? '',
+      input_schema: t.inputSchema as Record<string, unknown>,
+    }));
+  } finally {
+    await client.close();
+  }
 }
 
 /** What a connection's tools may do, in words a person can check before giving it to an agent. */

@@ -485,6 +485,12 @@ export interface components {
       updated_at: string;
       last_used_at: string | null;
     };
+    ConnectionTool: {
+      name: string;
+      tool: string;
+      description: string;
+      input_schema: Record<string, unknown>;
+    };
     ApiKey: {
       id: string;
       name: string;
@@ -3869,6 +3875,30 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections/{id}/tools': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['ConnectionTool'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };

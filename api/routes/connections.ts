@@ -14,7 +14,12 @@ import {
 } from '../../db/connections';
 import type { SecretBox } from '../../db/secret-box';
 import { connectionSchemas, oauth2CredentialsSchema, type ConnectionKind } from '../../model/connection';
-import { checkConnection, completeConnectionConfig, connectionAbilities } from '../../activities/connectors/check';
+import {
+  checkConnection,
+  completeConnectionConfig,
+  connectionAbilities,
+  listConnectionTools,
+} from '../../activities/connectors/check';
 import type { McpLimits } from '../../activities/connectors/mcp/client';
 import { auditRequest } from '../audit-request';
 import type { Logger } from '../logger';
@@ -63,13 +68,18 @@ export function connectionRoutes(
    * Completes the settings (a REST API's document fetched once) and connects as a run would; 422 connection_failed
    * with the reason when either fails. Answers the settings to store and what was found.
    */
-  async function tryConnecting(kind: ConnectionKind, given: Record<string, unknown>, credentials: unknown) {
-    try {
+  const tryConnecting = (kind: ConnectionKind, given: Record<string, unknown>, credentials: unknown) =>
+    failingAs(kind, given, async () => {
       const config = await completeConnectionConfig(kind, given, deps.connectors);
       return { config, found: await checkConnection(kind, config, credentials, deps.connectors) };
+    });
+
+  async function failingAs<T>(kind: ConnectionKind, config: Record<string, unknown>, attempt: () => Promise<T>) {
+    try {
+      return await attempt();
     } catch (err) {
       const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
-      throw new ApiError(422, 'connection_failed', `could not connect to ${target(kind, given)}: ${reason}`);
+      throw new ApiError(422, 'connection_failed', `could not connect to ${target(kind, config)}: ${reason}`);
     }
   }
 
@@ -199,6 +209,14 @@ export function connectionRoutes(
       await updateConnection(knex, c.id, { status: 'failing', status_detail: err.message });
       res.json({ ok: false, detail: err.message });
     }
+  });
+
+  // What the editor offers for an agent that lists this connection: an MCP server is asked for its tools now.
+  r.get('/connections/:id/tools', requirePermission('read'), async (req, res) => {
+    const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
+    const config = c.config as Record<string, unknown>;
+    const tools = await failingAs(c.kind, config, () => listConnectionTools(c, credentialsOf(c), deps.connectors));
+    res.json({ data: tools, next_cursor: null });
   });
 
   r.delete('/connections/:id', requirePermission('admin'), async (req, res) => {

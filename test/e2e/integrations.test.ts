@@ -115,6 +115,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
         console: consoleHandler,
+        connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the database listens on this machine
       }),
     );
 

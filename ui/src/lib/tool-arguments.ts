@@ -8,7 +8,7 @@ export interface ToolEntry {
 }
 
 interface ObjectSchema {
-  properties?: Record<string, { type?: string }>;
+  properties?: Record<string, { type?: string | string[]; description?: string }>;
   required?: string[];
 }
 
@@ -16,6 +16,20 @@ const blank: Record<string, unknown> = { string: '', array: [], object: {}, numb
 
 export const argumentNames = (tool: ToolEntry | undefined) =>
   Object.keys((tool?.input_schema as ObjectSchema | undefined)?.properties ?? {});
+
+/** What a tool takes, from its input schema: each argument's name, type, description and whether it must be given. */
+export function describeArguments(tool: ToolEntry | undefined) {
+  const schema = (tool?.input_schema ?? {}) as ObjectSchema;
+  return Object.entries(schema.properties ?? {}).map(([name, p]) => ({
+    name,
+    type: [p.type ?? 'any'].flat().join(' or '),
+    description: p.description ?? '',
+    required: (schema.required ?? []).includes(name),
+  }));
+}
+
+/** The group a tool is listed under: a connected MCP server (`mcp.<connection>`), or the built-in tools. */
+export const toolGroupOf = (name: string) => /^mcp\.[^.]+/.exec(name)?.[0] ?? 'built-in';
 
 /** Whether the tool acts through one of the agent's connections (its `connection` argument). */
 export const usesConnection = (tool: ToolEntry | undefined) => argumentNames(tool).includes('connection');
@@ -26,7 +40,8 @@ export function withTool(node: SpecNode, tool: ToolEntry, connections: string[])
   const names = argumentNames(tool);
   const args = Object.fromEntries(Object.entries(given).filter(([k]) => names.includes(k)));
   for (const name of schema.required ?? []) {
-    if (!(name in args)) args[name] = structuredClone(blank[schema.properties?.[name]?.type ?? 'string'] ?? '');
+    const type = [schema.properties?.[name]?.type ?? 'string'].flat()[0];
+    if (!(name in args)) args[name] = structuredClone(blank[type] ?? '');
   }
   if (names.includes('connection') && !args.connection && connections.length > 0) args.connection = connections[0];
   return { ...node, tool: tool.name, arguments: args };

@@ -1,8 +1,11 @@
-// Reading the Integrations page's forms into what the API takes. The password is read apart from the settings, so
-// what goes back to a refused form can never carry it.
-import type { SqlFormValues } from '$lib/connectors';
+// Reading the Integrations page's forms into what the API takes. The password and the MCP headers' values are read
+// apart from the settings, so what goes back to a refused form can never carry them.
+import type { McpFormValues, SqlFormValues } from '$lib/connectors';
 import type { NewConnection } from './connections-api';
 import { formText } from './actions';
+
+type SqlConfig = Exclude<NewConnection, { kind: 'mcp' }>['config'];
+type McpConfig = Extract<NewConnection, { kind: 'mcp' }>['config'];
 
 export function sqlValues(form: FormData): SqlFormValues {
   return {
@@ -18,9 +21,9 @@ export function sqlValues(form: FormData): SqlFormValues {
 }
 
 /** Blank numbers are left out (the API's defaults, or the saved value when editing); the API checks the rest. */
-export function sqlConfig(v: SqlFormValues): NewConnection['config'] {
+export function sqlConfig(v: SqlFormValues): SqlConfig {
   const num = (s: string) => (s === '' ? undefined : Number(s));
-  const config: NewConnection['config'] = {
+  const config: SqlConfig = {
     host: v.host,
     database: v.database,
     user: v.user,
@@ -37,4 +40,39 @@ export function sqlConfig(v: SqlFormValues): NewConnection['config'] {
 export function passwordOf(form: FormData): string {
   const value = form.get('password');
   return typeof value === 'string' ? value : '';
+}
+
+export function mcpValues(form: FormData): McpFormValues {
+  return {
+    transport: formText(form, 'transport') === 'stdio' ? 'stdio' : 'http',
+    url: formText(form, 'url'),
+    header_names: form.getAll('header_name').map((n) => (typeof n === 'string' ? n.trim() : '')),
+    command: formText(form, 'command'),
+    args: formText(form, 'args'),
+  };
+}
+
+export function mcpConfig(v: McpFormValues): McpConfig {
+  if (v.transport === 'http') return { transport: 'http', url: v.url };
+  const args = v.args
+    .split(/\r?\n/)
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  return { transport: 'stdio', command: v.command, args };
+}
+
+/**
+ * The headers typed in, by name (a row without a name is left out; values are never trimmed: they are secrets).
+ * Undefined when no value was typed at all, which when editing keeps the saved headers.
+ */
+export function mcpHeadersOf(form: FormData): Record<string, string> | undefined {
+  const names = form.getAll('header_name');
+  const values = form.getAll('header_value');
+  const headers: Record<string, string> = {};
+  names.forEach((name, i) => {
+    const value = values[i];
+    if (typeof name === 'string' && name.trim() && typeof value === 'string' && value !== '')
+      headers[name.trim()] = value;
+  });
+  return Object.keys(headers).length > 0 ? headers : undefined;
 }

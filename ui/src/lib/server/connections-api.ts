@@ -4,6 +4,7 @@ import type { paths, Schemas } from '$api/client';
 import { body, client, done } from './api';
 
 export type Connection = Schemas['Connection'];
+export type ConnectionTool = Schemas['ConnectionTool'];
 export type NewConnection = paths['/connections']['post']['requestBody']['content']['application/json'];
 export type ConnectionChange = paths['/connections/{id}']['patch']['requestBody']['content']['application/json'];
 
@@ -12,6 +13,7 @@ export const connectionsApi = {
   create: (connection: NewConnection) => body(client.POST('/connections', { body: connection })),
   update: (id: string, change: ConnectionChange) =>
     body(client.PATCH('/connections/{id}', { params: { path: { id } }, body: change })),
+  tools: async (id: string) => (await body(client.GET('/connections/{id}/tools', { params: { path: { id } } }))).data,
   test: (id: string) => body(client.POST('/connections/{id}/test', { params: { path: { id } } })),
   remove: (id: string) => done(client.DELETE('/connections/{id}', { params: { path: { id } } })),
 };

@@ -1,9 +1,10 @@
 // Integrations: the workspace's connections. Connecting or changing one is tested by the API first; its refusal
-// (422 with the server's reason) comes back to the form that was sent, with what was typed but the password.
+// (422 with the server's reason) comes back to the form that was sent, with what was typed but the password or the
+// headers' values.
 import { fail, isHttpError } from '@sveltejs/kit';
-import { connectorKind, type SqlFormValues } from '$lib/connectors';
+import { connectorKind, type McpFormValues, type SqlFormValues } from '$lib/connectors';
 import { formText } from '$lib/server/actions';
-import { passwordOf, sqlConfig, sqlValues } from '$lib/server/connection-forms';
+import { mcpConfig, mcpHeadersOf, mcpValues, passwordOf, sqlConfig, sqlValues } from '$lib/server/connection-forms';
 import { connectionsApi } from '$lib/server/connections-api';
 import type { Actions, PageServerLoad } from './$types';
 
@@ -17,6 +18,9 @@ interface Outcome {
   name?: string;
   kind?: string;
   values?: SqlFormValues;
+  mcp?: McpFormValues;
+  /** The tools an MCP server offers, after Test. */
+  tools?: string[];
 }
 
 /** A success is told above the list (the form is done with); a refusal goes back to its form, with its values. */
@@ -34,6 +38,18 @@ export const actions: Actions = {
     const form = await request.formData();
     const name = formText(form, 'name');
     const kind = formText(form, 'kind');
+    if (connectorKind(kind)?.form === 'mcp') {
+      const mcp = mcpValues(form);
+      return refusedTo({ form: 'connect', name, kind, mcp, ok: false, message: '' }, async () => {
+        const created = await connectionsApi.create({
+          name,
+          kind: 'mcp',
+          config: mcpConfig(mcp),
+          credentials: { headers: mcpHeadersOf(form) ?? {} },
+        });
+        return `Connected “${created.name}”.`;
+      });
+    }
     const values = sqlValues(form);
     const echo = { form: 'connect', name, kind, values, ok: false, message: '' };
     if (connectorKind(kind)?.form !== 'sql')
@@ -52,6 +68,18 @@ export const actions: Actions = {
   update: async ({ request }) => {
     const form = await request.formData();
     const id = formText(form, 'id');
+    if (connectorKind(formText(form, 'kind'))?.form === 'mcp') {
+      const mcp = mcpValues(form);
+      const headers = mcpHeadersOf(form);
+      return refusedTo({ form: id, mcp, ok: false, message: '' }, async () => {
+        const updated = await connectionsApi.update(id, {
+          config: mcpConfig(mcp),
+          // No header value typed keeps the saved headers.
+          ...(headers ? { credentials: { headers } } : {}),
+        });
+        return `Saved and reconnected “${updated.name}”.`;
+      });
+    }
     const values = sqlValues(form);
     const password = passwordOf(form);
     return refusedTo({ form: id, values, ok: false, message: '' }, async () => {
@@ -71,7 +99,7 @@ export const actions: Actions = {
     try {
       const result = await connectionsApi.test(id);
       const outcome = result.ok
-        ? { ok: true, message: `“${name}” answers: ${result.server_version ?? 'connected'}.` }
+        ? { ok: true, message: `“${name}” answers: ${result.server_version ?? 'connected'}.`, tools: result.tools }
         : { ok: false, message: `“${name}” cannot connect: ${result.detail ?? 'no reason given'}` };
       return { ...outcome, form: 'list' } satisfies Outcome;
     } catch (e) {

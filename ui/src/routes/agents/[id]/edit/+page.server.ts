@@ -2,7 +2,7 @@
 // writes a new version; the API checks it and its refusal (422, one reason per problem) is shown here.
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { api, type AgentSpecBody } from '$lib/server/api';
-import { connectionsApi } from '$lib/server/connections-api';
+import { connectionsApi, type Connection, type ConnectionTool } from '$lib/server/connections-api';
 import { editorApi } from '$lib/server/editor-api';
 import { skillsApi } from '$lib/server/skills-api';
 import type { Actions, PageServerLoad } from './$types';
@@ -14,8 +14,27 @@ export const load: PageServerLoad = async ({ params }) => {
     connectionsApi.list(),
     skillsApi.list(),
   ]);
-  return { agent, tools, connections, skills: skills.data };
+  return { agent, tools, connections, skills: skills.data, mcpTools: await mcpToolsOf(connections) };
 };
+
+/**
+ * The tools of the workspace's MCP servers, by connection name, for the pickers once the agent lists one. A server
+ * that cannot be reached now has none, and says why.
+ */
+async function mcpToolsOf(connections: Connection[]) {
+  const servers = connections.filter((c) => c.kind === 'mcp');
+  const listed = await Promise.all(
+    servers.map(async (c): Promise<[string, { tools: ConnectionTool[]; problem?: string }]> => {
+      try {
+        return [c.name, { tools: await connectionsApi.tools(c.id) }];
+      } catch (e) {
+        if (!isHttpError(e)) throw e;
+        return [c.name, { tools: [], problem: e.body.message }];
+      }
+    }),
+  );
+  return Object.fromEntries(listed);
+}
 
 export const actions: Actions = {
   save: async ({ params, request }) => {

@@ -1,0 +1,269 @@
+// Integrations and Operator Mode with an MCP server, in a real browser against the real stack and a real help desk
+// speaking the Model Context Protocol over streamable HTTP: an admin connects it (a wrong token first, refused with the
+// server's reason), the token never reaches the page, Test lists the server's tools; an editor ticks the connection
+// for an agent, picks one of its tools for a tool node and gives a model step all of them. Screenshots go to
+// test-output/screenshots (ignored by git).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http, { type Server } from 'node:http';
+import path from 'node:path';
+import type { RequestHandler } from 'express';
+import { createApp } from '../../api/app';
+import { createLogger } from '../../api/logger';
+import { addMember, createUser } from '../../db/accounts';
+import { secretBox } from '../../db/secret-box';
+import { startHelpDesk, type HelpDesk } from '../fakes/mcp-servers';
+import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../support/harness';
+import { checkedFetch } from '../support/openapi-check';
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers checked against the document
+
+const repoDir = path.join(__dirname, '..', '..');
+const chromiumPath = '/usr/bin/chromium';
+const shots = path.join(repoDir, 'test-output', 'screenshots');
+
+/** The little of playwright-core this suite uses, so it type-checks whether or not the package is installed. */
+interface Page {
+  $(selector: string): Promise<unknown>;
+  evaluate(script: string): Promise<unknown>;
+  goto(url: string): Promise<unknown>;
+  click(selector: string): Promise<void>;
+  fill(selector: string, value: string): Promise<void>;
+  check(selector: string): Promise<void>;
+  selectOption(selector: string, value: string): Promise<unknown>;
+  inputValue(selector: string): Promise<string>;
+  isChecked(selector: string): Promise<boolean>;
+  waitForURL(url: string | RegExp): Promise<void>;
+  waitForSelector(selector: string, options?: { state?: 'detached' }): Promise<unknown>;
+  innerText(selector: string): Promise<string>;
+  content(): Promise<string>;
+  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
+  url(): string;
+  on(event: 'dialog', listener: (dialog: { message(): string; accept(): Promise<void> }) => void): void;
+  on(event: 'pageerror', listener: (error: Error) => void): void;
+}
+interface Browser {
+  newPage(options?: object): Promise<Page>;
+  close(): Promise<void>;
+}
+
+describe('Integrations in a browser: connecting an MCP server, and an agent calling its tools', function () {
+  this.timeout(300_000);
+  let h: Harness;
+  let desk: HelpDesk;
+  let server: Server;
+  let base = '';
+  let browser: Browser;
+  let page: Page;
+  let workspaceId = '';
+  let key = '';
+  const admin = { email: `ada-${randomUUID().slice(0, 6)}@example.test`, password: 'ada password 12' };
+  const problems: string[] = [];
+
+  before(async function () {
+    let playwright: { chromium: { launch(o: object): Promise<Browser> } } | undefined;
+    try {
+      playwright = await import('playwright-core' as string);
+    } catch {
+      playwright = undefined;
+    }
+    if (!playwright || !fs.existsSync(chromiumPath)) {
+      console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
+      this.skip();
+    }
+    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
+    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+
+    [h, desk] = await Promise.all([createHarness({ worker: false }), startHelpDesk()]);
+    const t = await createTestWorkspace(h);
+    workspaceId = t.workspace.id;
+    key = t.key;
+    const user = await createUser(h.stack.knex, admin);
+    await addMember(h.stack.knex, workspaceId, user.id, 'admin');
+
+    // As scripts/web.ts does: one server for the API and the console, which reads through the API.
+    server = await new Promise<Server>((resolve) => {
+      const s = http.createServer();
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
+    process.env.CADRE_INTERNAL_API_URL = base;
+    const consoleHandler = (await import(path.join(repoDir, 'ui', 'build', 'handler.js'))).handler as RequestHandler;
+    server.on(
+      'request',
+      createApp({
+        knex: h.stack.knex,
+        temporal: h.client,
+        temporalConfig: h.temporalConfig,
+        links: { publicUrl: base, temporal: h.temporalConfig },
+        bodyLimit: '1mb',
+        budgetScope: `${randomUUID()}:`,
+        secrets: secretBox('mcp-integrations'),
+        logger: createLogger('silent', 'web'),
+        versions: { temporal: 'test', postgres: 'test' },
+        ready: async () => ({ temporal: true, postgres: true }),
+        console: consoleHandler,
+        connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the help desk listens on this machine
+      }),
+    );
+
+    fs.mkdirSync(shots, { recursive: true });
+    browser = await playwright!.chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('pageerror', (e) => problems.push(e.message));
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await h?.close();
+    await desk?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const text = (selector = 'main') => page.innerText(selector);
+  const row = (name: string) => `tr[data-connection="${name}"]`;
+  const api = async (method: string, url: string): Promise<{ status: number; body: Json }> => {
+    const res = await checkedFetch(`${base}/v1${url}`, { method, headers: { authorization: `Bearer ${key}` } });
+    return { status: res.status, body: await res.json() };
+  };
+
+  async function signIn(next: string) {
+    await page.goto(`${base}/login?next=${encodeURIComponent(next)}`);
+    await page.fill('#email', admin.email);
+    await page.fill('#password', admin.password);
+    await page.click('button:has-text("Sign in")');
+    await page.waitForURL(new RegExp(`${next}$`));
+  }
+
+  it('an admin connects the help desk (a wrong token is refused with the reason) and Test lists its tools', async () => {
+    await signIn('/integrations');
+    const wrong = `wrong-${randomUUID().slice(0, 8)}`;
+    await page.fill('#c-name', 'helpdesk');
+    await page.selectOption('#c-kind', 'mcp');
+    await page.waitForSelector('#c-url');
+    assert.equal(await page.$('#c-host'), null, 'the SQL settings are gone');
+    await page.fill('#c-url', desk.url);
+    await page.fill('#c-header-name-0', 'Authorization');
+    await page.fill('#c-header-value-0', `Bearer ${wrong}`);
+    await page.click('button:has-text("Connect")');
+    await page.waitForSelector('.connect .notice-error');
+    const refusal = await text('.connect .notice-error');
+    assert.match(refusal, new RegExp(`could not connect to mcp at ${desk.url.replace(/\./g, '\\.')}: .*unauthorized`));
+    // What was typed stays, but the header's value.
+    assert.equal(await page.inputValue('#c-name'), 'helpdesk');
+    assert.equal(await page.inputValue('#c-kind'), 'mcp');
+    assert.equal(await page.inputValue('#c-url'), desk.url);
+    assert.equal(await page.inputValue('#c-header-name-0'), 'Authorization');
+    assert.equal(await page.inputValue('#c-header-value-0'), '');
+    assert.ok(!(await page.content()).includes(wrong), 'the refused token is not in the page');
+    assert.equal((await api('GET', '/connections')).body.data.length, 0, 'nothing was saved');
+    await shot('integrations-mcp-refused');
+
+    await page.fill('#c-header-value-0', `Bearer ${desk.token}`);
+    await page.click('button:has-text("Connect")');
+    await page.waitForSelector(row('helpdesk'));
+    assert.match(await text('.notice-ok'), /Connected “helpdesk”/);
+    const listed = await text(row('helpdesk'));
+    assert.match(listed, /MCP server/);
+    assert.ok(listed.includes(desk.url), 'the row shows the URL');
+    assert.match(listed, /over HTTP/);
+    assert.doesNotMatch(listed, /database/);
+    assert.match(listed, /Connected/);
+    assert.ok(!(await page.content()).includes(desk.token), 'the token is never in the page');
+
+    await page.click(`${row('helpdesk')} button:has-text("Test")`);
+    await page.waitForSelector('.notice-ok:has-text("answers")');
+    assert.match(await text('.notice-ok'), /“helpdesk” answers: help-desk 2\.1\.0/);
+    assert.deepEqual(
+      await page.evaluate(`[...document.querySelectorAll('.offered li')].map((li) => li.textContent.trim())`),
+      ['lookup_customer', 'create_ticket'],
+    );
+    assert.ok(!(await page.content()).includes(desk.token), 'nor after a test');
+    await shot('integrations-mcp');
+
+    // Editing shows the URL but no header value; saving with blank values keeps the saved token.
+    await page.click(`${row('helpdesk')} button:has-text("Edit")`);
+    assert.equal(await page.inputValue('#e-helpdesk-url'), desk.url);
+    assert.equal(await page.inputValue('#e-helpdesk-header-value-0'), '');
+    await page.click('button:has-text("Save and reconnect")');
+    await page.waitForSelector('.notice-ok:has-text("Saved and reconnected")');
+    assert.match(await text(row('helpdesk')), /Connected/);
+    assert.ok(!(await page.content()).includes(desk.token));
+    assert.deepEqual(problems, []);
+  });
+
+  it("Operator Mode: a tool node picks one of the server's tools, an llm node gets all of them", async () => {
+    const agent = await createLiveAgent(
+      h,
+      workspaceId,
+      { name: 'Customer lookup', nodes: [{ kind: 'input', id: 'in', format: 'lines', next: null }] },
+      'draft',
+    );
+    await page.goto(`${base}/agents/${agent.id}/edit`);
+    await page.selectOption('#e-kind', 'tool');
+    await page.click('button:has-text("Add")');
+    await page.waitForSelector('#e-tool');
+    const offered = () => page.evaluate(`[...document.querySelectorAll('#e-tool option')].map((o) => o.value)`);
+    assert.ok(!((await offered()) as string[]).some((n) => n.startsWith('mcp.')), 'not before the agent lists it');
+
+    await page.check('#e-conn-helpdesk');
+    const withServer = (await offered()) as string[];
+    assert.ok(withServer.includes('mcp.helpdesk.lookup_customer'), withServer.join(', '));
+    assert.ok(withServer.includes('mcp.helpdesk.create_ticket'));
+    await page.selectOption('#e-tool', 'mcp.helpdesk.lookup_customer');
+    await page.waitForSelector('ul[aria-label="Arguments of mcp.helpdesk.lookup_customer"]');
+    assert.match(await text('.picker'), /A customer's plan and open tickets\./);
+    assert.match(
+      await text('ul[aria-label="Arguments of mcp.helpdesk.lookup_customer"]'),
+      /customer\s+string, required/,
+    );
+    assert.equal(await page.$('#e-connection'), null, 'an MCP tool names its server: no connection to pick');
+    await page.selectOption('#e-tool', 'mcp.helpdesk.create_ticket');
+    assert.match(await text('ul[aria-label="Arguments of mcp.helpdesk.create_ticket"]'), /customer[\s\S]*subject/);
+    await page.selectOption('#e-tool', 'mcp.helpdesk.lookup_customer');
+
+    const node = JSON.parse(await page.inputValue('#e-node'));
+    assert.equal(node.tool, 'mcp.helpdesk.lookup_customer');
+    assert.deepEqual(node.arguments, { customer: '' }, 'the required argument, blank to fill in');
+    node.arguments.customer = '{{text}}';
+    node.save_as = 'customer';
+    node.next = 'llm-1';
+    await page.fill('#e-node', JSON.stringify(node, null, 2));
+    await page.click('button:has-text("Apply to the diagram")');
+
+    // A model step offered the whole server, ticked in a list.
+    await page.selectOption('#e-kind', 'llm');
+    await page.click('button:has-text("Add")');
+    await page.waitForSelector('label[for="e-node"]:has-text("Node llm-1")');
+    await page.check('input[id="e-llm-mcp.helpdesk.create_ticket"]');
+    assert.deepEqual(JSON.parse(await page.inputValue('#e-node')).tools, ['mcp.helpdesk.create_ticket']);
+    await page.check('input[id="e-llm-mcp.helpdesk"]');
+    assert.deepEqual(JSON.parse(await page.inputValue('#e-node')).tools, ['mcp.helpdesk'], 'the whole server instead');
+    assert.equal(await page.$('input[id="e-llm-mcp.helpdesk.create_ticket"]'), null);
+    await shot('agent-editor-mcp');
+
+    await page.click('g[aria-label$=" node in"]');
+    await page.waitForSelector('label[for="e-node"]:has-text("Node in")');
+    await page.fill('#e-node', JSON.stringify({ kind: 'input', id: 'in', format: 'lines', next: node.id }, null, 2));
+    await page.click('button:has-text("Apply to the diagram")');
+    await page.click('button:has-text("Save version 2")');
+    await page.waitForURL(new RegExp(`/agents/${agent.id}\\?saved=2$`));
+
+    const version = (await api('GET', `/agents/${agent.id}/versions/2`)).body;
+    assert.deepEqual(version.spec.connections, ['helpdesk']);
+    const saved = version.spec.nodes.find((n: { id: string }) => n.id === node.id);
+    assert.equal(saved.tool, 'mcp.helpdesk.lookup_customer');
+    assert.deepEqual(saved.arguments, { customer: '{{text}}' });
+    assert.equal(saved.next, 'llm-1');
+    assert.deepEqual(version.spec.nodes.find((n: { id: string }) => n.id === 'llm-1').tools, ['mcp.helpdesk']);
+    assert.deepEqual(problems, []);
+  });
+});
