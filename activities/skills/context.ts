@@ -31,6 +31,7 @@ export async function loadSkillContext({
 }): Promise<Anthropic.TextBlockParam | undefined> {
   const { knex } = deps;
   const platform = platformSkillsFor(tools);
+  if (platform.length === 0 && spec.skills.length === 0) return undefined; // most steps: no lookup at all
   const run = await knex('runs').where({ id: runId }).first('workspace_id');
   const resolved = await resolveSkills(knex, run.workspace_id, spec.skills.map(parseSkillRef), runStart(knex, runId));
   const problems = resolved.flatMap((r) => (r.problem ? [r.problem] : []));
