@@ -3,8 +3,9 @@
 // the console owns: pages render what the API returns, form actions send the right calls, API refusals reach the
 // reader, file downloads stream through, cross-site form posts are refused. A browser pass follows when
 // playwright-core and Debian's chromium are installed.
+import { buildConsoleOnce } from '../support/console-build';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -305,6 +306,10 @@ function fakeApi() {
       next_cursor: null,
     }),
   );
+  // The workspace has no connections and no skills of its own (the editor lists both).
+  app.get('/v1/connections', (_req, res) => res.json({ data: [], next_cursor: null }));
+  app.get('/v1/skills', (_req, res) => res.json({ data: [], platform: [], next_cursor: null }));
+  app.get('/v1/runs/:id/skill-context', (_req, res) => res.json({ data: [], skills: [], next_cursor: null }));
   app.put('/v1/agents/:id', (req, res) => {
     if (!req.body.name) return problem(res, 422, 'name: Too small: expected string to have >=1 characters');
     res.json({ ...agentById(req.params.id), current_version: 4, spec: req.body });
@@ -601,8 +606,7 @@ describe('console (ui/) against a contract-shaped fake API', function () {
 
   before(async function () {
     // Always from the current sources: a stale ui/build would test yesterday's console.
-    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
-    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+    buildConsoleOnce();
     assert.ok(fs.existsSync(handlerPath), 'the build wrote ui/build/handler.js');
 
     apiServer = api.app.listen(0, '127.0.0.1');

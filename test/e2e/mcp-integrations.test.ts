@@ -3,13 +3,12 @@
 // server's reason), the token never reaches the page, Test lists the server's tools; an editor ticks the connection
 // for an agent, picks one of its tools for a tool node and gives a model step all of them. Screenshots go to
 // test-output/screenshots (ignored by git).
+import { buildConsoleOnce, consoleHandler } from '../support/console-build';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import path from 'node:path';
-import type { RequestHandler } from 'express';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { addMember, createUser } from '../../db/accounts';
@@ -73,8 +72,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
-    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+    buildConsoleOnce();
 
     [h, desk] = await Promise.all([createHarness({ worker: false }), startHelpDesk()]);
     const t = await createTestWorkspace(h);
@@ -90,8 +88,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    process.env.CADRE_INTERNAL_API_URL = base;
-    const consoleHandler = (await import(path.join(repoDir, 'ui', 'build', 'handler.js'))).handler as RequestHandler;
+    const handler = await consoleHandler(base);
     server.on(
       'request',
       createApp({
@@ -105,7 +102,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: consoleHandler,
+        console: handler,
         connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the help desk listens on this machine
       }),
     );
