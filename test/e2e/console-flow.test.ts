@@ -4,17 +4,16 @@
 // every main page go to test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import path from 'node:path';
-import type { RequestHandler } from 'express';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { createInvitation } from '../../db/invitations';
 import { startOidcProvider } from '../support/oidc-provider';
 import { iou, textPdf } from '../support/source-samples';
 import { secretBox } from '../../db/secret-box';
+import { buildConsole, consoleHandler } from '../support/console-build';
 import {
   createHarness,
   createLiveAgent,
@@ -76,8 +75,7 @@ describe('console flow in a browser against the real stack', function () {
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
-    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+    buildConsole(); // once per test process, shared by the browser suites
 
     h = await createHarness();
     const { workspace, key } = await createTestWorkspace(h);
@@ -95,7 +93,6 @@ describe('console flow in a browser against the real stack', function () {
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
     process.env.CADRE_INTERNAL_API_URL = base;
-    const consoleHandler = (await import(path.join(repoDir, 'ui', 'build', 'handler.js'))).handler as RequestHandler;
     server.removeAllListeners('request');
     server.on(
       'request',
@@ -110,7 +107,7 @@ describe('console flow in a browser against the real stack', function () {
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: consoleHandler,
+        console: await consoleHandler(),
       }),
     );
 

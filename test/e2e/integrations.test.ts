@@ -5,16 +5,15 @@
 // test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import path from 'node:path';
-import type { RequestHandler } from 'express';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { addMember, createUser } from '../../db/accounts';
 import type { Role } from '../../db/roles';
 import { secretBox } from '../../db/secret-box';
+import { buildConsole, consoleHandler } from '../support/console-build';
 import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../support/harness';
 import { checkedFetch } from '../support/openapi-check';
 import { startPostgresServer, type DatabaseServer } from '../support/servers';
@@ -80,8 +79,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
-    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+    buildConsole(); // once per test process, shared by the browser suites
 
     [h, db] = await Promise.all([createHarness(), startPostgresServer()]);
     const t = await createTestWorkspace(h);
@@ -100,7 +98,6 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
     process.env.CADRE_INTERNAL_API_URL = base;
-    const consoleHandler = (await import(path.join(repoDir, 'ui', 'build', 'handler.js'))).handler as RequestHandler;
     server.on(
       'request',
       createApp({
@@ -114,7 +111,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: consoleHandler,
+        console: await consoleHandler(),
         connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the database listens on this machine
       }),
     );

@@ -5,16 +5,15 @@
 // test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import path from 'node:path';
-import type { RequestHandler } from 'express';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { addMember, createUser } from '../../db/accounts';
 import { secretBox } from '../../db/secret-box';
 import { startHelpDesk, type HelpDesk } from '../fakes/mcp-servers';
+import { buildConsole, consoleHandler } from '../support/console-build';
 import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../support/harness';
 import { checkedFetch } from '../support/openapi-check';
 
@@ -73,8 +72,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
-    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+    buildConsole(); // once per test process, shared by the browser suites
 
     [h, desk] = await Promise.all([createHarness({ worker: false }), startHelpDesk()]);
     const t = await createTestWorkspace(h);
@@ -91,7 +89,6 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
     process.env.CADRE_INTERNAL_API_URL = base;
-    const consoleHandler = (await import(path.join(repoDir, 'ui', 'build', 'handler.js'))).handler as RequestHandler;
     server.on(
       'request',
       createApp({
@@ -105,7 +102,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: consoleHandler,
+        console: await consoleHandler(),
         connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the help desk listens on this machine
       }),
     );

@@ -6,15 +6,14 @@
 // test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import path from 'node:path';
-import type { RequestHandler } from 'express';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { loadSecretBox } from '../../db/secret-box';
 import { reply, startFakeAnthropic, text as say, type FakeAnthropic, type MessagesRequest } from '../fakes/anthropic';
+import { buildConsole, consoleHandler } from '../support/console-build';
 import { createHarness, createTestWorkspace, waitForRun, type Harness } from '../support/harness';
 import { checkedFetch } from '../support/openapi-check';
 import { memberWithRole, type Person } from '../support/people';
@@ -87,8 +86,7 @@ describe('Skills in a browser: uploading versions, attaching one to an agent, an
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
-    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+    buildConsole(); // once per test process, shared by the browser suites
 
     fake = await startFakeAnthropic(() => reply([say('Refund approved.')]));
     h = await createHarness({
@@ -108,7 +106,6 @@ describe('Skills in a browser: uploading versions, attaching one to an agent, an
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
     process.env.CADRE_INTERNAL_API_URL = base;
-    const consoleHandler = (await import(path.join(repoDir, 'ui', 'build', 'handler.js'))).handler as RequestHandler;
     server.on(
       'request',
       createApp({
@@ -122,7 +119,7 @@ describe('Skills in a browser: uploading versions, attaching one to an agent, an
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: consoleHandler,
+        console: await consoleHandler(),
       }),
     );
     editor = await memberWithRole(h.stack.knex, base, workspaceId, 'editor');
