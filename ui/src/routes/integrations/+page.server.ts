@@ -102,7 +102,8 @@ export const actions: Actions = {
             credentials: secret === undefined ? {} : { secret },
           });
           const tools = await toolNames(created.id);
-          return { message: `Connected “${created.name}”: ${tools.length} operations are tools.`, tools };
+          const are = tools.length === 1 ? '1 operation is a tool' : `${tools.length} operations are tools`;
+          return { message: `Connected “${created.name}”: ${are}.`, tools };
         });
       }
       case 'oauth2': {
