@@ -94,7 +94,6 @@ describe('Integrations in a browser: a REST API from its OpenAPI document, and a
 
     // As scripts/web.ts does: one server for the API and the console, which reads through the API.
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    process.env.CADRE_INTERNAL_API_URL = base;
     server.on(
       'request',
       createApp({
@@ -108,7 +107,7 @@ describe('Integrations in a browser: a REST API from its OpenAPI document, and a
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: await consoleHandler(),
+        console: await consoleHandler(base),
         // The inventory API and the provider listen on this machine.
         connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
       }),

@@ -92,7 +92,6 @@ describe('console flow in a browser against the real stack', function () {
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    process.env.CADRE_INTERNAL_API_URL = base;
     server.removeAllListeners('request');
     server.on(
       'request',
@@ -107,7 +106,7 @@ describe('console flow in a browser against the real stack', function () {
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: await consoleHandler(),
+        console: await consoleHandler(base),
       }),
     );
 

@@ -97,7 +97,6 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    process.env.CADRE_INTERNAL_API_URL = base;
     server.on(
       'request',
       createApp({
@@ -111,7 +110,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: await consoleHandler(),
+        console: await consoleHandler(base),
         connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the database listens on this machine
       }),
     );

@@ -88,7 +88,6 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    process.env.CADRE_INTERNAL_API_URL = base;
     server.on(
       'request',
       createApp({
@@ -102,7 +101,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: await consoleHandler(),
+        console: await consoleHandler(base),
         connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the help desk listens on this machine
       }),
     );

@@ -105,7 +105,6 @@ describe('Skills in a browser: uploading versions, attaching one to an agent, an
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    process.env.CADRE_INTERNAL_API_URL = base;
     server.on(
       'request',
       createApp({
@@ -119,7 +118,7 @@ describe('Skills in a browser: uploading versions, attaching one to an agent, an
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: await consoleHandler(),
+        console: await consoleHandler(base),
       }),
     );
     editor = await memberWithRole(h.stack.knex, base, workspaceId, 'editor');
