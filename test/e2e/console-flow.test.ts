@@ -2,7 +2,6 @@
 // API with the built console mounted as the web process mounts it): a person creates an agent, edits it, tests
 // it, puts it live, runs it, approves, downloads the result, cancels a run, and opens Run Mode. Screenshots of
 // every main page go to test-output/screenshots (ignored by git).
-import { buildConsoleOnce, consoleHandler } from '../support/console-build';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -14,6 +13,7 @@ import { createInvitation } from '../../db/invitations';
 import { startOidcProvider } from '../support/oidc-provider';
 import { iou, textPdf } from '../support/source-samples';
 import { secretBox } from '../../db/secret-box';
+import { buildConsole, consoleHandler } from '../support/console-build';
 import {
   createHarness,
   createLiveAgent,
@@ -75,7 +75,7 @@ describe('console flow in a browser against the real stack', function () {
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    buildConsoleOnce();
+    buildConsole(); // once per test process, shared by the browser suites
 
     h = await createHarness();
     const { workspace, key } = await createTestWorkspace(h);
@@ -92,7 +92,6 @@ describe('console flow in a browser against the real stack', function () {
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    const handler = await consoleHandler(base);
     server.removeAllListeners('request');
     server.on(
       'request',
@@ -107,7 +106,7 @@ describe('console flow in a browser against the real stack', function () {
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: handler,
+        console: await consoleHandler(base),
       }),
     );
 

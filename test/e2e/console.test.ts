@@ -3,19 +3,16 @@
 // the console owns: pages render what the API returns, form actions send the right calls, API refusals reach the
 // reader, file downloads stream through, cross-site form posts are refused. A browser pass follows when
 // playwright-core and Debian's chromium are installed.
-import { buildConsoleOnce } from '../support/console-build';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createCanvas } from '@napi-rs/canvas';
 import busboy from 'busboy';
 import express from 'express';
+import { buildConsole, consoleHandlerPath } from '../support/console-build';
 
-const repoDir = path.join(__dirname, '..', '..');
-const handlerPath = path.join(repoDir, 'ui', 'build', 'handler.js');
 const chromiumPath = '/usr/bin/chromium';
 const KEY = 'console-test-key';
 
@@ -551,7 +548,7 @@ function startConsole(apiUrl: string): Promise<{ child: ChildProcess; url: strin
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
     env: {
       PATH: process.env.PATH,
-      HANDLER_URL: pathToFileURL(handlerPath).href,
+      HANDLER_URL: pathToFileURL(consoleHandlerPath).href,
       CADRE_INTERNAL_API_URL: apiUrl,
       CADRE_CONSOLE_API_KEY: KEY,
     },
@@ -606,8 +603,7 @@ describe('console (ui/) against a contract-shaped fake API', function () {
 
   before(async function () {
     // Always from the current sources: a stale ui/build would test yesterday's console.
-    buildConsoleOnce();
-    assert.ok(fs.existsSync(handlerPath), 'the build wrote ui/build/handler.js');
+    buildConsole(); // once per test process: the browser suites share it
 
     apiServer = api.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => apiServer.once('listening', resolve));

@@ -3,7 +3,6 @@
 // first, refused with the server's reason), tests it, lets it write, removes it; a viewer sees the list without the
 // controls; an editor ticks a connection for an agent and picks it for a sql.query tool node. Screenshots go to
 // test-output/screenshots (ignored by git).
-import { buildConsoleOnce, consoleHandler } from '../support/console-build';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -14,6 +13,7 @@ import { createLogger } from '../../api/logger';
 import { addMember, createUser } from '../../db/accounts';
 import type { Role } from '../../db/roles';
 import { secretBox } from '../../db/secret-box';
+import { buildConsole, consoleHandler } from '../support/console-build';
 import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../support/harness';
 import { checkedFetch } from '../support/openapi-check';
 import { startPostgresServer, type DatabaseServer } from '../support/servers';
@@ -79,7 +79,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    buildConsoleOnce();
+    buildConsole(); // once per test process, shared by the browser suites
 
     [h, db] = await Promise.all([createHarness(), startPostgresServer()]);
     const t = await createTestWorkspace(h);
@@ -97,7 +97,6 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    const handler = await consoleHandler(base);
     server.on(
       'request',
       createApp({
@@ -111,7 +110,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: handler,
+        console: await consoleHandler(base),
         connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the database listens on this machine
       }),
     );

@@ -3,7 +3,6 @@
 // server's reason), the token never reaches the page, Test lists the server's tools; an editor ticks the connection
 // for an agent, picks one of its tools for a tool node and gives a model step all of them. Screenshots go to
 // test-output/screenshots (ignored by git).
-import { buildConsoleOnce, consoleHandler } from '../support/console-build';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -14,6 +13,7 @@ import { createLogger } from '../../api/logger';
 import { addMember, createUser } from '../../db/accounts';
 import { secretBox } from '../../db/secret-box';
 import { startHelpDesk, type HelpDesk } from '../fakes/mcp-servers';
+import { buildConsole, consoleHandler } from '../support/console-build';
 import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../support/harness';
 import { checkedFetch } from '../support/openapi-check';
 
@@ -72,7 +72,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    buildConsoleOnce();
+    buildConsole(); // once per test process, shared by the browser suites
 
     [h, desk] = await Promise.all([createHarness({ worker: false }), startHelpDesk()]);
     const t = await createTestWorkspace(h);
@@ -88,7 +88,6 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    const handler = await consoleHandler(base);
     server.on(
       'request',
       createApp({
@@ -102,7 +101,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: handler,
+        console: await consoleHandler(base),
         connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the help desk listens on this machine
       }),
     );

@@ -4,7 +4,6 @@
 // list the skills its item's model step had, with versions; an editor archives a skill. The model is the project's
 // local Anthropic-compatible server (test/fakes/anthropic.ts) driven by the real SDK. Screenshots go to
 // test-output/screenshots (ignored by git).
-import { buildConsoleOnce, consoleHandler } from '../support/console-build';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -14,6 +13,7 @@ import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { loadSecretBox } from '../../db/secret-box';
 import { reply, startFakeAnthropic, text as say, type FakeAnthropic, type MessagesRequest } from '../fakes/anthropic';
+import { buildConsole, consoleHandler } from '../support/console-build';
 import { createHarness, createTestWorkspace, waitForRun, type Harness } from '../support/harness';
 import { checkedFetch } from '../support/openapi-check';
 import { memberWithRole, type Person } from '../support/people';
@@ -86,7 +86,7 @@ describe('Skills in a browser: uploading versions, attaching one to an agent, an
       console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
       this.skip();
     }
-    buildConsoleOnce();
+    buildConsole(); // once per test process, shared by the browser suites
 
     fake = await startFakeAnthropic(() => reply([say('Refund approved.')]));
     h = await createHarness({
@@ -105,7 +105,6 @@ describe('Skills in a browser: uploading versions, attaching one to an agent, an
     });
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    const handler = await consoleHandler(base);
     server.on(
       'request',
       createApp({
@@ -119,7 +118,7 @@ describe('Skills in a browser: uploading versions, attaching one to an agent, an
         logger: createLogger('silent', 'web'),
         versions: { temporal: 'test', postgres: 'test' },
         ready: async () => ({ temporal: true, postgres: true }),
-        console: handler,
+        console: await consoleHandler(base),
       }),
     );
     editor = await memberWithRole(h.stack.knex, base, workspaceId, 'editor');

@@ -1,56 +1,66 @@
-// The console's production build for the browser tests, made once per test process from the current sources, and
-// its handler for a suite that serves it in-process. A second build would give its files new names (SvelteKit stamps
-// each build with a version of its own) while a suite that already imported ui/build/handler.js keeps serving the
-// first build's names from memory, so one build is shared by every suite of the process.
+// The console's build (ui/build), made once per test process from the current sources and shared by every browser
+// suite. Each build names its client chunks anew (SvelteKit stamps a version into them), while Node caches the
+// handler module a suite imports: a second build in the same process would delete the chunks that the first suite's
+// cached handler still serves, and the next suite's pages would load without their scripts.
+//
+// The cached handler also keeps the environment it first saw (SvelteKit copies $env/dynamic at init), so its
+// CADRE_INTERNAL_API_URL would stay the first suite's web server, closed by the time the next suite signs in. The
+// console is given one address for the whole process instead, which forwards to the current suite's server.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { RequestHandler } from 'express';
 
-const repoDir = path.resolve(__dirname, '../..');
-const handlerPath = path.join(repoDir, 'ui', 'build', 'handler.js');
+const repoDir = path.join(__dirname, '..', '..');
+export const consoleHandlerPath = path.join(repoDir, 'ui', 'build', 'handler.js');
+
 let built = false;
 
-/** Builds the console unless this process already has; answers the path of its handler. */
-export function buildConsoleOnce(): string {
-  if (!built) {
-    const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
-    assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
-    built = true;
-  }
-  return handlerPath;
+/** Builds the console unless this process already did (a stale ui/build from an earlier run is never used). */
+export function buildConsole(): void {
+  if (built) return;
+  const build = spawnSync('npm', ['run', 'build:ui'], { cwd: repoDir, encoding: 'utf8' });
+  assert.equal(build.status, 0, `npm run build:ui failed:\n${build.stdout}\n${build.stderr}`);
+  assert.ok(fs.existsSync(consoleHandlerPath), 'the build wrote ui/build/handler.js');
+  built = true;
 }
 
-/** Where the console of this process reaches the API: a forwarder to the API of the suite now running. */
+/** Where the console's calls to the API go now: the web server of the suite that asked last. */
 let apiTarget = '';
 let forwarder: Promise<string> | undefined;
 
+/** The console's internal API address for this process: it forwards each call to `apiTarget`. */
 function startForwarder(): Promise<string> {
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url!, apiTarget);
-    const out = http.request(url, { method: req.method, headers: { ...req.headers, host: url.host } }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', (err) => res.writeHead(502).end(String(err)));
-    req.pipe(out);
+    const target = new URL(req.url!, apiTarget);
+    const upstream = http.request(
+      target,
+      { method: req.method, headers: { ...req.headers, host: target.host } },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', (err) => res.destroy(err));
+    req.pipe(upstream);
   });
-  server.unref();
+  server.unref(); // never what keeps the test process alive
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
   );
 }
 
 /**
- * The console's request handler, reaching the API at `apiBase`. SvelteKit reads its environment once, when its
- * handler module starts; every suite of the process shares that module, so the console's API address
- * (CADRE_INTERNAL_API_URL) is a forwarder that each suite points at its own API.
+ * The built console's request handler, to mount in a test's web server after the API routes (as scripts/web.ts);
+ * `apiBase` is that web server's address, which the console calls as the signed-in person.
  */
 export async function consoleHandler(apiBase: string): Promise<RequestHandler> {
+  buildConsole();
   apiTarget = apiBase;
   forwarder ??= startForwarder();
   process.env.CADRE_INTERNAL_API_URL = await forwarder;
-  return ((await import(buildConsoleOnce())) as { handler: RequestHandler }).handler;
+  return (await import(consoleHandlerPath)).handler as RequestHandler;
 }

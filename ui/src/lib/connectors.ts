@@ -1,11 +1,11 @@
-// The connector kinds the console can connect, and the settings form each one fills in. A new kind (an OAuth 2.0
-// API) adds its entry here and its form component beside SqlSettings.svelte and McpSettings.svelte.
+// The connector kinds the console can connect, and the settings form each one fills in (one component per form in
+// components/connections/).
 import type { Schemas } from '$api/client';
 
-export type SettingsForm = 'sql' | 'mcp';
+export type SettingsForm = 'sql' | 'mcp' | 'openapi' | 'oauth2';
 
 export interface ConnectorKind {
-  kind: string;
+  kind: Schemas['Connection']['kind'];
   label: string;
   form: SettingsForm;
   defaultPort?: number;
@@ -15,9 +15,32 @@ export const connectorKinds: ConnectorKind[] = [
   { kind: 'postgres', label: 'PostgreSQL', form: 'sql', defaultPort: 5432 },
   { kind: 'mysql', label: 'MySQL / MariaDB', form: 'sql', defaultPort: 3306 },
   { kind: 'mcp', label: 'MCP server', form: 'mcp' },
+  { kind: 'openapi', label: 'REST API (OpenAPI)', form: 'openapi' },
+  { kind: 'oauth2', label: 'OAuth 2.0 account', form: 'oauth2' },
 ];
 
 export const connectorKind = (kind: string): ConnectorKind | undefined => connectorKinds.find((k) => k.kind === kind);
+
+type ConnectionConfig = Schemas['Connection']['config'];
+export type SqlConnectionConfig = Extract<ConnectionConfig, { host: string }>;
+export type McpConnectionConfig = Extract<ConnectionConfig, { transport: string }>;
+export type OpenApiConnectionConfig = Extract<ConnectionConfig, { auth: unknown }>;
+export type OAuth2ConnectionConfig = Extract<ConnectionConfig, { client_id: string }>;
+export type OpenApiAuth = OpenApiConnectionConfig['auth'];
+
+/**
+ * A connection with its settings typed by its kind. The API's schema lists every kind's settings as one union (a
+ * connection's kind and config are checked together when it is saved), so the console pairs them here, once.
+ */
+export type TypedConnection = Omit<Schemas['Connection'], 'kind' | 'config'> &
+  (
+    | { kind: 'postgres' | 'mysql'; config: SqlConnectionConfig }
+    | { kind: 'mcp'; config: McpConnectionConfig }
+    | { kind: 'openapi'; config: OpenApiConnectionConfig }
+    | { kind: 'oauth2'; config: OAuth2ConnectionConfig }
+  );
+
+export const typedConnection = (c: Schemas['Connection']): TypedConnection => c as TypedConnection;
 
 /** A SQL connection's settings as its form holds them: what a refused attempt gives back (never the password). */
 export interface SqlFormValues {
@@ -42,21 +65,54 @@ export const blankSqlValues: SqlFormValues = {
   statement_timeout_ms: '10000',
 };
 
-type ConnectionConfig = Schemas['Connection']['config'];
-export type SqlConnectionConfig = Extract<ConnectionConfig, { host: string }>;
-export type McpConnectionConfig = Extract<ConnectionConfig, { transport: string }>;
+/** The server of a REST API's document (its first), if it names one. */
+function documentServer(document: Record<string, unknown> | undefined): string | undefined {
+  const servers = document?.servers;
+  const first = Array.isArray(servers) ? (servers[0] as { url?: unknown } | undefined) : undefined;
+  return typeof first?.url === 'string' ? first.url : undefined;
+}
 
-export const isSqlConfig = (config: ConnectionConfig): config is SqlConnectionConfig => 'host' in config;
+/** A REST API's title and version, as its document gives them. */
+export function apiTitleOf(config: OpenApiConnectionConfig): string | undefined {
+  const info = config.document?.info as { title?: unknown; version?: unknown } | undefined;
+  if (typeof info?.title !== 'string') return undefined;
+  return typeof info.version === 'string' ? `${info.title} ${info.version}` : info.title;
+}
 
-/** Where a connection points, in a few words: host and database, or an MCP server's URL or command. */
-export function whereOf(config: ConnectionConfig): { at: string; detail: string } {
-  if (isSqlConfig(config))
-    return {
-      at: `${config.host}${config.port ? `:${config.port}` : ''}`,
-      detail: `database ${config.database} as ${config.user}`,
-    };
-  if (config.transport === 'http') return { at: config.url, detail: 'over HTTP' };
-  return { at: [config.command, ...config.args].join(' '), detail: 'a command the workers start (stdio)' };
+const authWords: Record<OpenApiAuth['type'], string> = {
+  none: 'no auth',
+  api_key: 'an API key',
+  bearer: 'a bearer token',
+  basic: 'basic auth',
+  oauth2: 'an OAuth 2.0 account',
+};
+
+/** Where a connection points, in a few words: host and database, a server's URL or command, an API, a provider. */
+export function whereOf(c: TypedConnection): { at: string; detail: string } {
+  switch (c.kind) {
+    case 'postgres':
+    case 'mysql':
+      return {
+        at: `${c.config.host}${c.config.port ? `:${c.config.port}` : ''}`,
+        detail: `database ${c.config.database} as ${c.config.user}`,
+      };
+    case 'mcp':
+      if (c.config.transport === 'http') return { at: c.config.url, detail: 'over HTTP' };
+      return { at: [c.config.command, ...c.config.args].join(' '), detail: 'a command the workers start (stdio)' };
+    case 'openapi': {
+      const { auth } = c.config;
+      const how = auth.type === 'oauth2' ? `as the account “${auth.connection}”` : `with ${authWords[auth.type]}`;
+      return {
+        at: c.config.base_url ?? documentServer(c.config.document) ?? c.config.document_url ?? 'the given document',
+        detail: `${apiTitleOf(c.config) ?? 'a REST API'}, ${how}`,
+      };
+    }
+    case 'oauth2':
+      return {
+        at: 'issuer' in c.config ? c.config.issuer : c.config.authorization_endpoint,
+        detail: `client ${c.config.client_id}`,
+      };
+  }
 }
 
 /** The settings of a saved SQL connection, to fill its edit form. */
@@ -93,3 +149,92 @@ export function mcpValuesOf(config: McpConnectionConfig): McpFormValues {
     ? { ...blankMcpValues, url: config.url }
     : { ...blankMcpValues, transport: 'stdio', command: config.command, args: config.args.join('\n') };
 }
+
+/**
+ * A REST API's settings as its form holds them (never the secret). The document comes from its URL or is pasted
+ * (JSON or YAML text); `operations` is a comma or line list of operation ids, blank for all of them.
+ */
+export interface OpenApiFormValues {
+  source: 'url' | 'document';
+  document_url: string;
+  document: string;
+  base_url: string;
+  operations: string;
+  auth: OpenApiAuth['type'];
+  key_in: 'header' | 'query';
+  key_name: string;
+  username: string;
+  account: string;
+}
+
+export const blankOpenApiValues: OpenApiFormValues = {
+  source: 'url',
+  document_url: '',
+  document: '',
+  base_url: '',
+  operations: '',
+  auth: 'none',
+  key_in: 'header',
+  key_name: '',
+  username: '',
+  account: '',
+};
+
+/**
+ * The settings of a saved REST API, to fill its edit form. A pasted document is kept with the connection but not
+ * shown again: a blank document keeps it.
+ */
+export function openApiValuesOf(config: OpenApiConnectionConfig): OpenApiFormValues {
+  const { auth } = config;
+  return {
+    ...blankOpenApiValues,
+    source: config.document_url ? 'url' : 'document',
+    document_url: config.document_url ?? '',
+    base_url: config.base_url ?? '',
+    operations: (config.operations ?? []).join(', '),
+    auth: auth.type,
+    ...(auth.type === 'api_key' ? { key_in: auth.in, key_name: auth.name } : {}),
+    ...(auth.type === 'basic' ? { username: auth.username } : {}),
+    ...(auth.type === 'oauth2' ? { account: auth.connection } : {}),
+  };
+}
+
+/** An OAuth 2.0 provider's settings as its form holds them (never the client secret); scopes space-separated. */
+export interface OAuth2FormValues {
+  discovery: 'issuer' | 'endpoints';
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  revocation_endpoint: string;
+  client_id: string;
+  scopes: string;
+  audience: string;
+}
+
+export const blankOAuth2Values: OAuth2FormValues = {
+  discovery: 'issuer',
+  issuer: '',
+  authorization_endpoint: '',
+  token_endpoint: '',
+  revocation_endpoint: '',
+  client_id: '',
+  scopes: 'openid offline_access',
+  audience: '',
+};
+
+export function oauth2ValuesOf(config: OAuth2ConnectionConfig): OAuth2FormValues {
+  const common = { client_id: config.client_id, scopes: config.scopes.join(' '), audience: config.audience ?? '' };
+  return 'issuer' in config
+    ? { ...blankOAuth2Values, ...common, issuer: config.issuer }
+    : {
+        ...blankOAuth2Values,
+        ...common,
+        discovery: 'endpoints',
+        authorization_endpoint: config.authorization_endpoint,
+        token_endpoint: config.token_endpoint,
+        revocation_endpoint: config.revocation_endpoint ?? '',
+      };
+}
+
+/** An OAuth 2.0 account that a person still has to authorize (or authorize again) at its provider. */
+export const awaitsAuthorization = (c: TypedConnection) => c.kind === 'oauth2' && c.status !== 'connected';

@@ -14,6 +14,9 @@ export const connectionsApi = {
   update: (id: string, change: ConnectionChange) =>
     body(client.PATCH('/connections/{id}', { params: { path: { id } }, body: change })),
   tools: async (id: string) => (await body(client.GET('/connections/{id}/tools', { params: { path: { id } } }))).data,
+  /** A new link to the provider's consent page, for an oauth2 connection (to authorize it first, or again). */
+  authorize: async (id: string) =>
+    (await body(client.POST('/connections/{id}/authorize', { params: { path: { id } } }))).authorization_url,
   test: (id: string) => body(client.POST('/connections/{id}/test', { params: { path: { id } } })),
   remove: (id: string) => done(client.DELETE('/connections/{id}', { params: { path: { id } } })),
 };

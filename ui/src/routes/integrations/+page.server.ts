@@ -1,16 +1,48 @@
 // Integrations: the workspace's connections. Connecting or changing one is tested by the API first; its refusal
-// (422 with the server's reason) comes back to the form that was sent, with what was typed but the password or the
-// headers' values.
-import { fail, isHttpError } from '@sveltejs/kit';
-import { connectorKind, type McpFormValues, type SqlFormValues } from '$lib/connectors';
+// (422 with the server's reason) comes back to the form that was sent, with what was typed but the password, the
+// secret or the headers' values. An OAuth 2.0 account is then authorized at its provider: the person is sent there,
+// and the provider sends them back here with `connected` or `connection_error` in the query.
+import { fail, isHttpError, redirect } from '@sveltejs/kit';
+import {
+  connectorKind,
+  type McpFormValues,
+  type OAuth2FormValues,
+  type OpenApiFormValues,
+  type SqlFormValues,
+} from '$lib/connectors';
 import { formText } from '$lib/server/actions';
-import { mcpConfig, mcpHeadersOf, mcpValues, passwordOf, sqlConfig, sqlValues } from '$lib/server/connection-forms';
+import {
+  clientSecretOf,
+  DocumentTextError,
+  mcpConfig,
+  mcpHeadersOf,
+  mcpValues,
+  oauth2Config,
+  oauth2Values,
+  openApiConfig,
+  openApiValues,
+  passwordOf,
+  secretOf,
+  sqlConfig,
+  sqlValues,
+} from '$lib/server/connection-forms';
 import { connectionsApi } from '$lib/server/connections-api';
+import type { ActionOutcome } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
-export const load: PageServerLoad = async () => ({ connections: await connectionsApi.list() });
+export const load: PageServerLoad = async ({ url }) => {
+  const connected = url.searchParams.get('connected');
+  const refused = url.searchParams.get('connection_error');
+  // Back from an OAuth 2.0 provider: the API's callback says how it went.
+  const returned: ActionOutcome | null = connected
+    ? { ok: true, message: `Authorized “${connected}”: agents can act through it now.` }
+    : refused
+      ? { ok: false, message: refused }
+      : null;
+  return { connections: await connectionsApi.list(), returned };
+};
 
-/** What a form action answers: `form` names the form it came from ('connect' or a connection's id). */
+/** What a form action answers: `form` names the form it came from ('connect', 'list' or a connection's id). */
 interface Outcome {
   ok: boolean;
   message: string;
@@ -19,77 +51,167 @@ interface Outcome {
   kind?: string;
   values?: SqlFormValues;
   mcp?: McpFormValues;
-  /** The tools an MCP server offers, after Test. */
+  openapi?: OpenApiFormValues;
+  oauth2?: OAuth2FormValues;
+  /** The tools a connection offers (an MCP server's, a REST API's operations), after connecting or Test. */
   tools?: string[];
 }
 
 /** A success is told above the list (the form is done with); a refusal goes back to its form, with its values. */
-async function refusedTo(form: Outcome, call: () => Promise<string>) {
+async function refusedTo(form: Outcome, call: () => Promise<string | { message: string; tools?: string[] }>) {
   try {
-    return { ok: true, message: await call(), form: 'list' } satisfies Outcome;
+    const done = await call();
+    return { ok: true, ...(typeof done === 'string' ? { message: done } : done), form: 'list' } satisfies Outcome;
   } catch (e) {
     if (isHttpError(e)) return fail(e.status, { ...form, ok: false, message: e.body.message } satisfies Outcome);
+    if (e instanceof DocumentTextError) return fail(400, { ...form, ok: false, message: e.message } satisfies Outcome);
     throw e;
   }
 }
+
+/** A REST API's operations as the tools agents call. */
+const toolNames = async (id: string) => (await connectionsApi.tools(id)).map((t) => t.name);
 
 export const actions: Actions = {
   connect: async ({ request }) => {
     const form = await request.formData();
     const name = formText(form, 'name');
     const kind = formText(form, 'kind');
-    if (connectorKind(kind)?.form === 'mcp') {
-      const mcp = mcpValues(form);
-      return refusedTo({ form: 'connect', name, kind, mcp, ok: false, message: '' }, async () => {
-        const created = await connectionsApi.create({
-          name,
-          kind: 'mcp',
-          config: mcpConfig(mcp),
-          credentials: { headers: mcpHeadersOf(form) ?? {} },
+    const echo = { form: 'connect', name, kind, ok: false, message: '' };
+    switch (connectorKind(kind)?.form) {
+      case 'mcp': {
+        const mcp = mcpValues(form);
+        return refusedTo({ ...echo, mcp }, async () => {
+          const created = await connectionsApi.create({
+            name,
+            kind: 'mcp',
+            config: mcpConfig(mcp),
+            credentials: { headers: mcpHeadersOf(form) ?? {} },
+          });
+          return `Connected “${created.name}”.`;
         });
-        return `Connected “${created.name}”.`;
-      });
+      }
+      case 'openapi': {
+        const openapi = openApiValues(form);
+        const secret = secretOf(form);
+        return refusedTo({ ...echo, openapi }, async () => {
+          const created = await connectionsApi.create({
+            name,
+            kind: 'openapi',
+            config: openApiConfig(openapi),
+            credentials: secret === undefined ? {} : { secret },
+          });
+          const tools = await toolNames(created.id);
+          const are = tools.length === 1 ? '1 operation is a tool' : `${tools.length} operations are tools`;
+          return { message: `Connected “${created.name}”: ${are}.`, tools };
+        });
+      }
+      case 'oauth2': {
+        const oauth2 = oauth2Values(form);
+        const secret = clientSecretOf(form);
+        let authorizationUrl: string | undefined;
+        const outcome = await refusedTo({ ...echo, oauth2 }, async () => {
+          const created = await connectionsApi.create({
+            name,
+            kind: 'oauth2',
+            config: oauth2Config(oauth2),
+            credentials: { client_secret: secret ?? '' },
+          });
+          authorizationUrl = created.authorization_url;
+          return `Saved “${created.name}”: authorize it at the provider.`;
+        });
+        // On to the provider's sign-in and consent; it sends the person back to this page.
+        if (authorizationUrl) redirect(303, authorizationUrl);
+        return outcome;
+      }
+      case 'sql': {
+        const values = sqlValues(form);
+        return refusedTo({ ...echo, values }, async () => {
+          const created = await connectionsApi.create({
+            name,
+            kind: kind as 'postgres' | 'mysql',
+            config: sqlConfig(values),
+            credentials: { password: passwordOf(form) },
+          });
+          return `Connected “${created.name}”.`;
+        });
+      }
+      default:
+        return fail(400, { ...echo, message: 'Choose what kind of system to connect.' } satisfies Outcome);
     }
-    const values = sqlValues(form);
-    const echo = { form: 'connect', name, kind, values, ok: false, message: '' };
-    if (connectorKind(kind)?.form !== 'sql')
-      return fail(400, { ...echo, message: 'Choose what kind of system to connect.' } satisfies Outcome);
-    return refusedTo(echo, async () => {
-      const created = await connectionsApi.create({
-        name,
-        kind: kind as 'postgres' | 'mysql',
-        config: sqlConfig(values),
-        credentials: { password: passwordOf(form) },
-      });
-      return `Connected “${created.name}”.`;
-    });
   },
 
   update: async ({ request }) => {
     const form = await request.formData();
     const id = formText(form, 'id');
-    if (connectorKind(formText(form, 'kind'))?.form === 'mcp') {
-      const mcp = mcpValues(form);
-      const headers = mcpHeadersOf(form);
-      return refusedTo({ form: id, mcp, ok: false, message: '' }, async () => {
-        const updated = await connectionsApi.update(id, {
-          config: mcpConfig(mcp),
-          // No header value typed keeps the saved headers.
-          ...(headers ? { credentials: { headers } } : {}),
+    const echo = { form: id, ok: false, message: '' };
+    const saved = (c: { name: string }) => `Saved and reconnected “${c.name}”.`;
+    switch (connectorKind(formText(form, 'kind'))?.form) {
+      case 'mcp': {
+        const mcp = mcpValues(form);
+        const headers = mcpHeadersOf(form);
+        return refusedTo({ ...echo, mcp }, async () =>
+          saved(
+            await connectionsApi.update(id, {
+              config: mcpConfig(mcp),
+              // No header value typed keeps the saved headers.
+              ...(headers ? { credentials: { headers } } : {}),
+            }),
+          ),
+        );
+      }
+      case 'openapi': {
+        const openapi = openApiValues(form);
+        const secret = secretOf(form);
+        return refusedTo({ ...echo, openapi }, async () => {
+          const updated = await connectionsApi.update(id, {
+            config: openApiConfig(openapi, true),
+            // A blank secret keeps the saved one.
+            ...(secret === undefined ? {} : { credentials: { secret } }),
+          });
+          return { message: saved(updated), tools: await toolNames(updated.id) };
         });
-        return `Saved and reconnected “${updated.name}”.`;
-      });
+      }
+      case 'oauth2': {
+        const oauth2 = oauth2Values(form);
+        const secret = clientSecretOf(form);
+        return refusedTo({ ...echo, oauth2 }, async () => {
+          const updated = await connectionsApi.update(id, {
+            config: oauth2Config(oauth2),
+            ...(secret === undefined ? {} : { credentials: { client_secret: secret } }),
+          });
+          return updated.status === 'pending_authorization'
+            ? `Saved “${updated.name}”: its settings changed, so authorize it again at the provider.`
+            : `Saved “${updated.name}”.`;
+        });
+      }
+      default: {
+        const values = sqlValues(form);
+        const password = passwordOf(form);
+        return refusedTo({ ...echo, values }, async () =>
+          saved(
+            await connectionsApi.update(id, {
+              config: sqlConfig(values),
+              // A blank password keeps the current one.
+              ...(password ? { credentials: { password } } : {}),
+            }),
+          ),
+        );
+      }
     }
-    const values = sqlValues(form);
-    const password = passwordOf(form);
-    return refusedTo({ form: id, values, ok: false, message: '' }, async () => {
-      const updated = await connectionsApi.update(id, {
-        config: sqlConfig(values),
-        // A blank password keeps the current one.
-        ...(password ? { credentials: { password } } : {}),
-      });
-      return `Saved and reconnected “${updated.name}”.`;
-    });
+  },
+
+  // An OAuth 2.0 account: a new link to its provider's consent page, where the person goes at once.
+  authorize: async ({ request }) => {
+    const form = await request.formData();
+    let authorizationUrl: string;
+    try {
+      authorizationUrl = await connectionsApi.authorize(formText(form, 'id'));
+    } catch (e) {
+      if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message, form: 'list' } satisfies Outcome);
+      throw e;
+    }
+    redirect(303, authorizationUrl);
   },
 
   test: async ({ request }) => {
@@ -99,7 +221,7 @@ export const actions: Actions = {
     try {
       const result = await connectionsApi.test(id);
       const outcome = result.ok
-        ? { ok: true, message: `“${name}” answers: ${result.server_version ?? 'connected'}.`, tools: result.tools }
+        ? { ok: true, message: `“${name}” answers: ${result.server_version ?? 'reachable'}.`, tools: result.tools }
         : { ok: false, message: `“${name}” cannot connect: ${result.detail ?? 'no reason given'}` };
       return { ...outcome, form: 'list' } satisfies Outcome;
     } catch (e) {
