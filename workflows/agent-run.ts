@@ -17,7 +17,7 @@ import {
 import type { Activities } from '../activities';
 import type { CloseRunInput, RunOpening } from '../activities/run-phases';
 import type { OpenedRun } from '../activities/triggers';
-import { runPage, type RunPageInput } from './run-page';
+import { openDesk, runPage, type RunPageInput } from './run-page';
 import { runWorkflowOptions } from '../model/run-identity';
 import { pageLanes } from './page-lanes';
 
@@ -61,6 +61,8 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
     await CancellationScope.nonCancellable(() => startChained(ended.chained));
     return ended.status;
   };
+  // The opening may already stop the first page's items for a person, and a run of one page waits for them here.
+  const desk = phased ? openDesk(runId) : undefined;
   let opening: RunOpening;
   try {
     opening = phased ? await db.openRun({ runId }) : { plan: await db.prepareRun({ runId }) };
@@ -103,7 +105,7 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
         // children, so that no history grows with the number of items.
         const child = (
           firstActions
-            ? runPage({ ...pageInput, firstActions })
+            ? runPage({ ...pageInput, firstActions }, desk)
             : executeChild(runPage, { workflowId: pageWorkflowId(workflowInfo().workflowId, page), args: [pageInput] })
         ).then((r) => {
           freeLanes.push(lane);

@@ -64,19 +64,13 @@ const db = proxyActivities<Activities>({
   retry: { maximumAttempts: 10 },
 });
 
-export async function runPage({ runId, fromSeq, toSeq, plan, firstActions }: RunPageInput): Promise<RunPageResult> {
-  const steps = proxyActivities<Activities>({
-    startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: '10 seconds',
-    // executeStep fails the item itself once the step's own errors use up `itemAttempts`; the extra
-    // attempts here are for the infrastructure (a lost worker, a database restart), not for the item.
-    retry: {
-      maximumAttempts: plan.itemAttempts + (plan.modelUnavailableRetries ?? 0) + 5,
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-    },
-  });
-
+/**
+ * Where people's decisions reach a page: the approvals and flagged items it waits on, and the handlers that take
+ * decisions on them. A run of one page opens it before its first activity (which may already stop items for a
+ * person), so a reviewer who decides the moment an approval appears is not refused for being early: an update that
+ * arrives before its handler is registered is rejected.
+ */
+export function openDesk(runId: string) {
   const waiting = new Set<string>(); // approval ids this page waits on
   const decisions = new Map<string, ApprovalDecision>();
   const validate = (d: ApprovalDecision) => {
@@ -127,6 +121,27 @@ export async function runPage({ runId, fromSeq, toSeq, plan, firstActions }: Run
     reviewsWaiting.add(reviewId);
     await condition(() => reviewsApplied.has(reviewId));
   };
+  return { waiting, decisions, awaitReview };
+}
+export type Desk = ReturnType<typeof openDesk>;
+
+export async function runPage(
+  { runId, fromSeq, toSeq, plan, firstActions }: RunPageInput,
+  desk: Desk = openDesk(runId),
+): Promise<RunPageResult> {
+  const steps = proxyActivities<Activities>({
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '10 seconds',
+    // executeStep fails the item itself once the step's own errors use up `itemAttempts`; the extra
+    // attempts here are for the infrastructure (a lost worker, a database restart), not for the item.
+    retry: {
+      maximumAttempts: plan.itemAttempts + (plan.modelUnavailableRetries ?? 0) + 5,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+    },
+  });
+
+  const { waiting, decisions, awaitReview } = desk;
 
   let failed = 0;
   let slots = plan.concurrency;

@@ -1,0 +1,81 @@
+// A run of one page takes people's decisions from its first moment: its opening activity may already stop an item
+// for a person, and a reviewer (or an API client polling the approvals) can decide before that activity has even
+// reported back. An update or query that reaches a workflow before its handler is registered is refused, so the
+// run registers them before its first activity. Here the opening cannot run at all (no worker has the activities
+// yet) while the run is asked what it waits on; then a full worker comes and the approval is decided at once.
+import assert from 'node:assert/strict';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { runWorkflowId } from '../../model/run-identity';
+import { decideUpdate, pendingApprovalsQuery } from '../../workflows/run-page';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  startTestRun,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
+
+describe('a run of one page takes decisions from its first moment', function () {
+  this.timeout(120_000);
+  let h: Harness;
+  let connection: NativeConnection;
+
+  before(async () => {
+    h = await createHarness({ worker: false });
+    connection = await NativeConnection.connect({ address: h.temporalConfig.address });
+  });
+  after(async () => {
+    await connection?.close();
+    await h?.close();
+  });
+
+  const worker = (activities: object) =>
+    Worker.create({
+      connection,
+      namespace: h.temporalConfig.namespace,
+      taskQueue: h.temporalConfig.taskQueue,
+      workflowBundle: h.stack.workflowBundle,
+      activities,
+    });
+
+  it('answers what it waits on while its opening has not run, and takes a decision the moment the approval exists', async () => {
+    const ws = (await createTestWorkspace(h)).workspace.id;
+    const agent = await createLiveAgent(h, ws, {
+      name: 'approve each',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'gate' },
+        { kind: 'approval', id: 'gate', message: 'Pay {{amount}}?', next: null },
+      ],
+    });
+    const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ amount: 5000 }]));
+    const handle = h.client.workflow.getHandle(runWorkflowId(run.id));
+
+    // Workflows only: the opening activity is scheduled and cannot run.
+    const workflowsOnly = await worker({});
+    const pending = await workflowsOnly.runUntil(async () => {
+      for (;;) {
+        const history = await handle.fetchHistory();
+        if (history.events?.some((e) => e.activityTaskScheduledEventAttributes)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return handle.query(pendingApprovalsQuery);
+    });
+    assert.deepEqual(pending, [], 'the run answers before its opening has run');
+
+    const full = await worker(createActivities({ knex: h.stack.knex, config: h.config, temporal: h.client }));
+    await full.runUntil(async () => {
+      let approval: { id: string } | undefined;
+      while (!(approval = await h.stack.knex('approvals').where({ run_id: run.id }).first('id')))
+        await new Promise((r) => setTimeout(r, 5));
+      // At once: the opening that wrote the row may not have reported back to the workflow yet.
+      await handle.executeUpdate(decideUpdate, {
+        args: [{ approvalId: approval.id, approve: true, by: 'quick@reviewer.test' }],
+      });
+      const done = await waitForRun(h, run.id);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.done, 1);
+    });
+  });
+});
