@@ -6,47 +6,19 @@
 // test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import http, { type Server } from 'node:http';
+import type { Server } from 'node:http';
 import path from 'node:path';
-import { createApp } from '../../api/app';
-import { createLogger } from '../../api/logger';
 import { addMember, createUser } from '../../db/accounts';
 import { secretBox } from '../../db/secret-box';
 import { startInventoryApi, type InventoryApi } from '../fakes/inventory-api';
-import { buildConsole, consoleHandler } from '../support/console-build';
+import { launchBrowser, listen, mountWeb, screenshots, type Browser, type Page } from '../support/browser';
 import { createHarness, createTestWorkspace, type Harness } from '../support/harness';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { checkedFetch } from '../support/openapi-check';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers checked against the document
 
-const repoDir = path.join(__dirname, '..', '..');
-const chromiumPath = '/usr/bin/chromium';
-const shots = path.join(repoDir, 'test-output', 'screenshots');
-
-/** The little of playwright-core this suite uses, so it type-checks whether or not the package is installed. */
-interface Page {
-  $(selector: string): Promise<unknown>;
-  evaluate(script: string): Promise<unknown>;
-  goto(url: string): Promise<unknown>;
-  click(selector: string): Promise<void>;
-  fill(selector: string, value: string): Promise<void>;
-  check(selector: string): Promise<void>;
-  selectOption(selector: string, value: string): Promise<unknown>;
-  inputValue(selector: string): Promise<string>;
-  waitForURL(url: string | RegExp): Promise<void>;
-  waitForSelector(selector: string, options?: { state?: 'detached' }): Promise<unknown>;
-  innerText(selector: string): Promise<string>;
-  content(): Promise<string>;
-  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
-  url(): string;
-  on(event: 'pageerror', listener: (error: Error) => void): void;
-}
-interface Browser {
-  newPage(options?: object): Promise<Page>;
-  close(): Promise<void>;
-}
+const shots = screenshots;
 
 describe('Integrations in a browser: a REST API from its OpenAPI document, and an OAuth 2.0 account', function () {
   this.timeout(300_000);
@@ -62,24 +34,10 @@ describe('Integrations in a browser: a REST API from its OpenAPI document, and a
   const problems: string[] = [];
 
   before(async function () {
-    let playwright: { chromium: { launch(o: object): Promise<Browser> } } | undefined;
-    try {
-      playwright = await import('playwright-core' as string);
-    } catch {
-      playwright = undefined;
-    }
-    if (!playwright || !fs.existsSync(chromiumPath)) {
-      console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
-      this.skip();
-    }
-    buildConsole(); // once per test process, shared by the browser suites
+    browser = await launchBrowser(this);
 
     // The provider needs the web process's callback before it starts, so the server listens first.
-    server = await new Promise<Server>((resolve) => {
-      const s = http.createServer();
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    ({ server, base } = await listen());
     [h, inventory, idp] = await Promise.all([
       createHarness({ worker: false }),
       startInventoryApi(),
@@ -92,32 +50,12 @@ describe('Integrations in a browser: a REST API from its OpenAPI document, and a
     const user = await createUser(h.stack.knex, admin);
     await addMember(h.stack.knex, t.workspace.id, user.id, 'admin');
 
-    // As scripts/web.ts does: one server for the API and the console, which reads through the API.
-    delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    server.on(
-      'request',
-      createApp({
-        knex: h.stack.knex,
-        temporal: h.client,
-        temporalConfig: h.temporalConfig,
-        links: { publicUrl: base, temporal: h.temporalConfig },
-        bodyLimit: '1mb',
-        budgetScope: `${randomUUID()}:`,
-        secrets: secretBox('api-integrations'),
-        logger: createLogger('silent', 'web'),
-        versions: { temporal: 'test', postgres: 'test' },
-        ready: async () => ({ temporal: true, postgres: true }),
-        console: await consoleHandler(base),
-        // The inventory API and the provider listen on this machine.
-        connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
-      }),
-    );
-
-    fs.mkdirSync(shots, { recursive: true });
-    browser = await playwright!.chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    // The inventory API and the provider listen on this machine.
+    await mountWeb({ server, base }, h, {
+      secrets: secretBox('api-integrations'),
+      connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
     });
+
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('pageerror', (e) => problems.push(e.message));
   });

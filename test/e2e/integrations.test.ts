@@ -5,49 +5,19 @@
 // test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import http, { type Server } from 'node:http';
+import type { Server } from 'node:http';
 import path from 'node:path';
-import { createApp } from '../../api/app';
-import { createLogger } from '../../api/logger';
 import { addMember, createUser } from '../../db/accounts';
 import type { Role } from '../../db/roles';
 import { secretBox } from '../../db/secret-box';
-import { buildConsole, consoleHandler } from '../support/console-build';
+import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
 import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../support/harness';
 import { checkedFetch } from '../support/openapi-check';
 import { startPostgresServer, type DatabaseServer } from '../support/servers';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers checked against the document
 
-const repoDir = path.join(__dirname, '..', '..');
-const chromiumPath = '/usr/bin/chromium';
-const shots = path.join(repoDir, 'test-output', 'screenshots');
-
-/** The little of playwright-core this suite uses, so it type-checks whether or not the package is installed. */
-interface Page {
-  $(selector: string): Promise<unknown>;
-  evaluate(script: string): Promise<unknown>;
-  goto(url: string): Promise<unknown>;
-  click(selector: string): Promise<void>;
-  fill(selector: string, value: string): Promise<void>;
-  check(selector: string): Promise<void>;
-  selectOption(selector: string, value: string): Promise<unknown>;
-  inputValue(selector: string): Promise<string>;
-  isChecked(selector: string): Promise<boolean>;
-  waitForURL(url: string | RegExp): Promise<void>;
-  waitForSelector(selector: string, options?: { state?: 'detached' }): Promise<unknown>;
-  innerText(selector: string): Promise<string>;
-  content(): Promise<string>;
-  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
-  url(): string;
-  on(event: 'dialog', listener: (dialog: { message(): string; accept(): Promise<void> }) => void): void;
-  on(event: 'pageerror', listener: (error: Error) => void): void;
-}
-interface Browser {
-  newPage(options?: object): Promise<Page>;
-  close(): Promise<void>;
-}
+const shots = screenshots;
 
 describe('Integrations in a browser: connecting a real PostgreSQL, and an agent acting through it', function () {
   this.timeout(300_000);
@@ -69,17 +39,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
   const problems: string[] = [];
 
   before(async function () {
-    let playwright: { chromium: { launch(o: object): Promise<Browser> } } | undefined;
-    try {
-      playwright = await import('playwright-core' as string);
-    } catch {
-      playwright = undefined;
-    }
-    if (!playwright || !fs.existsSync(chromiumPath)) {
-      console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
-      this.skip();
-    }
-    buildConsole(); // once per test process, shared by the browser suites
+    browser = await launchBrowser(this);
 
     [h, db] = await Promise.all([createHarness(), startPostgresServer()]);
     const t = await createTestWorkspace(h);
@@ -90,36 +50,12 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
       await addMember(h.stack.knex, workspaceId, user.id, role);
     }
 
-    // As scripts/web.ts does: one server for the API and the console, which reads through the API.
-    server = await new Promise<Server>((resolve) => {
-      const s = http.createServer();
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-    delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    server.on(
-      'request',
-      createApp({
-        knex: h.stack.knex,
-        temporal: h.client,
-        temporalConfig: h.temporalConfig,
-        links: { publicUrl: base, temporal: h.temporalConfig },
-        bodyLimit: '1mb',
-        budgetScope: `${randomUUID()}:`,
-        secrets: secretBox('integrations'),
-        logger: createLogger('silent', 'web'),
-        versions: { temporal: 'test', postgres: 'test' },
-        ready: async () => ({ temporal: true, postgres: true }),
-        console: await consoleHandler(base),
-        connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] }, // the database listens on this machine
-      }),
-    );
+    // the database listens on this machine
+    ({ server, base } = await startWebWithConsole(h, {
+      secrets: secretBox('integrations'),
+      connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+    }));
 
-    fs.mkdirSync(shots, { recursive: true });
-    browser = await playwright!.chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('dialog', (d) => {
       dialogs.push(d.message());
