@@ -9,6 +9,26 @@ import { createHarness, createLiveAgent, createTestWorkspace, startTestRun, type
 
 const burst = 300;
 
+/** Waits until the workflow task queue's partitions (the dev server's four) hold at least `count` tasks. */
+async function backlogOf(h: Harness, count: number) {
+  const queue = h.temporalConfig.taskQueue;
+  const partitions = [queue, ...[1, 2, 3].map((n) => `/_sys/${queue}/${n}`)];
+  for (;;) {
+    let total = 0;
+    for (const name of partitions) {
+      const { taskQueueStatus } = await h.client.workflowService.describeTaskQueue({
+        namespace: h.temporalConfig.namespace,
+        taskQueue: { name, kind: 1 }, // normal
+        taskQueueType: 1, // workflow
+        includeTaskQueueStatus: true,
+      });
+      total += Number(taskQueueStatus?.backlogCountHint ?? 0);
+    }
+    if (total >= count) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe('fairness between agents under a burst', function () {
   this.timeout(300_000);
   let h: Harness;
@@ -25,6 +45,10 @@ describe('fairness between agents under a burst', function () {
     for (let i = 0; i < burst; i++) await startTestRun(h, busyWs, busy.id, input);
     const other = await startTestRun(h, quietWs, quiet.id, input);
 
+    // A start returns once the run's workflow exists; its first task reaches the task queue a moment later (the
+    // server's transfer queue), in arrival order. The worker comes once all of them are there, so what is measured
+    // is the task queue's dispatch order and not how far that hand-over lagged on a busy machine.
+    await backlogOf(h, burst + 1);
     const connection = await NativeConnection.connect({ address: h.temporalConfig.address });
     const worker = await Worker.create({
       connection,
