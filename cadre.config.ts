@@ -32,6 +32,8 @@ export const cadreEnvSchema = z.object({
   CADRE_HTTP_ALLOW_HOSTS: list,
   /** Commands a stdio MCP connection may start on the workers (none by default). */
   CADRE_MCP_STDIO_COMMANDS: list,
+  /** Directories whose files DuckDB warehouse connections may read; unset → <data dir>/warehouse. */
+  CADRE_WAREHOUSE_DIRS: list,
   /** Encrypts stored secrets (webhook signing secrets). Unset → a key generated once in the data directory. */
   CADRE_SECRET_KEY: envOptionalString,
   /** After rotating CADRE_SECRET_KEY: the former keys, comma-separated, until `npx cadre secrets rewrap` has run. */
@@ -117,6 +119,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
     mcp: { stdioCommands: e.CADRE_MCP_STDIO_COMMANDS },
+    warehouse: {
+      dirs: e.CADRE_WAREHOUSE_DIRS.length > 0 ? e.CADRE_WAREHOUSE_DIRS : [path.join(dataDir, 'warehouse')],
+    },
     secretKey: e.CADRE_SECRET_KEY,
     previousSecretKeys: e.CADRE_SECRET_KEY_PREVIOUS,
     accountRecoverySeconds: e.CADRE_ACCOUNT_RECOVERY_SECONDS,

@@ -18,7 +18,7 @@ import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
 import { connectionRoutes } from './routes/connections';
 import { connectionOAuthPublicRoutes } from './routes/connection-oauth';
-import type { McpLimits } from '../activities/connectors/mcp/client';
+import type { ConnectorLimits } from '../activities/connectors/connector';
 import { skillRoutes } from './routes/skills';
 import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
@@ -41,7 +41,7 @@ export interface AppDeps extends RouteDeps {
   /** Requests a second per API key (CADRE_API_RATE_LIMIT); unset or 0 → no limit. */
   apiRateLimit?: number;
   /** What a connection may reach (CADRE_HTTP_ALLOW_HOSTS) and start (CADRE_MCP_STDIO_COMMANDS); unset → neither. */
-  connectors?: McpLimits;
+  connectors?: ConnectorLimits;
 }
 
 export function createApp(deps: AppDeps) {

@@ -20,6 +20,8 @@ import {
   sqlConfigSchema,
 } from '../model/connection';
 import { roles, type Permission } from '../db/roles';
+import { connectorKinds, connectorOf } from '../model/connectors';
+import { connectorCategories } from '../model/connectors/definition';
 import { maxSkillBytes } from '../model/skill';
 
 /** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), without the per-schema `$schema` marker. */
@@ -260,9 +262,13 @@ const schemas: Record<string, unknown> = {
     name: { type: 'string', description: 'How agents refer to it (their "connections" and tool arguments).' },
     kind: { enum: [...connectionKinds] },
     config: {
-      oneOf: [sqlConfigSchema, mcpConfigSchema, openApiConfigSchema, oauth2ConfigSchema].map((s) =>
-        jsonSchema(s, 'output'),
-      ),
+      oneOf: [
+        sqlConfigSchema,
+        mcpConfigSchema,
+        openApiConfigSchema,
+        oauth2ConfigSchema,
+        ...connectorKinds.map((kind) => connectorOf(kind).config),
+      ].map((s) => jsonSchema(s, 'output')),
     },
     status: { enum: [...connectionStatuses] },
     status_detail: nullable({ type: 'string' }),
@@ -271,6 +277,29 @@ const schemas: Record<string, unknown> = {
     created_at: ts,
     updated_at: ts,
     last_used_at: nullable(ts),
+  }),
+  Connector: obj({
+    kind: { enum: [...connectorKinds] },
+    label: { type: 'string' },
+    category: { enum: [...connectorCategories] },
+    description: { type: 'string' },
+    config_schema: { type: 'object', description: 'JSON Schema of its settings (what is not secret).' },
+    credentials_schema: { type: 'object', description: 'JSON Schema of its credentials (sealed, never answered).' },
+    tools: {
+      type: 'array',
+      items: obj({
+        name: { type: 'string' },
+        description: { type: 'string' },
+        side_effect: { enum: ['read', 'state', 'files', 'external'] },
+        approval_default: { enum: ['always', 'never'] },
+        input_schema: { type: 'object' },
+      }),
+    },
+    events: {
+      type: 'array',
+      items: obj({ name: { type: 'string' }, description: { type: 'string' } }),
+      description: 'What can happen in the system that an event trigger may start a run on.',
+    },
   }),
   ConnectionTool: obj({
     name: { type: 'string', description: 'The agent tool: mcp.<connection>.<tool>, or a sql.* tool.' },
@@ -1294,6 +1323,15 @@ export const routes: Route[] = [
   }),
   r({
     method: 'get',
+    path: '/connectors',
+    id: 'listConnectors',
+    summary:
+      'The kinds of system connections can be made to (email, cloud storage, team chat, CRM, payments, calendar, warehouse): their settings, tools and events',
+    scope: 'read',
+    ok: { 200: list(ref('Connector')) },
+  }),
+  r({
+    method: 'get',
     path: '/connections',
     id: 'listConnections',
     summary: 'Integrations: the connections of the workspace (never their credentials)',
@@ -1399,6 +1437,11 @@ export const routes: Route[] = [
             type: 'array',
             items: { type: 'string' },
             description: "an MCP server's tools, or a REST API's operations",
+          },
+          found: {
+            type: 'array',
+            items: { type: 'string' },
+            description: "what the connection reaches: a warehouse's tables, a mailbox's folders, a bucket's prefixes",
           },
           detail: { type: 'string' },
         },

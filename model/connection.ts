@@ -1,11 +1,14 @@
 // Connections as the API accepts them: a name agents refer to, a connector kind, what is not secret (config) and the
 // credentials (sealed at rest, never answered). Pure, so the API, the worker and the agent checks share it.
 import { z } from 'zod';
+import { connectorDefinitions, connectorKinds, type ConnectorKind } from './connectors';
 
 export const sqlKinds = ['postgres', 'mysql'] as const;
 export type SqlKind = (typeof sqlKinds)[number];
-export const connectionKinds = [...sqlKinds, 'mcp', 'openapi', 'oauth2'] as const;
-export type ConnectionKind = (typeof connectionKinds)[number];
+/** Kinds with settings of their own here; the connectors of model/connectors/ bring theirs. */
+export const frameworkKinds = [...sqlKinds, 'mcp', 'openapi', 'oauth2'] as const;
+export const connectionKinds = [...frameworkKinds, ...connectorKinds] as const;
+export type ConnectionKind = (typeof frameworkKinds)[number] | ConnectorKind;
 export const isSqlKind = (kind: string): kind is SqlKind => (sqlKinds as readonly string[]).includes(kind);
 /** `pending_authorization`: an OAuth 2.0 connection made but not yet authorized at its provider. */
 export const connectionStatuses = [
@@ -140,7 +143,12 @@ export type OAuth2Tokens = z.infer<typeof oauth2TokensSchema>;
 export const oauth2StoredCredentialsSchema = oauth2CredentialsSchema.extend({ tokens: oauth2TokensSchema.optional() });
 export type OAuth2Credentials = z.infer<typeof oauth2StoredCredentialsSchema>;
 
-export type ConnectionConfig = SqlConfig | McpConfig | OpenApiConfig | OAuth2Config;
+export type ConnectionConfig =
+  | SqlConfig
+  | McpConfig
+  | OpenApiConfig
+  | OAuth2Config
+  | { [K in ConnectorKind]: z.infer<(typeof connectorDefinitions)[K]['config']> }[ConnectorKind];
 
 /** What is not secret, and what is, by kind: the API validates with these, the worker opens with them. */
 export const connectionSchemas = {
@@ -149,6 +157,12 @@ export const connectionSchemas = {
   mcp: { config: mcpConfigSchema, credentials: mcpCredentialsSchema },
   openapi: { config: openApiConfigSchema, credentials: openApiCredentialsSchema },
   oauth2: { config: oauth2ConfigSchema, credentials: oauth2StoredCredentialsSchema },
+  ...(Object.fromEntries(
+    connectorKinds.map((kind) => [
+      kind,
+      { config: connectorDefinitions[kind].config, credentials: connectorDefinitions[kind].credentials },
+    ]),
+  ) as unknown as { [K in ConnectorKind]: { config: z.ZodTypeAny; credentials: z.ZodTypeAny } }),
 } satisfies Record<ConnectionKind, { config: z.ZodTypeAny; credentials: z.ZodTypeAny }>;
 
 export const createConnectionSchema = z.discriminatedUnion('kind', [
@@ -176,6 +190,14 @@ export const createConnectionSchema = z.discriminatedUnion('kind', [
     config: oauth2ConfigSchema,
     credentials: oauth2CredentialsSchema.default({ client_secret: '' }),
   }),
+  ...connectorKinds.map((kind) =>
+    z.object({
+      name: connectionName,
+      kind: z.literal(kind),
+      config: connectorDefinitions[kind].config,
+      credentials: connectorDefinitions[kind].credentials,
+    }),
+  ),
 ]);
 
 /** New settings (merged over the current ones, then checked against the connection's kind) or new credentials. */

@@ -1,6 +1,7 @@
 // Tool definitions are typed data, kept apart from the name → handler map (activities/tools/handlers.ts), so the API can
 // validate agents and the engine can apply approval policy without loading any connector code.
 import { z } from 'zod';
+import { connectorTools } from './connectors';
 
 export type SideEffect = 'read' | 'state' | 'files' | 'external';
 
@@ -33,7 +34,7 @@ function isJson(text: string): boolean {
   }
 }
 
-export const toolDefinitions = {
+const builtInTools = {
   'state.get': {
     name: 'state.get',
     description: "Read a value from the agent's durable state store.",
@@ -160,11 +161,20 @@ export const toolDefinitions = {
   },
 } satisfies Record<string, ToolDefinition>;
 
+/** The built-in tools and every connector's (model/connectors/). */
+export const toolDefinitions = { ...builtInTools, ...connectorTools };
+
 export type ToolName = keyof typeof toolDefinitions;
 export type ToolInput<N extends ToolName> = z.infer<(typeof toolDefinitions)[N]['input']>;
 
 /** Tools that act through one of the agent's connections, named in their `connection` argument. */
-export const connectionTools = new Set<string>(['sql.list_tables', 'sql.query', 'sql.insert', 'sql.update']);
+export const connectionTools = new Set<string>([
+  'sql.list_tables',
+  'sql.query',
+  'sql.insert',
+  'sql.update',
+  ...Object.keys(connectorTools),
+]);
 
 export function isToolName(name: string): name is ToolName {
   return Object.hasOwn(toolDefinitions, name);

@@ -10,6 +10,7 @@ import { loadSecretBox } from '../db/secret-box';
 import { reconcileSchedules } from '../schedules/sync';
 import { connectDatabase, connectTemporal } from './connections';
 import { main } from './fail-fast';
+import { connectorLimitsOf } from '../activities/connectors/opened';
 
 const consoleBuild = path.resolve(__dirname, '../ui/build/handler.js');
 
@@ -38,7 +39,7 @@ main('web', async () => {
     bodyLimit: config.web.bodyLimit,
     apiRateLimit: config.web.rateLimit,
     secrets: loadSecretBox(config),
-    connectors: { allowHosts: config.http.allowHosts, stdioCommands: config.mcp.stdioCommands },
+    connectors: connectorLimitsOf(config),
     smtp: config.smtp,
     accountRecoverySeconds: config.accountRecoverySeconds,
     logger,

@@ -1,6 +1,7 @@
 // "Does this connection work?": connects with the given settings and credentials the way a run would, and says what
 // it found (the server's version, the tools it offers) or throws the reason. The API runs it before a connection is
 // saved or changed, and when someone presses Test.
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type {
   ConnectionKind,
@@ -14,26 +15,49 @@ import type {
 } from '../../model/connection';
 import { completeOpenApiConfig, openApiOperations } from './openapi/document';
 import { defaultPorts, isSqlKind } from '../../model/connection';
-import { connectionTools, toolDefinitions, type ToolDefinition } from '../../model/tools';
+import { toolDefinitions, type ToolDefinition } from '../../model/tools';
+import { connectorOf, isConnectorKind, type ConnectorKind } from '../../model/connectors';
+import { connectorImplementations } from '.';
+import type { ConnectionFound, ConnectorLimits, OpenedConnection } from './connector';
 import { assertPublicHost } from '../tools/ssrf-guard';
 import { buildSqlClient, testSqlClient } from './sql/client';
 import { connectMcp, listMcpTools, type McpLimits } from './mcp/client';
 import { oauthProvider } from './oauth/provider';
 
-export interface ConnectionFound {
-  server_version?: string;
-  /** The tools an MCP server offers, by name. */
-  tools?: string[];
-  /** An OAuth 2.0 provider's issuer. */
-  issuer?: string;
+export type { ConnectionFound };
+
+/** A connection being made or tested, opened for its connector's check (no run: not kept between calls). */
+function openedForCheck(
+  kind: ConnectorKind,
+  config: unknown,
+  credentials: unknown,
+  limits: ConnectorLimits,
+  accountToken?: AccountToken,
+): OpenedConnection {
+  const account = connectorOf(kind).account?.(config);
+  return {
+    name: kind,
+    kind,
+    config,
+    credentials,
+    version: `check:${randomUUID()}`,
+    limits,
+    accountToken: account === undefined || !accountToken ? undefined : () => accountToken(account),
+  };
 }
+
+/** The current access token of the workspace's oauth2 connection `account` (the API's checks have no run). */
+export type AccountToken = (account: string) => Promise<string>;
 
 export async function checkConnection(
   kind: ConnectionKind,
   config: unknown,
   credentials: unknown,
-  limits: McpLimits,
+  limits: ConnectorLimits,
+  accountToken?: AccountToken,
 ): Promise<ConnectionFound> {
+  if (isConnectorKind(kind))
+    return connectorImplementations[kind].check(openedForCheck(kind, config, credentials, limits, accountToken));
   if (isSqlKind(kind)) {
     const sql = config as SqlConfig;
     await assertPublicHost(sql.host, sql.port ?? defaultPorts[kind], limits.allowHosts);
@@ -78,8 +102,12 @@ export async function checkConnection(
 export async function completeConnectionConfig(
   kind: ConnectionKind,
   config: Record<string, unknown>,
-  limits: McpLimits,
+  limits: ConnectorLimits,
 ): Promise<Record<string, unknown>> {
+  if (isConnectorKind(kind)) {
+    const complete = connectorImplementations[kind].complete;
+    return complete ? ((await complete(config, limits)) as Record<string, unknown>) : config;
+  }
   return kind === 'openapi' ? completeOpenApiConfig(config as OpenApiConfig, limits.allowHosts) : config;
 }
 
@@ -93,6 +121,22 @@ export interface ConnectionTool {
   input_schema: Record<string, unknown>;
 }
 
+const toolEntry = (t: ToolDefinition): ConnectionTool => ({
+  name: t.name,
+  tool: t.name,
+  description: t.description,
+  input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+});
+
+/** The tools a connector's connection offers with these settings (a read-only one, fewer). */
+function connectorToolsOf(kind: ConnectorKind, config: unknown): ToolDefinition[] {
+  const definition = connectorOf(kind);
+  const names = definition.toolsFor?.(config) ?? Object.keys(definition.tools);
+  return names.map((name) => definition.tools[name]);
+}
+
+const sqlToolNames = ['sql.list_tables', 'sql.query', 'sql.insert', 'sql.update'];
+
 /** SQL connections that do not allow writes offer only the reading tools. */
 const writingSqlTools = new Set(['sql.insert', 'sql.update']);
 
@@ -105,19 +149,12 @@ export async function listConnectionTools(
   credentials: unknown,
   limits: McpLimits,
 ): Promise<ConnectionTool[]> {
+  if (isConnectorKind(connection.kind)) return connectorToolsOf(connection.kind, connection.config).map(toolEntry);
   if (isSqlKind(connection.kind)) {
     const writes = (connection.config as SqlConfig).allow_writes;
-    return [...connectionTools]
+    return sqlToolNames
       .filter((name) => writes || !writingSqlTools.has(name))
-      .map((name) => {
-        const t = (toolDefinitions as Record<string, ToolDefinition>)[name];
-        return {
-          name: t.name,
-          tool: t.name,
-          description: t.description,
-          input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
-        };
-      });
+      .map((name) => toolEntry((toolDefinitions as Record<string, ToolDefinition>)[name]));
   }
   if (connection.kind === 'openapi') {
     const api = connection.config as OpenApiConfig;
@@ -144,6 +181,9 @@ export async function listConnectionTools(
 
 /** What a connection's tools may do, in words a person can check before giving it to an agent. */
 export function connectionAbilities(kind: ConnectionKind, config: unknown): string[] {
+  // A tool's description begins with what it does, in a sentence.
+  if (isConnectorKind(kind))
+    return connectorToolsOf(kind, config).map((t) => `${t.name}: ${t.description.split(/(?<=\.)\s/)[0]}`);
   if (isSqlKind(kind))
     return ['list tables', 'read rows', ...((config as SqlConfig).allow_writes ? ['insert rows', 'update rows'] : [])];
   if (kind === 'openapi') {

@@ -1,6 +1,7 @@
 // What a tool handler gets besides its input, the same for a tool node and for a model's tool call.
 import type { ActivityDeps } from '../deps';
 import { sqlClientResolver } from '../connectors/connections';
+import { connectionOpener } from '../connectors/opened';
 import { runFileSaver } from '../run-files';
 import type { ToolContext } from './handlers';
 
@@ -14,5 +15,6 @@ export function toolContext(
     smtp: deps.config.smtp,
     saveFile: runFileSaver(deps.knex, call.runId, call.key),
     sqlClient: sqlClientResolver(deps, call),
+    connection: connectionOpener(deps, call),
   };
 }

@@ -7,6 +7,8 @@ import { ToolInput, ToolName } from '../../model/tools';
 import { renderOutputFile, textOutputFile, type OutputFormat } from '../output-files';
 import type { SqlClient } from '../connectors/sql/client';
 import { sqlToolHandlers } from '../connectors/sql/handlers';
+import { connectorToolHandlers } from '../connectors';
+import type { OpenConnection } from '../connectors/opened';
 
 export interface ToolContext {
   idempotencyKey: string;
@@ -16,6 +18,8 @@ export interface ToolContext {
   saveFile?: (file: { name: string; contentType: string; content: Buffer }) => Promise<Record<string, unknown>>;
   /** A client of the named SQL connection of the agent (activities/connectors/connections.ts). */
   sqlClient?: (connection: string) => Promise<SqlClient>;
+  /** Opens the named connection of the agent for a connector's tool (activities/connectors/opened.ts). */
+  connection?: OpenConnection;
 }
 
 type Handler<N extends ToolName> = (input: ToolInput<N>, ctx: ToolContext) => Promise<unknown>;
@@ -101,4 +105,5 @@ export const externalToolHandlers: { [N in ToolName]?: Handler<N> } = {
   'email.send': sendEmail,
   'file.generate': generateFile,
   ...sqlToolHandlers,
+  ...(connectorToolHandlers as { [N in ToolName]?: Handler<N> }),
 };

@@ -412,7 +412,7 @@ export interface components {
     Connection: {
       id: string;
       name: string;
-      kind: 'postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2';
+      kind: 'postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2' | 'duckdb';
       config:
         | {
             host: string;
@@ -476,7 +476,12 @@ export interface components {
                 scopes: string[];
                 audience?: string;
               }
-          );
+          )
+        | {
+            path: string;
+            row_limit: number;
+            statement_timeout_ms: number;
+          };
       status: 'connected' | 'pending_authorization' | 'needs_reauthorization' | 'revoked' | 'failing';
       status_detail: string | null;
       can: string[];
@@ -484,6 +489,25 @@ export interface components {
       created_at: string;
       updated_at: string;
       last_used_at: string | null;
+    };
+    Connector: {
+      kind: 'duckdb';
+      label: string;
+      category: 'email' | 'crm' | 'chat' | 'storage' | 'database' | 'payments' | 'calendar' | 'api' | 'account';
+      description: string;
+      config_schema: Record<string, unknown>;
+      credentials_schema: Record<string, unknown>;
+      tools: {
+        name: string;
+        description: string;
+        side_effect: 'read' | 'state' | 'files' | 'external';
+        approval_default: 'always' | 'never';
+        input_schema: Record<string, unknown>;
+      }[];
+      events: {
+        name: string;
+        description: string;
+      }[];
     };
     ConnectionTool: {
       name: string;
@@ -3645,6 +3669,29 @@ export interface paths {
       };
     };
   };
+  '/connectors': {
+    get: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['Connector'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
   '/connections': {
     get: {
       parameters: {
@@ -3763,6 +3810,16 @@ export interface paths {
                 credentials?: {
                   client_secret?: string;
                 };
+              }
+            | {
+                name: string;
+                kind: 'duckdb';
+                config: {
+                  path: string;
+                  row_limit?: number;
+                  statement_timeout_ms?: number;
+                };
+                credentials?: Record<string, unknown>;
               };
         };
       };
@@ -3917,6 +3974,7 @@ export interface paths {
               ok: boolean;
               server_version?: string;
               tools?: string[];
+              found?: string[];
               detail?: string;
             };
           };
@@ -4418,7 +4476,7 @@ export interface paths {
                 name: string;
                 description: string;
                 tools: string[];
-                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2')[];
+                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2' | 'duckdb')[];
                 content: string;
               }[];
               next_cursor: string | null;

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import * as oidc from 'openid-client';
 import { recordAudit } from '../../db/audit';
 import {
+  connectionByName,
   startConnectionAuthorization,
   takeConnectionAuthorization,
   updateConnection,
@@ -50,6 +51,19 @@ async function providerOf(deps: ConnectionOAuthDeps, c: ConnectionRow, credentia
 }
 
 /** A one-time link to the provider's consent page for this connection (ten minutes, one use). */
+/**
+ * The access token the workspace's oauth2 connection `name` holds now, for a check made from the API (runs refresh
+ * theirs in the worker: activities/connectors/oauth/tokens.ts).
+ */
+export async function currentAccessToken(knex: Knex, secrets: SecretBox, workspaceId: string, name: string) {
+  const account = await connectionByName(knex, workspaceId, name);
+  if (account?.kind !== 'oauth2') throw new Error(`the workspace has no OAuth 2.0 connection "${name}"`);
+  const token = oauthCredentialsOf(secrets, account).tokens?.access_token;
+  if (account.status !== 'connected' || !token)
+    throw new Error(`the account "${name}" is not authorized: authorize it in Integrations first`);
+  return token;
+}
+
 export async function authorizationUrl(deps: ConnectionOAuthDeps, c: ConnectionRow, startedBy: string) {
   const config = c.config as OAuth2Config;
   const provider = await providerOf(deps, c, oauthCredentialsOf(deps.secrets, c));

@@ -1,6 +1,7 @@
 // Integrations: the workspace's connections. Creating or changing one tests it first, so a connection that is
 // listed works; its credentials are sealed at once and never answered, logged or audited.
 import { Router } from 'express';
+import { z } from 'zod';
 import type { Knex } from 'knex';
 import {
   ConnectionNameTakenError,
@@ -20,10 +21,11 @@ import {
   connectionAbilities,
   listConnectionTools,
 } from '../../activities/connectors/check';
-import type { McpLimits } from '../../activities/connectors/mcp/client';
+import type { ConnectorLimits } from '../../activities/connectors/connector';
 import { auditRequest } from '../audit-request';
 import type { Logger } from '../logger';
-import { authorizationUrl, oauthCredentialsOf, revokeConnectionTokens } from './connection-oauth';
+import { authorizationUrl, currentAccessToken, oauthCredentialsOf, revokeConnectionTokens } from './connection-oauth';
+import { connectorKinds, connectorOf, isConnectorKind, type ConnectorKind } from '../../model/connectors';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';
@@ -46,12 +48,52 @@ export function connectionJson(c: ConnectionRow) {
   };
 }
 
+const schemaOf = (schema: z.ZodTypeAny) =>
+  z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+
+/** A connector as the console draws its form and the editor offers its tools. */
+function connectorJson(kind: ConnectorKind) {
+  const d = connectorOf(kind);
+  return {
+    kind,
+    label: d.label,
+    category: d.category,
+    description: d.description,
+    config_schema: schemaOf(d.config),
+    credentials_schema: schemaOf(d.credentials),
+    tools: Object.values(d.tools).map((t) => ({
+      name: t.name,
+      description: t.description,
+      side_effect: t.sideEffect,
+      approval_default: t.approvalDefault,
+      input_schema: schemaOf(t.input),
+    })),
+    events: Object.entries(d.events).map(([name, e]) => ({ name, description: e.description })),
+  };
+}
+
 /** Where a connection of this kind points, for messages. */
-const target = (kind: ConnectionKind, config: Record<string, unknown>) =>
-  `${kind} at ${String(config.host ?? config.url ?? config.command ?? config.issuer ?? config.token_endpoint ?? config.base_url ?? config.document_url ?? 'the given document')}`;
+function target(kind: ConnectionKind, config: Record<string, unknown>): string {
+  if (isConnectorKind(kind)) {
+    const definition = connectorOf(kind);
+    const parsed = definition.config.safeParse(config);
+    return parsed.success ? `${definition.label} at ${definition.where(parsed.data)}` : definition.label;
+  }
+  return `${kind} at ${String(config.host ?? config.url ?? config.command ?? config.issuer ?? config.token_endpoint ?? config.base_url ?? config.document_url ?? 'the given document')}`;
+}
+
+/** The OAuth 2.0 account (an oauth2 connection of the workspace) these settings act through, if any. */
+function accountNamed(kind: ConnectionKind, config: Record<string, unknown>): string | undefined {
+  if (isConnectorKind(kind)) {
+    const parsed = connectorOf(kind).config.safeParse(config);
+    return parsed.success ? connectorOf(kind).account?.(parsed.data) : undefined;
+  }
+  const auth = config.auth as { type?: string; connection?: string } | undefined;
+  return kind === 'openapi' && auth?.type === 'oauth2' ? auth.connection : undefined;
+}
 
 export function connectionRoutes(
-  deps: RouteDeps & { secrets: SecretBox; connectors: McpLimits; logger?: Logger },
+  deps: RouteDeps & { secrets: SecretBox; connectors: ConnectorLimits; logger?: Logger },
 ): Router {
   const { knex, secrets } = deps;
   const r = Router();
@@ -68,10 +110,16 @@ export function connectionRoutes(
    * Completes the settings (a REST API's document fetched once) and connects as a run would; 422 connection_failed
    * with the reason when either fails. Answers the settings to store and what was found.
    */
-  const tryConnecting = (kind: ConnectionKind, given: Record<string, unknown>, credentials: unknown) =>
+  const tryConnecting = (
+    workspaceId: string,
+    kind: ConnectionKind,
+    given: Record<string, unknown>,
+    credentials: unknown,
+  ) =>
     failingAs(kind, given, async () => {
       const config = await completeConnectionConfig(kind, given, deps.connectors);
-      return { config, found: await checkConnection(kind, config, credentials, deps.connectors) };
+      const accountToken = (account: string) => currentAccessToken(knex, secrets, workspaceId, account);
+      return { config, found: await checkConnection(kind, config, credentials, deps.connectors, accountToken) };
     });
 
   async function failingAs<T>(kind: ConnectionKind, config: Record<string, unknown>, attempt: () => Promise<T>) {
@@ -83,18 +131,22 @@ export function connectionRoutes(
     }
   }
 
-  /** A REST API that acts through an OAuth 2.0 account names one of the workspace's oauth2 connections. */
+  /** A connection that acts through an OAuth 2.0 account names one of the workspace's oauth2 connections. */
   async function checkAccount(workspaceId: string, kind: ConnectionKind, config: Record<string, unknown>) {
-    const auth = config.auth as { type?: string; connection?: string } | undefined;
-    if (kind !== 'openapi' || auth?.type !== 'oauth2') return;
-    const account = await connectionByName(knex, workspaceId, auth.connection!);
+    const name = accountNamed(kind, config);
+    if (name === undefined) return;
+    const account = await connectionByName(knex, workspaceId, name);
     if (account?.kind !== 'oauth2')
       throw new ApiError(
         422,
         'unknown_connection',
-        `the workspace has no OAuth 2.0 connection "${auth.connection}": connect the account first, then name it`,
+        `the workspace has no OAuth 2.0 connection "${name}": connect the account first, then name it`,
       );
   }
+
+  r.get('/connectors', requirePermission('read'), (_req, res) => {
+    res.json({ data: connectorKinds.map(connectorJson), next_cursor: null });
+  });
 
   r.get('/connections', requirePermission('read'), async (req, res) => {
     res.json({ data: (await listConnections(knex, req.auth!.workspace.id)).map(connectionJson), next_cursor: null });
@@ -103,7 +155,7 @@ export function connectionRoutes(
   r.post('/connections', requirePermission('admin'), ...body, async (req, res) => {
     const input = parseBody(bodies.createConnection, req.body);
     await checkAccount(req.auth!.workspace.id, input.kind, input.config);
-    const { config } = await tryConnecting(input.kind, input.config, input.credentials);
+    const { config } = await tryConnecting(req.auth!.workspace.id, input.kind, input.config, input.credentials);
     // An OAuth 2.0 account is authorized by a person at the provider afterwards (the authorization_url answered).
     const oauth = input.kind === 'oauth2';
     let created: ConnectionRow;
@@ -155,7 +207,7 @@ export function connectionRoutes(
     const current = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     const patch = parseBody(bodies.updateConnection, req.body);
     const schemas = connectionSchemas[current.kind];
-    const merged = { ...current.config, ...patch.config } as Record<string, unknown>;
+    const merged = { ...(current.config as Record<string, unknown>), ...patch.config } as Record<string, unknown>;
     // A new document_url is fetched again, unless the document itself comes with it.
     if (patch.config?.document_url !== undefined && patch.config.document === undefined) delete merged.document;
     const given = parseBody(schemas.config, merged) as Record<string, unknown>;
@@ -167,7 +219,7 @@ export function connectionRoutes(
         ? { ...oauthCredentialsOf(secrets, current), ...parseBody(oauth2CredentialsSchema, patch.credentials) }
         : parseBody(schemas.credentials, patch.credentials)
       : credentialsOf(current);
-    const { config } = await tryConnecting(current.kind, given, credentials);
+    const { config } = await tryConnecting(current.workspace_id, current.kind, given, credentials);
     // New provider settings (another client, other scopes) need the account authorized again.
     const reauthorize = oauth && JSON.stringify(config) !== JSON.stringify(current.config);
     if (reauthorize) await revokeConnectionTokens(deps, current);
@@ -176,7 +228,7 @@ export function connectionRoutes(
       ...(patch.credentials || reauthorize
         ? {
             credentials_sealed: secrets.seal(
-              JSON.stringify(reauthorize ? { ...credentials, tokens: undefined } : credentials),
+              JSON.stringify(reauthorize ? { ...(credentials as object), tokens: undefined } : credentials),
             ),
           }
         : {}),
@@ -199,7 +251,7 @@ export function connectionRoutes(
     const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     try {
       const credentials = credentialsOf(c);
-      const { found } = await tryConnecting(c.kind, c.config as Record<string, unknown>, credentials);
+      const { found } = await tryConnecting(c.workspace_id, c.kind, c.config as Record<string, unknown>, credentials);
       // An oauth2 connection is connected only once authorized: a reachable provider does not change that.
       if (c.kind !== 'oauth2' || (c.status === 'failing' && (credentials as { tokens?: unknown }).tokens))
         await updateConnection(knex, c.id, { status: 'connected', status_detail: null });

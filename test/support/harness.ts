@@ -19,6 +19,7 @@ import type { Plan } from '../../model/plan';
 import { agentSpecSchema } from '../../model/agent';
 import type { TemporalConfig } from '../../temporal.config';
 import { testStack, type TestStack } from './global';
+import { connectorLimitsOf } from '../../activities/connectors/opened';
 
 export interface Harness {
   stack: TestStack;
@@ -142,7 +143,7 @@ export async function startApi(
     bodyLimit: '64kb',
     // The key the harness's worker opens secrets with (its config's), as one deployment shares one key.
     secrets: loadSecretBox(h.config),
-    connectors: { allowHosts: h.config.http.allowHosts, stdioCommands: h.config.mcp.stdioCommands },
+    connectors: connectorLimitsOf(h.config),
     smtp: opts.smtp,
     accountRecoverySeconds: opts.accountRecoverySeconds,
     apiRateLimit: opts.apiRateLimit,

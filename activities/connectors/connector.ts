@@ -1,0 +1,89 @@
+// What a connector's code provides (its data is in model/connectors/): a check that connects the way a run would,
+// and a handler per tool. Handlers get the connection opened (settings, credentials, the account's token), never a
+// row, and reach its system with the connector's production client library.
+import type { z } from 'zod';
+import type { ToolDefinition } from '../../model/tools';
+import type { ConnectorKind } from '../../model/connectors';
+import type { ToolContext } from '../tools/handlers';
+import type { TokenOptions } from './oauth/tokens';
+import type { McpLimits } from './mcp/client';
+
+/** What the operator allows connections to reach (CADRE_HTTP_ALLOW_HOSTS, CADRE_MCP_STDIO_COMMANDS, ...). */
+export interface ConnectorLimits extends McpLimits {
+  /** Directories a DuckDB warehouse connection may read (CADRE_WAREHOUSE_DIRS). */
+  warehouseDirs?: readonly string[];
+}
+
+/** The parts of a connector's definition its code is typed by. */
+export interface ConnectorShape {
+  config: z.ZodTypeAny;
+  credentials: z.ZodTypeAny;
+  tools: Record<string, ToolDefinition>;
+}
+
+export interface OpenedConnection<D extends ConnectorShape = ConnectorShape> {
+  name: string;
+  kind: ConnectorKind;
+  config: z.infer<D['config']>;
+  credentials: z.infer<D['credentials']>;
+  /** Changes whenever the connection does: the key for a client kept between calls (clientCache). */
+  version: string;
+  limits: ConnectorLimits;
+  /**
+   * An access token of the oauth2 account its settings name (definition.account), refreshed as it expires and when
+   * asked to (`{refresh: true, rejected}` after a 401). Undefined when it names none.
+   */
+  accountToken?: (opts?: TokenOptions) => Promise<string>;
+}
+
+/** What a check found: the server's name and version, and what it offers (an MCP server's tools, tables, ...). */
+export interface ConnectionFound {
+  server_version?: string;
+  /** The tools an MCP server or a REST API offers, by name. */
+  tools?: string[];
+  /** An OAuth 2.0 provider's issuer. */
+  issuer?: string;
+  /** What the connection reaches: a warehouse's tables, a bucket's prefix, a mailbox's folders. */
+  found?: string[];
+}
+
+type ToolsOf<D extends ConnectorShape> = D['tools'];
+export type ConnectorHandler<D extends ConnectorShape, T extends keyof ToolsOf<D>> = (
+  input: z.infer<ToolsOf<D>[T]['input']>,
+  connection: OpenedConnection<D>,
+  ctx: ToolContext,
+) => Promise<unknown>;
+
+export interface ConnectorImplementation<D extends ConnectorShape> {
+  /** Connects with the settings and credentials given and says what it found, or throws the reason. */
+  check(connection: OpenedConnection<D>): Promise<ConnectionFound>;
+  /** Settings to store: completed or normalized from what was given (an absolute path, a discovered URL). */
+  complete?(config: z.infer<D['config']>, limits: ConnectorLimits): Promise<z.infer<D['config']>>;
+  handlers: { [T in keyof ToolsOf<D>]: ConnectorHandler<D, T> };
+}
+
+export const implement = <D extends ConnectorShape>(_definition: D, impl: ConnectorImplementation<D>) => impl;
+
+/**
+ * Clients kept per connection version (a changed connection gets a new one) and closed when idle for five
+ * minutes, like the SQL pools and MCP sessions.
+ */
+export function clientCache<C>(close: (client: C) => Promise<void> | void, idleMs = 5 * 60_000) {
+  const clients = new Map<string, { client: Promise<C>; timer: NodeJS.Timeout }>();
+  const drop = (key: string, client: Promise<C>) => {
+    if (clients.get(key)?.client !== client) return;
+    clients.delete(key);
+    void client.then(close, () => undefined);
+  };
+  return (key: string, open: () => Promise<C>): Promise<C> => {
+    const cached = clients.get(key);
+    const client = cached?.client ?? open();
+    if (cached) clearTimeout(cached.timer);
+    // A client that failed to open is not kept: the next call tries again.
+    if (!cached) client.catch(() => clients.get(key)?.client === client && clients.delete(key));
+    const timer = setTimeout(() => drop(key, client), idleMs);
+    timer.unref();
+    clients.set(key, { client, timer });
+    return client;
+  };
+}

@@ -1,0 +1,27 @@
+// Every connector's code, by kind (its data: model/connectors/index.ts), and its tools as handlers of the tool
+// activity: each call opens the connection its `connection` argument names, which the agent must list.
+import { ApplicationFailure } from '@temporalio/common';
+import { connectorKinds, type ConnectorKind } from '../../model/connectors';
+import type { ToolContext } from '../tools/handlers';
+import type { ConnectorHandler, ConnectorImplementation, ConnectorShape } from './connector';
+import { duckdbImplementation } from './duckdb';
+
+export const connectorImplementations: { [K in ConnectorKind]: ConnectorImplementation<ConnectorShape> } = {
+  duckdb: duckdbImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+};
+
+type ToolHandler = (input: unknown, ctx: ToolContext) => Promise<unknown>;
+
+export const connectorToolHandlers: Record<string, ToolHandler> = Object.fromEntries(
+  connectorKinds.flatMap((kind) =>
+    Object.entries(connectorImplementations[kind].handlers).map(([tool, handler]): [string, ToolHandler] => [
+      tool,
+      async (input, ctx) => {
+        if (!ctx.connection) throw ApplicationFailure.nonRetryable(`${tool} runs only in an agent run`, 'NoRun');
+        const name = (input as { connection: string }).connection;
+        const call = handler as ConnectorHandler<ConnectorShape, string>;
+        return call(input as never, await ctx.connection(kind, name), ctx);
+      },
+    ]),
+  ),
+);
