@@ -54,12 +54,35 @@ export type ConnectorHandler<D extends ConnectorShape, T extends keyof ToolsOf<D
   ctx: ToolContext,
 ) => Promise<unknown>;
 
+/** What happened since a poller's cursor: the events in order, and the cursor to ask from next time. */
+export interface EventBatch {
+  events: {
+    /** Unique within the event kind and connection: triggers drop an event they have seen (the dedupe key). */
+    id: string;
+    occurred_at?: string;
+    /** What a run started by it gets as its item. */
+    data: Record<string, unknown>;
+  }[];
+  cursor: string;
+}
+
+/**
+ * Reads the events of one kind since `cursor`. Without a cursor it answers none and the cursor of now: a new trigger
+ * starts from what happens after it was made, not from the system's history.
+ */
+export type EventPoller<D extends ConnectorShape> = (
+  connection: OpenedConnection<D>,
+  cursor: string | undefined,
+) => Promise<EventBatch>;
+
 export interface ConnectorImplementation<D extends ConnectorShape> {
   /** Connects with the settings and credentials given and says what it found, or throws the reason. */
   check(connection: OpenedConnection<D>): Promise<ConnectionFound>;
   /** Settings to store: completed or normalized from what was given (an absolute path, a discovered URL). */
   complete?(config: z.infer<D['config']>, limits: ConnectorLimits): Promise<z.infer<D['config']>>;
   handlers: { [T in keyof ToolsOf<D>]: ConnectorHandler<D, T> };
+  /** A poller per event of the definition that is read by polling (event triggers run them in a workflow). */
+  pollers?: Record<string, EventPoller<D>>;
 }
 
 export const implement = <D extends ConnectorShape>(_definition: D, impl: ConnectorImplementation<D>) => impl;
