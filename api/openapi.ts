@@ -270,6 +270,7 @@ const schemas: Record<string, unknown> = {
         ...connectorKinds.map((kind) => connectorOf(kind).config),
       ].map((s) => jsonSchema(s, 'output')),
     },
+    where: { type: 'string', description: 'Where it points: a host, a URL, a mailbox, a bucket.' },
     status: { enum: [...connectionStatuses] },
     status_detail: nullable({ type: 'string' }),
     can: { type: 'array', items: { type: 'string' }, description: 'What its tools may do.' },

@@ -181,9 +181,11 @@ export async function listConnectionTools(
 
 /** What a connection's tools may do, in words a person can check before giving it to an agent. */
 export function connectionAbilities(kind: ConnectionKind, config: unknown): string[] {
-  // A tool's description begins with what it does, in a sentence.
+  // `email.download_attachments` → "download attachments"; a write says that it waits for a reviewer by default.
   if (isConnectorKind(kind))
-    return connectorToolsOf(kind, config).map((t) => `${t.name}: ${t.description.split(/(?<=\.)\s/)[0]}`);
+    return connectorToolsOf(kind, config).map(
+      (t) => `${t.name.split('.')[1].replaceAll('_', ' ')}${t.approvalDefault === 'always' ? ' (asks approval)' : ''}`,
+    );
   if (isSqlKind(kind))
     return ['list tables', 'read rows', ...((config as SqlConfig).allow_writes ? ['insert rows', 'update rows'] : [])];
   if (kind === 'openapi') {

@@ -482,6 +482,7 @@ export interface components {
             row_limit: number;
             statement_timeout_ms: number;
           };
+      where: string;
       status: 'connected' | 'pending_authorization' | 'needs_reauthorization' | 'revoked' | 'failing';
       status_detail: string | null;
       can: string[];

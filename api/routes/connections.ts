@@ -38,6 +38,7 @@ export function connectionJson(c: ConnectionRow) {
     name: c.name,
     kind: c.kind,
     config: c.config,
+    where: whereOf(c.kind, c.config as Record<string, unknown>),
     status: c.status,
     status_detail: c.status_detail,
     can: connectionAbilities(c.kind, c.config),
@@ -72,15 +73,27 @@ function connectorJson(kind: ConnectorKind) {
   };
 }
 
-/** Where a connection of this kind points, for messages. */
-function target(kind: ConnectionKind, config: Record<string, unknown>): string {
+/** Where a connection points: a host, a server's URL or command, a provider, a mailbox, a bucket. */
+function whereOf(kind: ConnectionKind, config: Record<string, unknown>): string {
   if (isConnectorKind(kind)) {
-    const definition = connectorOf(kind);
-    const parsed = definition.config.safeParse(config);
-    return parsed.success ? `${definition.label} at ${definition.where(parsed.data)}` : definition.label;
+    const parsed = connectorOf(kind).config.safeParse(config);
+    return parsed.success ? connectorOf(kind).where(parsed.data) : 'settings to complete';
   }
-  return `${kind} at ${String(config.host ?? config.url ?? config.command ?? config.issuer ?? config.token_endpoint ?? config.base_url ?? config.document_url ?? 'the given document')}`;
+  return String(
+    config.host ??
+      config.url ??
+      config.command ??
+      config.issuer ??
+      config.token_endpoint ??
+      config.base_url ??
+      config.document_url ??
+      'the given document',
+  );
 }
+
+/** Where a connection of this kind points, for messages. */
+const target = (kind: ConnectionKind, config: Record<string, unknown>) =>
+  `${isConnectorKind(kind) ? connectorOf(kind).label : kind} at ${whereOf(kind, config)}`;
 
 /** The OAuth 2.0 account (an oauth2 connection of the workspace) these settings act through, if any. */
 function accountNamed(kind: ConnectionKind, config: Record<string, unknown>): string | undefined {
@@ -217,7 +230,13 @@ export function connectionRoutes(
     const credentials = patch.credentials
       ? oauth
         ? { ...oauthCredentialsOf(secrets, current), ...parseBody(oauth2CredentialsSchema, patch.credentials) }
-        : parseBody(schemas.credentials, patch.credentials)
+        : parseBody(
+            schemas.credentials,
+            // A connector's secrets change one at a time: those not given are kept.
+            isConnectorKind(current.kind)
+              ? { ...(credentialsOf(current) as object), ...patch.credentials }
+              : patch.credentials,
+          )
       : credentialsOf(current);
     const { config } = await tryConnecting(current.workspace_id, current.kind, given, credentials);
     // New provider settings (another client, other scopes) need the account authorized again.

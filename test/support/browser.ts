@@ -6,7 +6,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
-import type { McpLimits } from '../../activities/connectors/mcp/client';
+import type { ConnectorLimits } from '../../activities/connectors/connector';
 import type { SecretBox } from '../../db/secret-box';
 import { consoleHandler } from './console-build';
 import type { Harness } from './harness';
@@ -75,7 +75,7 @@ export async function listen(): Promise<{ server: Server; base: string }> {
 export async function mountWeb(
   web: { server: Server; base: string },
   h: Harness,
-  opts: { secrets: SecretBox; connectors?: McpLimits },
+  opts: { secrets: SecretBox; connectors?: ConnectorLimits },
 ): Promise<void> {
   delete process.env.CADRE_CONSOLE_API_KEY;
   web.server.on(
@@ -100,7 +100,7 @@ export async function mountWeb(
 /** One server for the API and the console, which reads through the API. */
 export async function startWebWithConsole(
   h: Harness,
-  opts: { secrets: SecretBox; connectors?: McpLimits },
+  opts: { secrets: SecretBox; connectors?: ConnectorLimits },
 ): Promise<{ server: Server; base: string }> {
   // The console needs the server's address before it loads, so the handler is attached after listen.
   const web = await listen();

@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       previousSecretKeys: [],
       http: { allowHosts: [] },
       mcp: { stdioCommands: [] },
+      warehouse: { dirs: [path.join(c.dataDir, 'warehouse')] },
       logLevel: 'info',
     });
     assert.ok(path.isAbsolute(c.dataDir));

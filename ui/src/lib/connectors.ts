@@ -2,7 +2,11 @@
 // components/connections/).
 import type { Schemas } from '$api/client';
 
-export type SettingsForm = 'sql' | 'mcp' | 'openapi' | 'oauth2';
+/** `connector`: a form drawn from the connector's JSON Schema (components/connections/ConnectorSettings.svelte). */
+export type SettingsForm = 'sql' | 'mcp' | 'openapi' | 'oauth2' | 'connector';
+
+/** A connector as GET /v1/connectors answers it: its settings' and credentials' schemas, tools and events. */
+export type Connector = Schemas['Connector'];
 
 export interface ConnectorKind {
   kind: Schemas['Connection']['kind'];
@@ -11,6 +15,7 @@ export interface ConnectorKind {
   defaultPort?: number;
 }
 
+/** The kinds with forms of their own; the connectors' kinds come from the API (kindsWith). */
 export const connectorKinds: ConnectorKind[] = [
   { kind: 'postgres', label: 'PostgreSQL', form: 'sql', defaultPort: 5432 },
   { kind: 'mysql', label: 'MySQL / MariaDB', form: 'sql', defaultPort: 3306 },
@@ -19,7 +24,16 @@ export const connectorKinds: ConnectorKind[] = [
   { kind: 'oauth2', label: 'OAuth 2.0 account', form: 'oauth2' },
 ];
 
-export const connectorKind = (kind: string): ConnectorKind | undefined => connectorKinds.find((k) => k.kind === kind);
+/** Every kind the console can connect: those with forms of their own, then the API's connectors by label. */
+export const kindsWith = (connectors: Connector[]): ConnectorKind[] => [
+  ...connectorKinds,
+  ...connectors
+    .map((c) => ({ kind: c.kind, label: c.label, form: 'connector' as const }))
+    .sort((a, b) => a.label.localeCompare(b.label)),
+];
+
+export const connectorKind = (kind: string, connectors: Connector[] = []): ConnectorKind | undefined =>
+  kindsWith(connectors).find((k) => k.kind === kind);
 
 type ConnectionConfig = Schemas['Connection']['config'];
 export type SqlConnectionConfig = Extract<ConnectionConfig, { host: string }>;
@@ -38,6 +52,7 @@ export type TypedConnection = Omit<Schemas['Connection'], 'kind' | 'config'> &
     | { kind: 'mcp'; config: McpConnectionConfig }
     | { kind: 'openapi'; config: OpenApiConnectionConfig }
     | { kind: 'oauth2'; config: OAuth2ConnectionConfig }
+    | { kind: Connector['kind']; config: Record<string, unknown> }
   );
 
 export const typedConnection = (c: Schemas['Connection']): TypedConnection => c as TypedConnection;
@@ -90,6 +105,8 @@ const authWords: Record<OpenApiAuth['type'], string> = {
 /** Where a connection points, in a few words: host and database, a server's URL or command, an API, a provider. */
 export function whereOf(c: TypedConnection): { at: string; detail: string } {
   switch (c.kind) {
+    default:
+      return { at: c.where, detail: '' };
     case 'postgres':
     case 'mysql':
       return {

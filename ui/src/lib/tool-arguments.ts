@@ -28,8 +28,26 @@ export function describeArguments(tool: ToolEntry | undefined) {
   }));
 }
 
-/** The group a tool is listed under: a connected MCP server (`mcp.<connection>`), or the built-in tools. */
-export const toolGroupOf = (name: string) => /^mcp\.[^.]+/.exec(name)?.[0] ?? 'built-in';
+/** Tools of Cadre's own, listed together; the others come under their system: `sql`, `email`, `s3`, `slack`, .... */
+const ownFamilies = new Set(['state', 'http', 'file']);
+
+/** The group a tool is listed under: a connected MCP server (`mcp.<connection>`), a connector, or the built-in tools. */
+export function toolGroupOf(name: string): string {
+  const server = /^mcp\.[^.]+/.exec(name)?.[0];
+  if (server) return server;
+  const family = name.split('.')[0];
+  return ownFamilies.has(family) ? 'built-in' : family;
+}
+
+/**
+ * Of the agent's connections, those a tool can act through: its connector's kind (`s3.list` → s3 connections; the
+ * sql.* tools → PostgreSQL and MySQL).
+ */
+export function connectionsFor(tool: string, agentConnections: string[], workspace: { name: string; kind: string }[]) {
+  const family = tool.split('.')[0];
+  const kinds = family === 'sql' ? ['postgres', 'mysql'] : [family];
+  return agentConnections.filter((name) => kinds.includes(workspace.find((c) => c.name === name)?.kind ?? ''));
+}
 
 /** Whether the tool acts through one of the agent's connections (its `connection` argument). */
 export const usesConnection = (tool: ToolEntry | undefined) => argumentNames(tool).includes('connection');

@@ -10,6 +10,8 @@ export type ConnectionChange = paths['/connections/{id}']['patch']['requestBody'
 
 export const connectionsApi = {
   list: async () => (await body(client.GET('/connections'))).data,
+  /** The connectors (email, storage, chat, CRM, payments, calendar, warehouse) with their settings' schemas. */
+  connectors: async () => (await body(client.GET('/connectors'))).data,
   create: (connection: NewConnection) => body(client.POST('/connections', { body: connection })),
   update: (id: string, change: ConnectionChange) =>
     body(client.PATCH('/connections/{id}', { params: { path: { id } }, body: change })),

@@ -5,6 +5,7 @@
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import {
   connectorKind,
+  type Connector,
   type McpFormValues,
   type OAuth2FormValues,
   type OpenApiFormValues,
@@ -26,7 +27,8 @@ import {
   sqlConfig,
   sqlValues,
 } from '$lib/server/connection-forms';
-import { connectionsApi } from '$lib/server/connections-api';
+import { connectionsApi, type NewConnection } from '$lib/server/connections-api';
+import { echoOf, fieldGroups, FieldValueError, readFields } from '$lib/schema-form';
 import type { ActionOutcome } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
@@ -39,7 +41,8 @@ export const load: PageServerLoad = async ({ url }) => {
     : refused
       ? { ok: false, message: refused }
       : null;
-  return { connections: await connectionsApi.list(), returned };
+  const [connections, connectors] = await Promise.all([connectionsApi.list(), connectionsApi.connectors()]);
+  return { connections, connectors, returned };
 };
 
 /** What a form action answers: `form` names the form it came from ('connect', 'list' or a connection's id). */
@@ -53,6 +56,8 @@ interface Outcome {
   mcp?: McpFormValues;
   openapi?: OpenApiFormValues;
   oauth2?: OAuth2FormValues;
+  /** A connector's settings as typed (never its credentials). */
+  settings?: Record<string, unknown>;
   /** The tools a connection offers (an MCP server's, a REST API's operations), after connecting or Test. */
   tools?: string[];
 }
@@ -64,10 +69,17 @@ async function refusedTo(form: Outcome, call: () => Promise<string | { message: 
     return { ok: true, ...(typeof done === 'string' ? { message: done } : done), form: 'list' } satisfies Outcome;
   } catch (e) {
     if (isHttpError(e)) return fail(e.status, { ...form, ok: false, message: e.body.message } satisfies Outcome);
-    if (e instanceof DocumentTextError) return fail(400, { ...form, ok: false, message: e.message } satisfies Outcome);
+    if (e instanceof DocumentTextError || e instanceof FieldValueError)
+      return fail(400, { ...form, ok: false, message: e.message } satisfies Outcome);
     throw e;
   }
 }
+
+/** The fields of a connector's settings and of its credentials. */
+const schemaGroups = (connector: Connector) => ({
+  config: fieldGroups(connector.config_schema, 'config'),
+  credentials: fieldGroups(connector.credentials_schema, 'credentials'),
+});
 
 /** A REST API's operations as the tools agents call. */
 const toolNames = async (id: string) => (await connectionsApi.tools(id)).map((t) => t.name);
@@ -78,7 +90,21 @@ export const actions: Actions = {
     const name = formText(form, 'name');
     const kind = formText(form, 'kind');
     const echo = { form: 'connect', name, kind, ok: false, message: '' };
-    switch (connectorKind(kind)?.form) {
+    const connectors = await connectionsApi.connectors();
+    switch (connectorKind(kind, connectors)?.form) {
+      case 'connector': {
+        const connector = connectors.find((c) => c.kind === kind)!;
+        const { config, credentials } = schemaGroups(connector);
+        return refusedTo({ ...echo, settings: echoOf(form, config) }, async () => {
+          const created = await connectionsApi.create({
+            name,
+            kind: connector.kind,
+            config: readFields(form, config),
+            credentials: readFields(form, credentials),
+          } as NewConnection);
+          return `Connected “${created.name}” (${connector.label}).`;
+        });
+      }
       case 'mcp': {
         const mcp = mcpValues(form);
         return refusedTo({ ...echo, mcp }, async () => {
@@ -146,7 +172,22 @@ export const actions: Actions = {
     const id = formText(form, 'id');
     const echo = { form: id, ok: false, message: '' };
     const saved = (c: { name: string }) => `Saved and reconnected “${c.name}”.`;
-    switch (connectorKind(formText(form, 'kind'))?.form) {
+    const kind = formText(form, 'kind');
+    const connectors = await connectionsApi.connectors();
+    switch (connectorKind(kind, connectors)?.form) {
+      case 'connector': {
+        const { config, credentials } = schemaGroups(connectors.find((c) => c.kind === kind)!);
+        return refusedTo({ ...echo, settings: echoOf(form, config) }, async () => {
+          // Secrets left blank are kept.
+          const typed = readFields(form, credentials);
+          return saved(
+            await connectionsApi.update(id, {
+              config: readFields(form, config),
+              ...(Object.keys(typed).length > 0 ? { credentials: typed } : {}),
+            }),
+          );
+        });
+      }
       case 'mcp': {
         const mcp = mcpValues(form);
         const headers = mcpHeadersOf(form);
