@@ -28,8 +28,10 @@ export async function seedDemoWorkspace(knex: Knex): Promise<DemoSeed | undefine
     .sort()) {
     const spec = parseAgentSpec(JSON.parse(fs.readFileSync(path.join(examplesDir, file), 'utf8')));
     const agent = await createAgent(knex, ws.id, spec);
-    // The shipped examples are tested with the product, so they start live.
-    await knex('agents').where({ id: agent.id }).update({ state: 'live', tested_version: 1 });
+    // The shipped examples are tested with the product, so they start live; those acting in other systems wait as
+    // drafts until someone connects them (a mailbox, a database, a chat) in Integrations.
+    if (spec.connections.length === 0)
+      await knex('agents').where({ id: agent.id }).update({ state: 'live', tested_version: 1 });
     agents.push({ id: agent.id, name: agent.name });
   }
   const { key } = await createApiKey(knex, ws.id, 'demo key', ['run', 'read', 'manage']);

@@ -62,7 +62,7 @@ export function checkAgentSpec(spec: AgentSpec): AgentSpec {
       );
     }
     // Item values pasted into SQL text would let an item's data rewrite the statement: they go in as parameters.
-    const sql = node.kind === 'tool' && node.tool === 'sql.query' ? node.arguments.sql : undefined;
+    const sql = node.kind === 'tool' && sqlTools.has(node.tool) ? node.arguments.sql : undefined;
     if (typeof sql === 'string' && sql.includes('{{')) {
       throw new AgentSpecError(
         'sql_placeholder',
@@ -72,6 +72,9 @@ export function checkAgentSpec(spec: AgentSpec): AgentSpec {
   }
   return spec;
 }
+
+/** Tools whose `sql` argument is a statement (the SQL databases', a warehouse's). */
+const sqlTools = new Set(['sql.query', 'duckdb.query']);
 
 /** A spec from a file (examples, an export): parsed and checked; throws the schema's or the checks' error. */
 export function parseAgentSpec(json: unknown): AgentSpec {

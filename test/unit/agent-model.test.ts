@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { agentSpecSchema, graphProblems, nodeSchema, policySchema, type AgentNode } from '../../model/agent';
+import { parseAgentSpec } from '../../model/agent-checks';
 
 const examplesDir = path.join(__dirname, '..', '..', 'examples');
 
@@ -163,6 +164,28 @@ describe('agent model', () => {
       );
       assert.deepEqual(graphProblems(graph), []);
     });
+  });
+
+  describe('SQL statements of tool nodes', () => {
+    const agentQuerying = (tool: string, connection: string, sql: string) => ({
+      name: 'q',
+      connections: [connection],
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'q' },
+        { kind: 'tool', id: 'q', tool, arguments: { connection, sql } },
+      ],
+    });
+    for (const [tool, connection] of [
+      ['sql.query', 'shop'],
+      ['duckdb.query', 'warehouse'],
+    ])
+      it(`refuses item values pasted into ${tool}'s statement, and says to use params`, () => {
+        assert.throws(
+          () => parseAgentSpec(agentQuerying(tool, connection, "select * from t where id = '{{id}}'")),
+          /puts \{\{…\}\} into its SQL: write \? in the statement and the values in "params"/,
+        );
+        assert.doesNotThrow(() => parseAgentSpec(agentQuerying(tool, connection, 'select * from t where id = ?')));
+      });
   });
 
   describe('policySchema defaults', () => {
