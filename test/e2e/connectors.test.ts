@@ -105,7 +105,7 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     assert.deepEqual(problems, []);
   });
 
-  it("Operator Mode lists the connector's tools under its name, with only its kind's connections", async () => {
+  it("Operator Mode lists the connector's tools under its name and in its approvals, with only its kind's connections", async () => {
     await c.call('PATCH', `/connections/${(await c.call('GET', '/connections')).body.data[0].id}`, {
       config: { row_limit: 100 },
     });
@@ -116,7 +116,16 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
       'draft',
     );
     await page.goto(`${base}/agents/${agent.id}/edit`);
+    // The approvals table: Cadre's own tools, and a connector's once the agent has a connection of it.
+    const approvable = async () =>
+      (await page.evaluate(
+        `[...document.querySelectorAll('select[aria-label^="Approval for "]')].map((s) => s.getAttribute('aria-label').slice(13))`,
+      )) as string[];
+    const before = await approvable();
+    assert.ok(before.includes('http.request') && !before.includes('duckdb.query'), before.join(', '));
     await page.check('#e-conn-sales');
+    const after = await approvable();
+    assert.ok(after.includes('duckdb.query') && !after.includes('sql.insert'), after.join(', '));
     await page.selectOption('#e-kind', 'tool');
     await page.click('button:has-text("Add")');
     await page.waitForSelector('#e-tool');

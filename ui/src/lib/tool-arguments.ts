@@ -64,3 +64,26 @@ export function withTool(node: SpecNode, tool: ToolEntry, connections: string[])
   if (names.includes('connection') && !args.connection && connections.length > 0) args.connection = connections[0];
   return { ...node, tool: tool.name, arguments: args };
 }
+
+interface CatalogueTool extends ToolEntry {
+  description: string;
+  side_effect: string;
+  approval_default: string;
+}
+
+/**
+ * The tools whose approval an agent's editor sets: Cadre's own, those of the connectors the agent has connections
+ * of, and the tools of its MCP servers (which ask by default: they can do anything their system does).
+ */
+export function policyTools(
+  catalogue: CatalogueTool[],
+  serverTools: (ToolEntry & { description: string })[],
+  agentConnections: string[],
+  workspace: { name: string; kind: string }[],
+): CatalogueTool[] {
+  const needsConnection = (t: ToolEntry) => ((t.input_schema as ObjectSchema).required ?? []).includes('connection');
+  return [
+    ...catalogue.filter((t) => !needsConnection(t) || connectionsFor(t.name, agentConnections, workspace).length > 0),
+    ...serverTools.map((t) => ({ ...t, side_effect: 'external', approval_default: 'always' })),
+  ];
+}
