@@ -7,6 +7,7 @@ import { createPageAdvanceActivities } from './page-advance';
 import { createRunLifecycleActivities } from './run-lifecycle';
 import { createRunPhaseActivities } from './run-phases';
 import { createTriggerActivities } from './triggers';
+import { createEventTriggerActivities } from './event-triggers';
 import { createAgentCallActivities } from './agent-calls';
 import { createFailureNoticeActivities } from './failure-notice';
 import { createSourceIndexingActivities } from './sources/indexing';
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createApprovalActivities(deps),
     ...createReviewActivities(deps),
     ...createTriggerActivities(deps),
+    ...createEventTriggerActivities(deps),
     ...createAgentCallActivities(deps),
     ...createFailureNoticeActivities(deps),
     ...createSourceIndexingActivities(deps),

@@ -27,7 +27,7 @@ type Opened = OpenedRun | { skipped: string };
 /** `fresh`: this call opened the run (false when a retried activity finds the run its first attempt opened). */
 type OpenedHere = (OpenedRun & { fresh: boolean }) | { skipped: string };
 
-async function openTriggeredRun(
+export async function openTriggeredRun(
   knex: Knex,
   trigger: TriggerRow,
   req: { input: string; idempotencyKey: string; because: string; event?: Record<string, unknown> },
@@ -80,7 +80,7 @@ async function openTriggeredRun(
   return { id: opened.run.id, workspace_id: workspace.id, agent_id: agent.id, trigger: kind, fresh: true };
 }
 
-const withoutFresh = (o: OpenedHere): Opened =>
+export const withoutFresh = (o: OpenedHere): Opened =>
   'skipped' in o ? o : { id: o.id, workspace_id: o.workspace_id, agent_id: o.agent_id, trigger: o.trigger };
 
 /** A finished run's results as the next agent's input: what its output nodes collected, else its items. */

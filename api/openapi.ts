@@ -9,7 +9,13 @@ import { reviewStatuses } from '../model/review';
 import { itemStatuses, runStatuses, triggers } from '../db/runs';
 import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../model/agent';
-import { chainEndStatuses, formFieldSchema, scheduleConfigSchema, triggerInputSchema } from '../model/trigger';
+import {
+  chainEndStatuses,
+  formFieldSchema,
+  scheduleConfigSchema,
+  triggerInputSchema,
+  triggerKinds,
+} from '../model/trigger';
 import { timelineKinds } from '../db/timeline';
 import {
   connectionKinds,
@@ -53,6 +59,18 @@ const counts = obj(
 /** A form trigger's fields as stored (defaults filled in). */
 const formFields = { type: 'array', items: jsonSchema(formFieldSchema, 'output') };
 
+const connectionEvents = {
+  type: 'array',
+  items: obj({
+    name: { type: 'string' },
+    description: { type: 'string' },
+    options_schema: {
+      type: 'object',
+      description: 'JSON Schema of what an event trigger chooses (a folder, a table).',
+    },
+  }),
+  description: 'What can happen in the system that an event trigger may start a run on.',
+};
 const schemas: Record<string, unknown> = {
   Problem: {
     ...obj(
@@ -155,7 +173,7 @@ const schemas: Record<string, unknown> = {
     {
       id: { type: 'string', format: 'uuid' },
       agent_id: { type: 'string', format: 'uuid' },
-      kind: { enum: ['schedule', 'webhook', 'form', 'chain'] },
+      kind: { enum: [...triggerKinds] },
       name: { type: 'string' },
       config: { type: 'object' },
       active: { type: 'boolean' },
@@ -179,6 +197,11 @@ const schemas: Record<string, unknown> = {
       chain: obj({
         source_agent_id: { type: 'string' },
         on_statuses: { type: 'array', items: { enum: [...chainEndStatuses] } },
+      }),
+      event: obj({
+        poller_schedule_id: { type: 'string', description: "The Temporal Schedule that runs the trigger's poller." },
+        paused: { type: 'boolean' },
+        description: { type: 'string' },
       }),
     },
     ['id', 'agent_id', 'kind', 'name', 'config', 'active', 'created_at', 'updated_at'],
@@ -274,6 +297,7 @@ const schemas: Record<string, unknown> = {
     status: { enum: [...connectionStatuses] },
     status_detail: nullable({ type: 'string' }),
     can: { type: 'array', items: { type: 'string' }, description: 'What its tools may do.' },
+    events: connectionEvents,
     created_by: { type: 'string' },
     created_at: ts,
     updated_at: ts,
@@ -296,11 +320,7 @@ const schemas: Record<string, unknown> = {
         input_schema: { type: 'object' },
       }),
     },
-    events: {
-      type: 'array',
-      items: obj({ name: { type: 'string' }, description: { type: 'string' } }),
-      description: 'What can happen in the system that an event trigger may start a run on.',
-    },
+    events: connectionEvents,
   }),
   ConnectionTool: obj({
     name: { type: 'string', description: 'The agent tool: mcp.<connection>.<tool>, or a sql.* tool.' },

@@ -11,11 +11,15 @@ import {
   formConfigSchema,
   scheduleConfigSchema,
   triggerInputSchema,
+  eventConfigSchema,
+  type EventConfig,
   type TriggerInput,
 } from '../model/trigger';
 import { ApiError } from './problem';
 import { checkSchedule, describePolicies, describeSchedule, nextFireTimes, ScheduleError } from '../schedules/spec';
-import { deleteSchedule, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from '../schedules/sync';
+import { deleteSchedule, isScheduled, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from '../schedules/sync';
+import { connectionByName } from '../db/connections';
+import { eventsOf } from '../model/connectors/events';
 import type { Links } from './serialize';
 import { parseBody } from './validation';
 import { newWebhookSecret } from './webhook-signature';
@@ -45,7 +49,38 @@ async function defaultName(deps: TriggerServiceDeps, input: TriggerInput, worksp
       const source = await getAgent(deps.knex, workspaceId, input.source_agent_id);
       return `When ${source?.name ?? 'another agent'} finishes`;
     }
+    case 'event':
+      return `${input.event} on ${input.connection}`;
   }
+}
+
+/** The connection exists in the workspace, offers the event, and the event's options are valid (normalized). */
+async function checkEvent(deps: TriggerServiceDeps, agent: AgentRow, input: EventConfig): Promise<EventConfig> {
+  const connection = await connectionByName(deps.knex, agent.workspace_id, input.connection);
+  if (!connection)
+    throw new ApiError(
+      422,
+      'unknown_connection',
+      `the workspace has no connection "${input.connection}": connect it in Integrations first`,
+    );
+  const events = eventsOf(connection.kind);
+  const source = events[input.event];
+  if (!source) {
+    const offered = Object.keys(events);
+    throw new ApiError(
+      422,
+      'unknown_event',
+      `connection "${input.connection}" (${connection.kind}) has no event "${input.event}"; ${offered.length > 0 ? `it offers ${offered.join(', ')}` : 'it offers none'}`,
+    );
+  }
+  const options = source.options.safeParse(input.options);
+  if (!options.success)
+    throw new ApiError(
+      422,
+      'invalid_event_options',
+      `options of ${input.event}: ${options.error.issues.map((i) => `${i.path.join('.') || 'options'}: ${i.message}`).join('; ')}`,
+    );
+  return { ...input, options: options.data as Record<string, unknown> };
 }
 
 /** Validates a trigger body for `agent`; 422 names what is wrong. */
@@ -64,6 +99,7 @@ export async function parseTriggerInput(
     }
   }
   if (input.kind === 'chain') await checkChain(deps, agent, input.source_agent_id);
+  if (input.kind === 'event') return { ...(await checkEvent(deps, agent, input)), kind: 'event', name: input.name };
   return input;
 }
 
@@ -126,7 +162,7 @@ export async function createTrigger(
       source_agent_id: input.kind === 'chain' ? input.source_agent_id : null,
     });
     // The schedule is created inside the transaction: if Temporal refuses it, no trigger is saved.
-    if (row.kind === 'schedule') await upsertSchedule(deps, row, agent.state);
+    if (isScheduled(row)) await upsertSchedule(deps, row, agent.state);
     await recordEvent(trx, {
       workspace_id: agent.workspace_id,
       agent_id: agent.id,
@@ -161,7 +197,7 @@ export async function changeTrigger(
       config: configOf(input),
       source_agent_id: input.kind === 'chain' ? input.source_agent_id : null,
     });
-    if (row.kind === 'schedule') await upsertSchedule(deps, row, agent.state);
+    if (isScheduled(row)) await upsertSchedule(deps, row, agent.state);
     await recordEvent(trx, {
       workspace_id: agent.workspace_id,
       agent_id: agent.id,
@@ -177,7 +213,7 @@ export async function changeTrigger(
 export async function removeTrigger(deps: TriggerServiceDeps, agent: AgentRow, trigger: TriggerRow): Promise<void> {
   await deps.knex.transaction(async (trx) => {
     await deleteTrigger(trx, trigger.id);
-    if (trigger.kind === 'schedule') await deleteSchedule(deps, trigger);
+    if (isScheduled(trigger)) await deleteSchedule(deps, trigger);
     await recordEvent(trx, {
       workspace_id: agent.workspace_id,
       agent_id: agent.id,
@@ -225,6 +261,17 @@ export function triggerJson(deps: Pick<TriggerServiceDeps, 'links'>, trigger: Tr
         };
       case 'chain':
         return { chain: chainConfigSchema.parse(trigger.config) };
+      case 'event': {
+        const config = eventConfigSchema.parse(trigger.config);
+        // Its poller is a Temporal Schedule like a schedule trigger's, paused while the agent is not live.
+        return {
+          event: {
+            poller_schedule_id: scheduleIdOf(trigger),
+            paused,
+            description: `polls ${config.connection} for ${config.event} every ${config.poll_interval_seconds} s`,
+          },
+        };
+      }
     }
   })();
   return {

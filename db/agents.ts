@@ -195,7 +195,24 @@ export async function setAgentState(knex: Knex, agent: AgentRow, to: AgentState)
     .where({ id: agent.id })
     .update({ state: to, updated_at: knex.fn.now() })
     .returning('*');
+  if (to === 'live' && agent.state === 'paused') await forgetMissedEvents(knex, agent.id);
   return row;
+}
+
+/**
+ * Back from a pause, an event trigger starts from what happens next: what arrived while the agent was paused does
+ * not start a flood of runs at once, unless the trigger says to deliver it (`on_resume: deliver_missed`).
+ */
+async function forgetMissedEvents(knex: Knex, agentId: string) {
+  await knex('trigger_cursors')
+    .whereIn(
+      'trigger_id',
+      knex('triggers')
+        .where({ agent_id: agentId, kind: 'event' })
+        .whereRaw(`coalesce(config->>'on_resume', 'skip_missed') = 'skip_missed'`)
+        .select('id'),
+    )
+    .delete();
 }
 
 export async function deleteAgent(knex: Knex, workspaceId: string, id: string): Promise<boolean> {

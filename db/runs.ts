@@ -7,7 +7,18 @@ export const runStatuses = ['running', 'completed', 'failed', 'needs_review', 'c
 export type RunStatus = (typeof runStatuses)[number];
 export const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'] as const;
 export const approvalStatuses = ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'] as const;
-export const triggers = ['manual', 'api', 'test', 'schedule', 'webhook', 'form', 'chain', 'run_link', 'agent'] as const;
+export const triggers = [
+  'manual',
+  'api',
+  'test',
+  'schedule',
+  'webhook',
+  'form',
+  'chain',
+  'event',
+  'run_link',
+  'agent',
+] as const;
 export type Trigger = (typeof triggers)[number];
 
 export interface RunRecord {

@@ -12,6 +12,7 @@ export const timelineKinds = [
   'trigger_removed',
   'trigger_fired',
   'trigger_skipped',
+  'trigger_error',
   'chain_fired',
   'test_run',
   'run_finished',

@@ -69,11 +69,11 @@ export async function deleteTrigger(knex: Knex | Knex.Transaction, id: string): 
   await knex('triggers').where({ id }).delete();
 }
 
-/** Every schedule trigger with its agent's state: what Temporal's schedules must match. */
+/** Every schedule and event trigger with its agent's state: what Temporal's schedules must match. */
 export function listScheduleTriggers(knex: Knex): Promise<(TriggerRow & { agent_state: AgentState })[]> {
   return knex('triggers')
     .join('agents', 'agents.id', 'triggers.agent_id')
-    .where('triggers.kind', 'schedule')
+    .whereIn('triggers.kind', ['schedule', 'event'])
     .select('triggers.*', 'agents.state as agent_state');
 }
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { conditionsSchema } from './agent';
 
-export const triggerKinds = ['schedule', 'webhook', 'form', 'chain'] as const;
+export const triggerKinds = ['schedule', 'webhook', 'form', 'chain', 'event'] as const;
 export type TriggerKind = (typeof triggerKinds)[number];
 
 export const weekdays = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
@@ -125,6 +125,27 @@ export const chainConfigSchema = z.object({
   filter: conditionsSchema.optional(),
 });
 
+/**
+ * Something happening in a connected system (model/connectors/events.ts): a message received, a file uploaded, a row
+ * or record created. The trigger polls the connection every `poll_interval_seconds`; each new event starts a run with
+ * the event as its item, or joins a batch.
+ */
+export const eventConfigSchema = z.object({
+  connection: z.string().min(1).max(60).describe('the connection of the workspace to watch'),
+  event: z.string().min(1).max(100).describe("one of the connection's events (GET /v1/connectors)"),
+  /** The event's own choices (a folder, a prefix, a table), checked against the event's options when saved. */
+  options: z.record(z.string(), z.unknown()).default({}),
+  poll_interval_seconds: z.number().int().min(5).max(86_400).default(60),
+  /** Only events whose data matches start a run. */
+  filter: conditionsSchema.optional(),
+  batch: deliveryBatchSchema.optional(),
+  /**
+   * After the agent was paused: `skip_missed` (the default) starts from what happens after it is live again, so a
+   * pause really stops it acting on what arrived meanwhile; `deliver_missed` catches up on all of it.
+   */
+  on_resume: z.enum(['skip_missed', 'deliver_missed']).default('skip_missed'),
+});
+
 const name = z.string().trim().min(1).max(200).optional();
 
 /** A trigger as the API receives it: `kind` plus that kind's settings. */
@@ -133,6 +154,7 @@ export const triggerInputSchema = z.discriminatedUnion('kind', [
   webhookConfigSchema.extend({ kind: z.literal('webhook'), name }),
   formConfigSchema.extend({ kind: z.literal('form'), name }),
   chainConfigSchema.extend({ kind: z.literal('chain'), name }),
+  eventConfigSchema.extend({ kind: z.literal('event'), name }),
 ]);
 export type TriggerInput = z.infer<typeof triggerInputSchema>;
 
@@ -140,6 +162,7 @@ export type ScheduleConfig = z.infer<typeof scheduleConfigSchema>;
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
 export type FormConfig = z.infer<typeof formConfigSchema>;
 export type ChainConfig = z.infer<typeof chainConfigSchema>;
+export type EventConfig = z.infer<typeof eventConfigSchema>;
 
 export interface FieldError {
   field: string;

@@ -1,5 +1,5 @@
-// Keeps Temporal Schedules equal to the schedule triggers in the database: one schedule per trigger with a
-// stable id, paused exactly while its agent is not Live. The database is the source of truth; reconcile()
+// Keeps Temporal Schedules equal to the schedule and event triggers in the database: one schedule per trigger with a
+// stable id (an event trigger's fires its poller, workflows/event-poll.ts), paused exactly while its agent is not Live. The database is the source of truth; reconcile()
 // at start repairs any drift (a schedule deleted by hand, a crash between the database write and Temporal).
 // Outside api/ because the API (triggers, lifecycle) and the activities (account erasure) both manage schedules.
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
@@ -7,8 +7,9 @@ import type { Knex } from 'knex';
 import type { AgentState } from '../db/agents';
 import { listScheduleTriggers, type TriggerRow } from '../db/triggers';
 import type { TemporalConfig } from '../temporal.config';
-import { scheduleConfigSchema } from '../model/trigger';
+import { eventConfigSchema, scheduleConfigSchema } from '../model/trigger';
 import type { scheduledRun } from '../workflows/scheduled-run';
+import type { eventPoll } from '../workflows/event-poll';
 import { temporalSpec } from './spec';
 
 export const scheduleIdOf = (t: Pick<TriggerRow, 'agent_id' | 'id'>) => `agent-${t.agent_id}-trigger-${t.id}`;
@@ -21,7 +22,31 @@ export interface ScheduleSyncDeps {
 
 const pauseNote = (state: AgentState) => `agent is ${state}: scheduled runs start only while it is live`;
 
+/** The triggers a Temporal Schedule drives: schedules, and the pollers of event triggers. */
+export const isScheduled = (t: Pick<TriggerRow, 'kind'>) => t.kind === 'schedule' || t.kind === 'event';
+
+export const eventPollWorkflowId = (triggerId: string) => `event-poll-${triggerId}`;
+
+/** An event trigger's poller: every poll interval, one poll at a time (a poll still going skips the next fire). */
+function pollerOptions(deps: ScheduleSyncDeps, trigger: TriggerRow, agentState: AgentState) {
+  const config = eventConfigSchema.parse(trigger.config);
+  const paused = agentState !== 'live';
+  return {
+    spec: { intervals: [{ every: `${config.poll_interval_seconds}s` }] },
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: 'eventPoll',
+      workflowId: eventPollWorkflowId(trigger.id),
+      taskQueue: deps.temporalConfig.taskQueue,
+      args: [{ triggerId: trigger.id }] as Parameters<typeof eventPoll>,
+    },
+    policies: { overlap: 'SKIP' as const, catchupWindow: '10s', pauseOnFailure: false },
+    state: { paused, note: paused ? pauseNote(agentState) : 'agent is live' },
+  } satisfies Omit<ScheduleOptions, 'scheduleId'>;
+}
+
 function scheduleOptions(deps: ScheduleSyncDeps, trigger: TriggerRow, agentState: AgentState) {
+  if (trigger.kind === 'event') return pollerOptions(deps, trigger, agentState);
   const config = scheduleConfigSchema.parse(trigger.config);
   const paused = agentState !== 'live';
   return {
@@ -73,18 +98,16 @@ export async function setSchedulesPaused(
   agentState: AgentState,
 ): Promise<void> {
   await Promise.all(
-    triggers
-      .filter((t) => t.kind === 'schedule')
-      .map(async (t) => {
-        const handle = deps.temporal.schedule.getHandle(scheduleIdOf(t));
-        try {
-          if (agentState === 'live') await handle.unpause('agent is live');
-          else await handle.pause(pauseNote(agentState));
-        } catch (err) {
-          if (!(err instanceof ScheduleNotFoundError)) throw err;
-          await upsertSchedule(deps, t, agentState); // missing: recreate it in the right state
-        }
-      }),
+    triggers.filter(isScheduled).map(async (t) => {
+      const handle = deps.temporal.schedule.getHandle(scheduleIdOf(t));
+      try {
+        if (agentState === 'live') await handle.unpause('agent is live');
+        else await handle.pause(pauseNote(agentState));
+      } catch (err) {
+        if (!(err instanceof ScheduleNotFoundError)) throw err;
+        await upsertSchedule(deps, t, agentState); // missing: recreate it in the right state
+      }
+    }),
   );
 }
 

@@ -25,7 +25,11 @@ import { connectMcp, mcpClientFor, McpSetupError } from './mcp/client';
 const boxes = new WeakMap<CadreConfig, SecretBox>();
 
 export type Deps = { knex: Knex; config: CadreConfig };
-export type RunConnections = { runId: string; connections: readonly string[] };
+/**
+ * Who uses a connection: a run (of a workspace) or, for an event trigger's poller, the workspace itself; and the
+ * connections its agent or trigger may use.
+ */
+export type RunConnections = ({ runId: string } | { workspaceId: string }) & { connections: readonly string[] };
 
 export function secretBoxOf(config: CadreConfig): SecretBox {
   let box = boxes.get(config);
@@ -45,7 +49,11 @@ export async function usableConnection(deps: Deps, run: RunConnections, name: st
       `the agent does not list the connection "${name}" in its "connections": add it in Operator Mode`,
       'ConnectionNotListed',
     );
-  const { workspace_id } = await deps.knex('runs').where({ id: run.runId }).first('workspace_id');
+  const workspace_id =
+    'workspaceId' in run
+      ? run.workspaceId
+      : ((await deps.knex('runs').where({ id: run.runId }).first('workspace_id')) as { workspace_id: string })
+          .workspace_id;
   const row = await connectionByName(deps.knex, workspace_id, name);
   if (!row)
     throw ApplicationFailure.nonRetryable(

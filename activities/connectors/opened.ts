@@ -32,7 +32,7 @@ export function connectionOpener(deps: Deps, run: RunConnections): OpenConnectio
       accountToken:
         account === undefined
           ? undefined
-          : (opts) => oauthAccessToken(deps, { runId: run.runId, connections: [account] }, account, opts),
+          : (opts) => oauthAccessToken(deps, { ...run, connections: [account] }, account, opts),
     };
   };
 }

@@ -20,7 +20,7 @@ export interface components {
       agent_name: string;
       agent_version: number;
       status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
-      trigger: 'manual' | 'api' | 'test' | 'schedule' | 'webhook' | 'form' | 'chain' | 'run_link' | 'agent';
+      trigger: 'manual' | 'api' | 'test' | 'schedule' | 'webhook' | 'form' | 'chain' | 'event' | 'run_link' | 'agent';
       input: string;
       created_at: string;
       started_at: string | null;
@@ -293,7 +293,7 @@ export interface components {
     Trigger: {
       id: string;
       agent_id: string;
-      kind: 'schedule' | 'webhook' | 'form' | 'chain';
+      kind: 'schedule' | 'webhook' | 'form' | 'chain' | 'event';
       name: string;
       config: Record<string, unknown>;
       active: boolean;
@@ -329,6 +329,11 @@ export interface components {
         source_agent_id: string;
         on_statuses: ('completed' | 'failed' | 'needs_review' | 'cancelled')[];
       };
+      event?: {
+        poller_schedule_id: string;
+        paused: boolean;
+        description: string;
+      };
     };
     TimelineEvent: {
       id: number;
@@ -342,6 +347,7 @@ export interface components {
         | 'trigger_removed'
         | 'trigger_fired'
         | 'trigger_skipped'
+        | 'trigger_error'
         | 'chain_fired'
         | 'test_run'
         | 'run_finished'
@@ -486,6 +492,11 @@ export interface components {
       status: 'connected' | 'pending_authorization' | 'needs_reauthorization' | 'revoked' | 'failing';
       status_detail: string | null;
       can: string[];
+      events: {
+        name: string;
+        description: string;
+        options_schema: Record<string, unknown>;
+      }[];
       created_by: string;
       created_at: string;
       updated_at: string;
@@ -508,6 +519,7 @@ export interface components {
       events: {
         name: string;
         description: string;
+        options_schema: Record<string, unknown>;
       }[];
     };
     ConnectionTool: {
@@ -2875,6 +2887,41 @@ export interface paths {
                     };
                 kind: 'chain';
                 name?: string;
+              }
+            | {
+                connection: string;
+                event: string;
+                options?: Record<string, unknown>;
+                poll_interval_seconds?: number;
+                filter?:
+                  | {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }
+                  | {
+                      all: {
+                        field: string;
+                        op:
+                          'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                        value?: unknown;
+                      }[];
+                    }
+                  | {
+                      any: {
+                        field: string;
+                        op:
+                          'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                        value?: unknown;
+                      }[];
+                    };
+                batch?: {
+                  max_wait_ms: number;
+                  max_items: number;
+                };
+                on_resume?: 'skip_missed' | 'deliver_missed';
+                kind: 'event';
+                name?: string;
               };
         };
       };
@@ -2905,6 +2952,7 @@ export interface paths {
             | 'trigger_removed'
             | 'trigger_fired'
             | 'trigger_skipped'
+            | 'trigger_error'
             | 'chain_fired'
             | 'test_run'
             | 'run_finished'
@@ -3149,6 +3197,41 @@ export interface paths {
                     };
                 kind: 'chain';
                 name?: string;
+              }
+            | {
+                connection: string;
+                event: string;
+                options?: Record<string, unknown>;
+                poll_interval_seconds?: number;
+                filter?:
+                  | {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }
+                  | {
+                      all: {
+                        field: string;
+                        op:
+                          'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                        value?: unknown;
+                      }[];
+                    }
+                  | {
+                      any: {
+                        field: string;
+                        op:
+                          'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                        value?: unknown;
+                      }[];
+                    };
+                batch?: {
+                  max_wait_ms: number;
+                  max_items: number;
+                };
+                on_resume?: 'skip_missed' | 'deliver_missed';
+                kind: 'event';
+                name?: string;
               };
         };
       };
@@ -3291,7 +3374,8 @@ export interface paths {
         query?: {
           agent_id?: string;
           status?: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
-          trigger?: 'manual' | 'api' | 'test' | 'schedule' | 'webhook' | 'form' | 'chain' | 'run_link' | 'agent';
+          trigger?:
+            'manual' | 'api' | 'test' | 'schedule' | 'webhook' | 'form' | 'chain' | 'event' | 'run_link' | 'agent';
           from?: string;
           to?: string;
           limit?: number;

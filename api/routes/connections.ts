@@ -26,6 +26,7 @@ import { auditRequest } from '../audit-request';
 import type { Logger } from '../logger';
 import { authorizationUrl, currentAccessToken, oauthCredentialsOf, revokeConnectionTokens } from './connection-oauth';
 import { connectorKinds, connectorOf, isConnectorKind, type ConnectorKind } from '../../model/connectors';
+import { eventsOf } from '../../model/connectors/events';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';
@@ -42,6 +43,7 @@ export function connectionJson(c: ConnectionRow) {
     status: c.status,
     status_detail: c.status_detail,
     can: connectionAbilities(c.kind, c.config),
+    events: eventsJson(c.kind),
     created_by: c.created_by,
     created_at: c.created_at,
     updated_at: c.updated_at,
@@ -69,9 +71,17 @@ function connectorJson(kind: ConnectorKind) {
       approval_default: t.approvalDefault,
       input_schema: schemaOf(t.input),
     })),
-    events: Object.entries(d.events).map(([name, e]) => ({ name, description: e.description })),
+    events: eventsJson(kind),
   };
 }
+
+/** What an event trigger on a connection of this kind can wait for, and the options it chooses. */
+const eventsJson = (kind: ConnectionKind) =>
+  Object.entries(eventsOf(kind)).map(([name, e]) => ({
+    name,
+    description: e.description,
+    options_schema: schemaOf(e.options),
+  }));
 
 /** Where a connection points: a host, a server's URL or command, a provider, a mailbox, a bucket. */
 function whereOf(kind: ConnectionKind, config: Record<string, unknown>): string {

@@ -20,6 +20,8 @@ export type ConnectorCategory = (typeof connectorCategories)[number];
 
 export interface ConnectorEvent {
   description: string;
+  /** What an event trigger chooses (a folder, a prefix, a table); none when absent. */
+  options?: z.ZodTypeAny;
 }
 
 export interface ConnectorDefinition<

@@ -1,0 +1,31 @@
+// An event trigger's poller, started by its Temporal Schedule every poll interval (schedules/sync.ts; paused while
+// the agent is not live): one poll, then the runs it opened start as abandoned children, so they outlive this short
+// workflow and the next poll does not wait for them. A run's workflow id is its run's, and a start of one already
+// started (or finished) is refused, so a run is never started twice.
+import { ParentClosePolicy, proxyActivities, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { Activities } from '../activities';
+import { agentRun } from './agent-run';
+import { runWorkflowOptions } from '../model/run-identity';
+
+const poller = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  // A failed poll is told on the timeline by the activity; the next interval polls again.
+  retry: { maximumAttempts: 3 },
+});
+
+export async function eventPoll({ triggerId }: { triggerId: string }): Promise<string> {
+  const { runs, events } = await poller.pollEventTrigger({ triggerId });
+  for (const run of runs) {
+    try {
+      await startChild(agentRun, {
+        ...runWorkflowOptions(run),
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+  return `${events} events, ${runs.length} runs started`;
+}
