@@ -70,7 +70,7 @@ describe('event triggers: new rows of a SQL table', function () {
   }
   /** Fires the trigger's poller schedule now and waits for that poll to finish. */
   async function poll(trigger: Json) {
-    const handle = h.client.schedule.getHandle(scheduleIdOf(trigger));
+    const handle = h.client.schedule.getHandle(scheduleIdOf(trigger as { id: string; agent_id: string }));
     const before = (await handle.describe()).info.recentActions.length;
     await handle.trigger();
     for (let i = 0; i < 300; i++) {
@@ -78,7 +78,7 @@ describe('event triggers: new rows of a SQL table', function () {
       const last = info.recentActions.at(-1);
       if (info.recentActions.length > before && last) {
         const result = await h.client.workflow
-          .getHandle(last.action.workflow.workflowId, last.action.workflow.runId)
+          .getHandle(last.action.workflow.workflowId, last.action.workflow.firstExecutionRunId)
           .result()
           .catch((e: Error) => e);
         return result;
@@ -201,7 +201,9 @@ describe('event triggers: new rows of a SQL table', function () {
       const paused = await c.call('POST', `/agents/${agent.id}/state`, { state: 'paused' });
       assert.equal(paused.status, 200, JSON.stringify(paused.body));
     }
-    const schedule = await h.client.schedule.getHandle(scheduleIdOf(skip)).describe();
+    const schedule = await h.client.schedule
+      .getHandle(scheduleIdOf(skip as { id: string; agent_id: string }))
+      .describe();
     assert.equal(schedule.state.paused, true, "the poller's schedule is paused in Temporal");
     await insert({ customer: 'while paused', total: 7 });
     assert.match(String(await poll(skip)), /0 events/, 'a paused agent does not act');
