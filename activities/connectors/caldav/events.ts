@@ -63,10 +63,11 @@ function attendeeOf(p: IcalProperty): Attendee {
 
 /** "Ann Lee <ann@example.com>" or "ann@example.com". */
 export function parseAttendee(text: string): { email: string; name?: string } {
-  const m = /^\s*"?([^"<]*?)"?\s*<([^<>\s]+@[^<>\s]+)>\s*$/.exec(text) ?? /^\s*()(\S+@\S+)\s*$/.exec(text);
+  const m = /^\s*(.*?)\s*<([^<>\s]+@[^<>\s]+)>\s*$/.exec(text) ?? /^\s*()(\S+@\S+)\s*$/.exec(text);
   if (!m || /[\s,;:<>"]/.test(m[2]))
     throw new EventDataError(`attendee "${text.slice(0, 80)}" is not an email address or "Name <email>"`);
-  return m[1] ? { email: m[2], name: m[1] } : { email: m[2] };
+  const name = m[1].replace(/^"(.*)"$/, '$1').trim();
+  return name ? { email: m[2], name } : { email: m[2] };
 }
 
 /** The end of an event as RFC 5545 3.6.1 has it when DTEND is absent: DURATION, else one day or no time. */
