@@ -19,6 +19,10 @@ export const caldavConfigSchema = z.object({
   server_url: z
     .url({ protocol: /^https?$/ })
     .max(2000)
+    .refine(
+      (url) => !/^[a-z]+:\/\/[^/]*@/i.test(url),
+      'give the user name and password in their own fields, not in the address',
+    )
     .describe(
       'the address of the CalDAV server, or of your account or a calendar on it ' +
         '(for example https://cloud.example.com/remote.php/dav or https://dav.example.com/)',

@@ -134,17 +134,26 @@ export interface LossyProxy {
   requests: { method: string; path: string; status: number; ifMatch?: string }[];
   /** The next request matching is forwarded and acted on, but its answer is lost: the connection just closes. */
   loseAnswerTo(method: string, path: RegExp): void;
+  /** The next request matching is not forwarded but answered with this status, as a busy server would. */
+  answerNext(method: string, path: RegExp, status: number, headers?: Record<string, string>): void;
   close(): Promise<void>;
 }
 
 export async function startLossyProxy(target: string): Promise<LossyProxy> {
   const requests: LossyProxy['requests'] = [];
   let lose: { method: string; path: RegExp } | undefined;
+  let canned: { method: string; path: RegExp; status: number; headers: Record<string, string> } | undefined;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       void (async () => {
+        if (canned && canned.method === req.method && canned.path.test(req.url!)) {
+          requests.push({ method: req.method!, path: req.url!, status: canned.status });
+          res.writeHead(canned.status, canned.headers).end();
+          canned = undefined;
+          return;
+        }
         const headers = Object.fromEntries(
           Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
         ) as Record<string, string>;
@@ -182,6 +191,9 @@ export async function startLossyProxy(target: string): Promise<LossyProxy> {
     requests,
     loseAnswerTo(method, p) {
       lose = { method, path: p };
+    },
+    answerNext(method, p, status, headers = {}) {
+      canned = { method, path: p, status, headers };
     },
     close: () =>
       new Promise<void>((r) => {

@@ -60,45 +60,73 @@ async function allowedAddress(url: URL, c: CaldavConnection) {
   }
 }
 
+/** One request to the connection's server: allowed address, timeout, 429 waited out, failures as messages. */
+async function guardedRequest(
+  c: CaldavConnection,
+  base: URL,
+  url: URL,
+  init: RequestInit | undefined,
+  seen: { server?: string },
+): Promise<Response> {
+  if (url.origin !== base.origin)
+    throw refused(
+      `the calendar server pointed to ${url.origin}, but ${nameOf(c)} reaches only ${base.origin}: ` +
+        'give the address the calendar is served from',
+      'CalendarElsewhere',
+    );
+  await allowedAddress(url, c);
+  for (let attempt = 0; ; attempt++) {
+    let res: Response;
+    try {
+      res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    } catch (err) {
+      throw passing(`could not reach ${base.host}: ${networkReason(err)}`, 'CalendarUnreachable');
+    }
+    seen.server ??= res.headers.get('server') ?? undefined;
+    if (res.status === 429 && attempt < RATE_LIMIT_RETRIES) {
+      const wait = retryAfterMs(res);
+      if (wait <= LONGEST_RATE_LIMIT_WAIT_MS) {
+        await res.body?.cancel();
+        await new Promise((r) => setTimeout(r, wait));
+        continue;
+      }
+    }
+    if (res.status === 401)
+      throw refused(
+        `${base.host} refused the user name or password of ${nameOf(c)} (401): check them and reconnect it in Integrations`,
+        'CalendarUnauthorized',
+      );
+    if (res.status === 429)
+      throw passing(
+        `${base.host} is limiting requests (429 Too Many Requests); try again later`,
+        'CalendarRateLimited',
+      );
+    if (res.status >= 500)
+      throw passing(`${base.host} failed (${res.status} ${res.statusText}); try again later`, 'CalendarServerError');
+    return res;
+  }
+}
+
+const MAX_REDIRECTS = 3;
+
 export function serverFetch(c: CaldavConnection, base: URL, seen: { server?: string }): typeof fetch {
   return async (input, init) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    if (url.origin !== base.origin)
-      throw refused(
-        `the calendar server pointed to ${url.origin}, but ${nameOf(c)} reaches only ${base.origin}: ` +
-          'give the address the calendar is served from',
-        'CalendarElsewhere',
-      );
-    await allowedAddress(url, c);
-    for (let attempt = 0; ; attempt++) {
-      let res: Response;
-      try {
-        res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-      } catch (err) {
-        throw passing(`could not reach ${base.host}: ${networkReason(err)}`, 'CalendarUnreachable');
-      }
-      seen.server ??= res.headers.get('server') ?? undefined;
-      if (res.status === 429 && attempt < RATE_LIMIT_RETRIES) {
-        const wait = retryAfterMs(res);
-        if (wait <= LONGEST_RATE_LIMIT_WAIT_MS) {
-          await res.body?.cancel();
-          await new Promise((r) => setTimeout(r, wait));
-          continue;
-        }
-      }
-      if (res.status === 401)
+    let url = new URL(input instanceof Request ? input.url : String(input));
+    // tsdav's discovery reads redirects itself (redirect: 'manual'); other requests follow those within the server,
+    // checked like the first, and a redirect elsewhere (http to https, another host) says which address to give.
+    const follow = init?.redirect !== 'manual';
+    for (let hops = 0; ; hops++) {
+      const res = await guardedRequest(c, base, url, init, seen);
+      const location = follow && [301, 302, 303, 307, 308].includes(res.status) ? res.headers.get('location') : null;
+      if (!location || hops >= MAX_REDIRECTS) return res;
+      const next = new URL(location, url);
+      await res.body?.cancel();
+      if (next.origin !== base.origin)
         throw refused(
-          `${base.host} refused the user name or password of ${nameOf(c)} (401): check them and reconnect it in Integrations`,
-          'CalendarUnauthorized',
+          `${url.href} redirects to ${next.origin}${next.pathname}: give that as the server address of ${nameOf(c)}`,
+          'CalendarRedirected',
         );
-      if (res.status === 429)
-        throw passing(
-          `${base.host} is limiting requests (429 Too Many Requests); try again later`,
-          'CalendarRateLimited',
-        );
-      if (res.status >= 500)
-        throw passing(`${base.host} failed (${res.status} ${res.statusText}); try again later`, 'CalendarServerError');
-      return res;
+      url = next;
     }
   };
 }
@@ -150,6 +178,12 @@ async function openSession(c: CaldavConnection): Promise<CalendarSession> {
     calendars = await client.fetchCalendars();
   } catch (err) {
     if (err instanceof ApplicationFailure) throw err;
+    if (/Latin1/i.test((err as Error).message))
+      throw refused(
+        'the user name or password holds characters Basic authentication cannot carry (beyond Latin-1): ' +
+          'use an app password',
+        'CalendarUnauthorized',
+      );
     // tsdav's own words ("cannot find homeUrl"): discovery found no CalDAV account there.
     throw refused(
       `found no CalDAV calendars for ${c.config.username} at ${base.href} (${(err as Error).message.split('\n')[0].slice(0, 200)}): ` +
@@ -162,6 +196,8 @@ async function openSession(c: CaldavConnection): Promise<CalendarSession> {
 }
 
 const sessions = clientCache<CalendarSession>(() => undefined);
+/** A session for a check: opened for it alone, not kept. */
+export const checkSession = openSession;
 export const sessionOf = (c: CaldavConnection) => sessions(c.version, () => openSession(c));
 
 /**

@@ -2,13 +2,13 @@
 // calendar the settings name and reads it as a run would; tools in tools.ts, event pollers in poller.ts.
 import { caldavConnector } from '../../../model/connectors/caldav';
 import { implement } from '../connector';
-import { calendarName, sessionOf } from './client';
+import { calendarName, checkSession } from './client';
 import { pollEvents } from './poller';
 import { calendarHandlers } from './tools';
 
 export const caldavImplementation = implement(caldavConnector, {
   async check(c) {
-    const s = await sessionOf(c);
+    const s = await checkSession(c);
     // A read as a run makes it: the next day's events.
     const now = Date.now();
     await calendarHandlers.eventsBetween(c, s, now, now + 86_400_000);

@@ -158,20 +158,36 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
 
   it('reaches only addresses the operator allows, and only the server it names', async () => {
     await assert.rejects(
-      checkConnection('caldav', settings(), { password: radicale.password }, { allowHosts: [] }),
+      checkConnection('caldav', settings(), { password: radicale.password }, { allowHosts: [], stdioCommands: [] }),
       /127\.0\.0\.1 resolves to 127\.0\.0\.1, a private or internal address; add the host to CADRE_HTTP_ALLOW_HOSTS/,
     );
-    const opened = {
+    const opened: CaldavConnection = {
       name: 'cal',
+      kind: 'caldav',
       version: 'v1',
       config: caldavConfigSchema.parse(settings()),
       credentials: { password: radicale.password },
-      limits: { allowHosts: ['127.0.0.1'] },
-    } as CaldavConnection;
+      limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+    };
     const guarded = serverFetch(opened, new URL(radicale.url), {});
     await assert.rejects(
       guarded('http://127.0.0.2:80/alice/', { method: 'PROPFIND' }),
       /pointed to http:\/\/127\.0\.0\.2, but connection "cal" reaches only http:\/\/127\.0\.0\.1:\d+/,
+    );
+
+    // Redirects within the server are followed; one elsewhere (here to https) says which address to give.
+    const viaProxy = serverFetch(opened, new URL(proxy.url), {});
+    proxy.answerNext('PROPFIND', /^\/moved\/$/, 308, { location: '/alice/' });
+    const authorization = `Basic ${Buffer.from(`${radicale.username}:${radicale.password}`).toString('base64')}`;
+    const followed = await viaProxy(new URL('/moved/', proxy.url), {
+      method: 'PROPFIND',
+      headers: { depth: '0', authorization },
+    });
+    assert.equal(followed.status, 207, 'Radicale answered for /alice/');
+    proxy.answerNext('PROPFIND', /^\/dav\/$/, 301, { location: 'https://calendar.example.com/dav/' });
+    await assert.rejects(
+      viaProxy(new URL('/dav/', proxy.url), { method: 'PROPFIND' }),
+      /\/dav\/ redirects to https:\/\/calendar\.example\.com\/dav\/: give that as the server address of connection "cal"/,
     );
   });
 
@@ -259,6 +275,23 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
     assert.equal(puts[0].path, puts[1].path);
     assert.equal(item.data.out.created, false);
     assert.equal((await objectsWith(work, 'Retried standup')).length, 1);
+  });
+
+  it('waits as a 429 answer asks (Retry-After) and then reads', async () => {
+    proxy.answerNext('REPORT', /\/work\/$/, 429, { 'retry-after': '1' });
+    const before = proxy.requests.length;
+    const [item] = await runTool('calendar.list_events', { from: '2026-12-03', to: '2026-12-04' }, [{}], 'cal-lossy');
+    assert.equal(item.status, 'done', item.error);
+    assert.deepEqual(
+      item.data.out.events.map((e: Json) => e.summary),
+      ['Retried standup'],
+    );
+    const reports = proxy.requests.slice(before).filter((r) => r.method === 'REPORT');
+    assert.deepEqual(
+      reports.map((r) => r.status),
+      [429, 207],
+      'asked again, once, within the same step',
+    );
   });
 
   it('an update changes only what is given, keeps what other apps stored, and guards with the ETag', async () => {
@@ -417,7 +450,7 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
       version: 'poller-test',
       config: caldavConfigSchema.parse(settings({ calendar: 'Personal' })),
       credentials: { password: radicale.password },
-      limits: { allowHosts: ['127.0.0.1'] },
+      limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
     });
     const poll = (which: 'event.created' | 'event.updated', cursor?: string) =>
       connectorImplementations.caldav.pollers![which](opened(), cursor);
