@@ -4,14 +4,14 @@ import { caldavConnector } from '../../../model/connectors/caldav';
 import { implement } from '../connector';
 import { calendarName, checkSession } from './client';
 import { pollEvents } from './poller';
-import { calendarHandlers } from './tools';
+import { calendarHandlers, eventsBetween } from './tools';
 
 export const caldavImplementation = implement(caldavConnector, {
   async check(c) {
     const s = await checkSession(c);
     // A read as a run makes it: the next day's events.
     const now = Date.now();
-    await calendarHandlers.eventsBetween(c, s, now, now + 86_400_000);
+    await eventsBetween(c, s, now, now + 86_400_000);
     return {
       server_version: s.server ? `CalDAV (${s.server})` : 'CalDAV',
       found: s.calendars.map((cal) => (cal === s.calendar ? `${calendarName(cal)} (used)` : calendarName(cal))),

@@ -5,6 +5,7 @@
 // updated. When the server has no sync or refuses an old token, the full listing of ETags is compared with the
 // snapshot instead (ctag-and-ETags sync), so nothing is missed either way.
 import { createHash } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
 import type { DAVResponse } from 'tsdav';
 import type { EventBatch } from '../connector';
 import { dav, sessionOf, type CaldavConnection, type CalendarSession } from './client';
@@ -122,7 +123,7 @@ async function syncSince(c: CaldavConnection, s: CalendarSession, token: string)
 }
 
 /** The objects at `hrefs` with their data, in batches; one that is gone meanwhile is left out. */
-async function fetchObjects(c: CaldavConnection, s: CalendarSession, hrefs: string[]): Promise<StoredObject[]> {
+async function fetchObjects(s: CalendarSession, hrefs: string[]): Promise<StoredObject[]> {
   const multiget = (batch: string[]) =>
     s.client.calendarMultiGet({
       url: s.calendar.url,
@@ -133,10 +134,16 @@ async function fetchObjects(c: CaldavConnection, s: CalendarSession, hrefs: stri
   const objects: StoredObject[] = [];
   for (let i = 0; i < hrefs.length; i += MULTIGET_BATCH) {
     const batch = hrefs.slice(i, i + MULTIGET_BATCH);
-    // tsdav fails the whole multiget when one href answers 404; then each is asked alone.
-    const responses = await multiget(batch).catch(async () =>
-      (await Promise.all(batch.map((href) => dav(c, 'read an event', () => multiget([href])).catch(() => [])))).flat(),
-    );
+    // tsdav fails the whole multiget when one href answers 404; then each is asked alone, and one that is gone is
+    // left out. The guard's failures (credentials, server down) fail the poll, so its cursor stays where it was.
+    const gone = (err: unknown): DAVResponse[] => {
+      if (err instanceof ApplicationFailure) throw err;
+      return [];
+    };
+    const responses = await multiget(batch).catch(async (err: unknown) => {
+      gone(err);
+      return (await Promise.all(batch.map((href) => multiget([href]).catch(gone)))).flat();
+    });
     objects.push(...storedObjects(responses, s.calendar.url));
   }
   return objects;
@@ -185,11 +192,11 @@ export async function pollEvents(
   for (const m of news) seen.set(m.href, m.etag);
   const zone = c.config.timezone;
   const events: EventBatch['events'] = [];
-  for (const object of await fetchObjects(
-    c,
+  const objects = await fetchObjects(
     s,
     wanted.map((m) => m.href),
-  )) {
+  );
+  for (const object of objects) {
     // The ETag read with the data is the version reported; the next poll then does not report it again.
     if (object.etag) seen.set(object.url, object.etag);
     let event;

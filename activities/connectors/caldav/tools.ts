@@ -106,7 +106,7 @@ function periodOf(input: { from: string; to: string }, zone: string) {
 }
 
 /** Events overlapping [from, to), each occurrence of a recurring one expanded by the server. */
-async function eventsBetween(c: CaldavConnection, s: CalendarSession, from: number, to: number) {
+export async function eventsBetween(c: CaldavConnection, s: CalendarSession, from: number, to: number) {
   const range = { _attributes: { start: icalUtc(from), end: icalUtc(to) } };
   const responses = await dav(c, 'list events', () =>
     s.client.calendarQuery({
@@ -365,7 +365,6 @@ export const calendarHandlers = {
   updateEvent: (input: Parameters<typeof updateEvent>[0], c: CaldavConnection) => caught(() => updateEvent(input, c)),
   cancelEvent: (input: Parameters<typeof cancel>[0], c: CaldavConnection) => caught(() => cancel(input, c)),
   freeBusy: (input: Parameters<typeof freeBusy>[0], c: CaldavConnection) => caught(() => freeBusy(input, c)),
-  eventsBetween,
 };
 
 export type { CalendarEvent };
