@@ -4,10 +4,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { connectorKinds, type ConnectorKind } from '../../model/connectors';
 import type { ToolContext } from '../tools/handlers';
 import type { ConnectorHandler, ConnectorImplementation, ConnectorShape } from './connector';
+import { caldavImplementation } from './caldav';
 import { duckdbImplementation } from './duckdb';
 
 export const connectorImplementations: { [K in ConnectorKind]: ConnectorImplementation<ConnectorShape> } = {
   duckdb: duckdbImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  caldav: caldavImplementation as unknown as ConnectorImplementation<ConnectorShape>,
 };
 
 type ToolHandler = (input: unknown, ctx: ToolContext) => Promise<unknown>;

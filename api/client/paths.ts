@@ -418,7 +418,7 @@ export interface components {
     Connection: {
       id: string;
       name: string;
-      kind: 'postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2' | 'duckdb';
+      kind: 'postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2' | 'duckdb' | 'caldav';
       config:
         | {
             host: string;
@@ -487,6 +487,12 @@ export interface components {
             path: string;
             row_limit: number;
             statement_timeout_ms: number;
+          }
+        | {
+            server_url: string;
+            username: string;
+            calendar?: string;
+            timezone: string;
           };
       where: string;
       status: 'connected' | 'pending_authorization' | 'needs_reauthorization' | 'revoked' | 'failing';
@@ -503,7 +509,7 @@ export interface components {
       last_used_at: string | null;
     };
     Connector: {
-      kind: 'duckdb';
+      kind: 'duckdb' | 'caldav';
       label: string;
       category: 'email' | 'crm' | 'chat' | 'storage' | 'database' | 'payments' | 'calendar' | 'api' | 'account';
       description: string;
@@ -3905,6 +3911,19 @@ export interface paths {
                   statement_timeout_ms?: number;
                 };
                 credentials?: Record<string, unknown>;
+              }
+            | {
+                name: string;
+                kind: 'caldav';
+                config: {
+                  server_url: string;
+                  username: string;
+                  calendar?: string;
+                  timezone?: string;
+                };
+                credentials: {
+                  password: string;
+                };
               };
         };
       };
@@ -4561,7 +4580,7 @@ export interface paths {
                 name: string;
                 description: string;
                 tools: string[];
-                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2' | 'duckdb')[];
+                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2' | 'duckdb' | 'caldav')[];
                 content: string;
               }[];
               next_cursor: string | null;

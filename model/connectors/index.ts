@@ -2,10 +2,12 @@
 import type { z } from 'zod';
 import type { ToolDefinition } from '../tools';
 import type { ConnectorDefinition } from './definition';
+import { caldavConnector } from './caldav';
 import { duckdbConnector } from './duckdb';
 
 export const connectorDefinitions = {
   duckdb: duckdbConnector,
+  caldav: caldavConnector,
 };
 
 export type ConnectorKind = keyof typeof connectorDefinitions;
