@@ -3,9 +3,11 @@ import type { z } from 'zod';
 import type { ToolDefinition } from '../tools';
 import type { ConnectorDefinition } from './definition';
 import { duckdbConnector } from './duckdb';
+import { emailConnector } from './email';
 
 export const connectorDefinitions = {
   duckdb: duckdbConnector,
+  email: emailConnector,
 };
 
 export type ConnectorKind = keyof typeof connectorDefinitions;
