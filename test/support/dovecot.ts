@@ -35,12 +35,15 @@ function uidOf(name: string): { uid: number; gid: number } | undefined {
 function accounts() {
   if (process.getuid?.() !== 0) {
     const me = os.userInfo();
-    return { mail: { uid: me.uid, gid: me.gid }, internal: me.username, login: me.username };
+    const group = spawnSync('id', ['-gn'], { encoding: 'utf8' }).stdout.trim();
+    return { mail: { uid: me.uid, gid: me.gid }, internal: me.username, group, login: me.username };
   }
   const nobody = uidOf('nobody') ?? { uid: 65534, gid: 65534 };
+  const debian = uidOf('dovecot') !== undefined;
   return {
     mail: nobody,
-    internal: uidOf('dovecot') ? 'dovecot' : 'nobody',
+    internal: debian ? 'dovecot' : 'nobody',
+    group: debian ? 'dovecot' : 'nogroup',
     login: uidOf('dovenull') ? 'dovenull' : 'nobody',
   };
 }
@@ -57,6 +60,7 @@ ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = ${who.internal}
+default_internal_group = ${who.group}
 default_login_user = ${who.login}
 first_valid_uid = 1
 mail_location = maildir:~/Maildir

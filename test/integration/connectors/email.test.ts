@@ -56,12 +56,12 @@ describe('connectors: email (IMAP and SMTP)', function () {
     smtp: { from: 'cadre@test' },
   });
 
-  /** UIDs of the messages in `folder` whose subject contains `subject`. */
+  /** UIDs of the messages in `folder` whose subject contains `subject` (all of them for ''). */
   async function uidsIn(folder: string, subject: string): Promise<number[]> {
     const lock = await imap.getMailboxLock(folder);
     try {
       await imap.noop(); // hear of what other sessions changed
-      return ((await imap.search({ subject }, { uid: true })) || []) as number[];
+      return ((await imap.search(subject ? { subject } : { all: true }, { uid: true })) || []) as number[];
     } finally {
       lock.release();
     }
@@ -357,6 +357,32 @@ describe('connectors: email (IMAP and SMTP)', function () {
     assert.equal(item.status, 'skipped');
     assert.deepEqual(await uidsIn('INBOX', 'Weekly news'), [uid]);
     assert.deepEqual(await uidsIn('Trash', 'Weekly news'), []);
+  });
+
+  it('searches by sender, dates and flags, newest first', async () => {
+    const search = (criteria: Json) =>
+      emailImplementation.handlers['email.search'](
+        { connection: 'mail', limit: 20, ...criteria },
+        opened(),
+        toolContext('search'),
+      ) as Promise<Json>;
+    const news = await search({ from: 'news@example.test', since: '2000-01-01' });
+    assert.deepEqual(
+      news.messages.map((m: Json) => [m.subject, m.snippet]),
+      [['Weekly news', 'THIS WEEK Ten new things & more.']],
+    );
+    assert.equal((await search({ before: '2000-01-01' })).total, 0);
+    const all = await uidsIn('INBOX', '');
+    const newest = await search({ limit: 1 });
+    assert.equal(newest.total, all.length);
+    assert.deepEqual(
+      newest.messages.map((m: Json) => m.uid),
+      [Math.max(...all)],
+      'the newest, within the limit',
+    );
+    const read = await search({ from: 'billing@acme.test', unseen: false });
+    assert.ok(read.messages.length > 0);
+    assert.ok(read.messages.every((m: Json) => m.flags.includes('\\Seen') && m.subject.startsWith('Invoice')));
   });
 
   it('reads an HTML-only message as text, and says plainly what is not there', async () => {
