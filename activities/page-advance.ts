@@ -54,7 +54,7 @@ function approvalRule(spec: AgentSpec, tool: string) {
 
 export function approvalRequired(spec: AgentSpec, tool: string, args: unknown): boolean {
   const rule = approvalRule(spec, tool);
-  if (!rule) return approvalDefaultOf(tool) === 'always';
+  if (!rule) return approvalDefaultOf(tool, args) === 'always';
   if (rule.mode === 'when') return rule.when !== undefined && matches(rule.when, args);
   return rule.mode === 'always';
 }

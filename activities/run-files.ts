@@ -1,11 +1,13 @@
 // Files a step writes into its run (file.generate). The file's id derives from the step's idempotency key,
-// so a retried step that gets as far as writing again finds the file already there.
+// so a retried step that gets as far as writing again finds the file already there; a step saving several files
+// (a message's attachments) names each one's `part` of it.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 
 export function runFileSaver(knex: Knex, runId: string, idempotencyKey: string) {
-  return async (file: { name: string; contentType: string; content: Buffer }) => {
-    const h = createHash('sha256').update(`file:${idempotencyKey}`).digest('hex');
+  return async (file: { name: string; contentType: string; content: Buffer; part?: string }) => {
+    const key = file.part === undefined ? idempotencyKey : `${idempotencyKey}:${file.part}`;
+    const h = createHash('sha256').update(`file:${key}`).digest('hex');
     const id = `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
     const run = await knex('runs').where({ id: runId }).first('workspace_id');
     await knex('files')

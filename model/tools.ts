@@ -15,6 +15,8 @@ export interface ToolDefinition<S extends z.ZodTypeAny = z.ZodTypeAny> {
    */
   sideEffect: SideEffect;
   approvalDefault: 'always' | 'never';
+  /** The default for one call, when its arguments decide it (`email.send` asks only when it sends as a mailbox). */
+  approvalFor?: (args: unknown) => 'always' | 'never';
 }
 
 const key = z.string().min(1).max(200);
@@ -72,17 +74,6 @@ const builtInTools = {
       url: z.string().url(),
       headers: z.record(z.string(), z.string()).default({}),
       body: z.unknown().optional(),
-    }),
-    sideEffect: 'external',
-    approvalDefault: 'never',
-  },
-  'email.send': {
-    name: 'email.send',
-    description: 'Send an email over the configured SMTP server.',
-    input: z.object({
-      to: z.string().min(3),
-      subject: z.string().min(1),
-      text: z.string().default(''),
     }),
     sideEffect: 'external',
     approvalDefault: 'never',
@@ -161,7 +152,7 @@ const builtInTools = {
   },
 } satisfies Record<string, ToolDefinition>;
 
-/** The built-in tools and every connector's (model/connectors/). */
+/** The built-in tools and every connector's (model/connectors/); `email.send` is the email connector's. */
 export const toolDefinitions = { ...builtInTools, ...connectorTools };
 
 export type ToolName = keyof typeof toolDefinitions;
@@ -198,7 +189,10 @@ export function parseConnectionToolName(
  * Whether a call of this tool asks a reviewer when the agent's policy names no rule for it. A connection's own tools
  * can do anything its system does, so they ask until the editor says otherwise (`"mcp.helpdesk.*": {"mode": "never"}`).
  */
-export function approvalDefaultOf(tool: string): 'always' | 'never' {
-  if (isToolName(tool)) return (toolDefinitions[tool] as ToolDefinition).approvalDefault;
+export function approvalDefaultOf(tool: string, args?: unknown): 'always' | 'never' {
+  if (isToolName(tool)) {
+    const def = toolDefinitions[tool] as ToolDefinition;
+    return def.approvalFor && args !== undefined ? def.approvalFor(args) : def.approvalDefault;
+  }
   return parseConnectionToolName(tool) ? 'always' : 'never';
 }

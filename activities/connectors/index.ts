@@ -6,10 +6,12 @@ import type { ToolContext } from '../tools/handlers';
 import type { ConnectorHandler, ConnectorImplementation, ConnectorShape } from './connector';
 import { caldavImplementation } from './caldav';
 import { duckdbImplementation } from './duckdb';
+import { emailImplementation } from './email';
 
 export const connectorImplementations: { [K in ConnectorKind]: ConnectorImplementation<ConnectorShape> } = {
   duckdb: duckdbImplementation as unknown as ConnectorImplementation<ConnectorShape>,
   caldav: caldavImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  email: emailImplementation as unknown as ConnectorImplementation<ConnectorShape>,
 };
 
 type ToolHandler = (input: unknown, ctx: ToolContext) => Promise<unknown>;

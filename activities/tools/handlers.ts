@@ -14,8 +14,16 @@ export interface ToolContext {
   idempotencyKey: string;
   http: { allowHosts: readonly string[] };
   smtp: { url?: string; from: string };
-  /** Stores a file in the run; the same key stores it once however often a retry asks. */
-  saveFile?: (file: { name: string; contentType: string; content: Buffer }) => Promise<Record<string, unknown>>;
+  /**
+   * Stores a file in the run; the same key stores it once however often a retry asks. A call saving several files
+   * tells them apart by `part`.
+   */
+  saveFile?: (file: {
+    name: string;
+    contentType: string;
+    content: Buffer;
+    part?: string;
+  }) => Promise<Record<string, unknown>>;
   /** A client of the named SQL connection of the agent (activities/connectors/connections.ts). */
   sqlClient?: (connection: string) => Promise<SqlClient>;
   /** Opens the named connection of the agent for a connector's tool (activities/connectors/opened.ts). */
@@ -74,6 +82,7 @@ async function httpRequest(input: ToolInput<'http.request'>, ctx: ToolContext): 
   return { status: res.status, body };
 }
 
+/** `email.send` without a connection: from the deployment's own SMTP server (SMTP_URL), as before connections. */
 async function sendEmail(input: ToolInput<'email.send'>, ctx: ToolContext): Promise<unknown> {
   if (!ctx.smtp.url) {
     throw ApplicationFailure.nonRetryable('no SMTP server configured: set SMTP_URL to send email', 'NoSmtp');
@@ -83,8 +92,12 @@ async function sendEmail(input: ToolInput<'email.send'>, ctx: ToolContext): Prom
   const info = await transport(ctx.smtp.url).sendMail({
     from: ctx.smtp.from,
     to: input.to,
+    cc: input.cc,
     subject: input.subject,
     text: input.text,
+    html: input.html,
+    inReplyTo: input.in_reply_to,
+    references: input.in_reply_to,
     messageId,
   });
   return { message_id: info.messageId, accepted: info.accepted };
@@ -102,8 +115,10 @@ async function generateFile(input: ToolInput<'file.generate'>, ctx: ToolContext)
 
 export const externalToolHandlers: { [N in ToolName]?: Handler<N> } = {
   'http.request': httpRequest,
-  'email.send': sendEmail,
   'file.generate': generateFile,
   ...sqlToolHandlers,
   ...(connectorToolHandlers as { [N in ToolName]?: Handler<N> }),
+  // The email connector's tool, which sends as the connection it names or else as the deployment did before.
+  'email.send': (input, ctx) =>
+    input.connection === undefined ? sendEmail(input, ctx) : connectorToolHandlers['email.send'](input, ctx),
 };

@@ -4,10 +4,12 @@ import type { ToolDefinition } from '../tools';
 import type { ConnectorDefinition } from './definition';
 import { caldavConnector } from './caldav';
 import { duckdbConnector } from './duckdb';
+import { emailConnector } from './email';
 
 export const connectorDefinitions = {
   duckdb: duckdbConnector,
   caldav: caldavConnector,
+  email: emailConnector,
 };
 
 export type ConnectorKind = keyof typeof connectorDefinitions;

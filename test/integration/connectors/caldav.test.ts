@@ -453,7 +453,7 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
       limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
     });
     const poll = (which: 'event.created' | 'event.updated', cursor?: string) =>
-      connectorImplementations.caldav.pollers![which](opened(), cursor);
+      connectorImplementations.caldav.pollers![which](opened(), cursor, {});
 
     it('report a new event once as created, and a change once as updated', async () => {
       await radicale.put(
