@@ -5,9 +5,13 @@ import { connectorKinds, type ConnectorKind } from '../../model/connectors';
 import type { ToolContext } from '../tools/handlers';
 import type { ConnectorHandler, ConnectorImplementation, ConnectorShape } from './connector';
 import { duckdbImplementation } from './duckdb';
+import { slackImplementation } from './slack';
+import { hubspotImplementation } from './hubspot';
 
 export const connectorImplementations: { [K in ConnectorKind]: ConnectorImplementation<ConnectorShape> } = {
   duckdb: duckdbImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  slack: slackImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  hubspot: hubspotImplementation as unknown as ConnectorImplementation<ConnectorShape>,
 };
 
 type ToolHandler = (input: unknown, ctx: ToolContext) => Promise<unknown>;

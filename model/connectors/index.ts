@@ -3,9 +3,13 @@ import type { z } from 'zod';
 import type { ToolDefinition } from '../tools';
 import type { ConnectorDefinition } from './definition';
 import { duckdbConnector } from './duckdb';
+import { slackConnector } from './slack';
+import { hubspotConnector } from './hubspot';
 
 export const connectorDefinitions = {
   duckdb: duckdbConnector,
+  slack: slackConnector,
+  hubspot: hubspotConnector,
 };
 
 export type ConnectorKind = keyof typeof connectorDefinitions;
