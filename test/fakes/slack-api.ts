@@ -49,6 +49,8 @@ export interface FakeSlack {
   url: string;
   /** Every method call that passed authentication, in order (tokens left out). */
   calls: SlackCall[];
+  /** The methods answered 429, in order. */
+  rateLimited: string[];
   /** A bot token the workspace's app was given. */
   addBotToken(token: string): void;
   addChannel(name: string, opts?: { private?: boolean; member?: boolean }): SlackChannel;
@@ -77,6 +79,7 @@ export async function startFakeSlack(opts: { authorize?: (token: string) => Prom
   const history = new Map<string, StoredMessage[]>();
   const files = new Map<string, SlackFile>();
   const calls: SlackCall[] = [];
+  const rateLimited: string[] = [];
   const limits = new Map<string, { seconds: number; times: number }>();
   const losing = new Set<string>();
   let lastMicros = 0n;
@@ -297,6 +300,7 @@ export async function startFakeSlack(opts: { authorize?: (token: string) => Prom
         const limit = limits.get(method);
         if (limit && limit.times > 0) {
           limit.times--;
+          rateLimited.push(method);
           return send(res, 429, fail('ratelimited'), { 'retry-after': String(limit.seconds) });
         }
         const { token: _token, ...logged } = params;
@@ -318,6 +322,7 @@ export async function startFakeSlack(opts: { authorize?: (token: string) => Prom
   const fake: FakeSlack = {
     url: base,
     calls,
+    rateLimited,
     addBotToken: (token) => void tokens.add(token),
     addChannel(name, o = {}) {
       const channel = { id: newId(o.private ? 'G' : 'C'), name, is_private: !!o.private, is_member: o.member ?? true };

@@ -114,7 +114,8 @@ describe('connectors: Slack', function () {
       const res = await c.call('POST', '/connections', { name: 'wrong', kind: 'slack', config, credentials });
       assert.equal(res.status, 422, JSON.stringify(res.body));
       assert.match(res.body.detail, error);
-      assert.ok(!JSON.stringify(res.body).includes('xoxb-'), 'no token in the answer');
+      const answer = JSON.stringify(res.body);
+      assert.ok(!answer.includes(botToken) && !answer.includes('xoxb-not-a-token'), 'no token in the answer');
     }
     const unknownAccount = await c.call('POST', '/connections', {
       name: 'wrong',
@@ -186,6 +187,7 @@ describe('connectors: Slack', function () {
     slackApi.rateLimit('chat.postMessage', 1);
     const [limited] = await run(agentOf([step('post', 'slack.post_message', { text: 'limited once' })]), [{}]);
     assert.equal(limited.status, 'done', limited.error);
+    assert.deepEqual(slackApi.rateLimited, ['chat.postMessage'], 'Slack answered 429 once');
     assert.deepEqual(
       slackApi.messages('sales').slice(before).map((m) => m.text),
       ['limited once'],
