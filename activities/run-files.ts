@@ -31,6 +31,8 @@ export function runFileReader(knex: Knex, runId: string) {
     const row = uuid.test(fileId)
       ? await knex('files').where({ id: fileId, run_id: runId }).first('name', 'content_type', 'content')
       : undefined;
-    return row ? { name: row.name as string, contentType: row.content_type as string, content: row.content as Buffer } : undefined;
+    return row
+      ? { name: row.name as string, contentType: row.content_type as string, content: row.content as Buffer }
+      : undefined;
   };
 }

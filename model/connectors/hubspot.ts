@@ -10,7 +10,7 @@ export type HubspotObjectType = (typeof hubspotObjectTypes)[number];
 const objectType = z.enum(hubspotObjectTypes).describe('the kind of CRM record');
 const objectId = z
   .string()
-  .regex(/^\d{1,20}$/, "a HubSpot record id (digits)")
+  .regex(/^\d{1,20}$/, 'a HubSpot record id (digits)')
   .describe("the record's id in HubSpot");
 const propertyName = z.string().regex(/^[a-z0-9_]{1,100}$/i, 'a HubSpot property name such as email or dealstage');
 const propertyValue = z.union([z.string().max(65_536), z.number(), z.boolean(), z.null()]);
@@ -66,7 +66,7 @@ export const hubspotCredentialsSchema = z
 const properties = z
   .record(propertyName, propertyValue)
   .refine((p) => Object.keys(p).length > 0 && Object.keys(p).length <= 200, 'give 1 to 200 properties')
-  .describe("property values by internal name: {email, firstname} for contacts, {name, domain}, {dealname, amount}");
+  .describe('property values by internal name: {email, firstname} for contacts, {name, domain}, {dealname, amount}');
 const returned = z
   .array(propertyName)
   .max(100)
@@ -127,7 +127,7 @@ export const hubspotConnector = defineConnector({
     },
     'hubspot.update': {
       name: 'hubspot.update',
-      description: "Change properties of a HubSpot contact, company or deal, found by its id.",
+      description: 'Change properties of a HubSpot contact, company or deal, found by its id.',
       input: z.object({ connection, type: objectType, id: objectId, properties }),
       sideEffect: 'external',
       approvalDefault: 'always',

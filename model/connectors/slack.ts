@@ -9,7 +9,7 @@ const channel = z
   .string()
   .min(1)
   .max(200)
-  .describe('a channel ID (C0123ABCD) or name (#sales); the connection\'s default channel when left out');
+  .describe("a channel ID (C0123ABCD) or name (#sales); the connection's default channel when left out");
 /** Slack's message timestamps are its message ids: "1700000000.000100". */
 const ts = z.string().regex(/^\d{1,12}\.\d{1,9}$/, 'a Slack message timestamp such as 1700000000.000100');
 
@@ -76,7 +76,7 @@ export const slackConnector = defineConnector({
     },
     'slack.update_message': {
       name: 'slack.update_message',
-      description: "Replace the text of a message the bot posted, found by its channel and ts.",
+      description: 'Replace the text of a message the bot posted, found by its channel and ts.',
       input: z.object({
         connection,
         channel,
@@ -88,7 +88,7 @@ export const slackConnector = defineConnector({
     },
     'slack.upload_file': {
       name: 'slack.upload_file',
-      description: "Share a file of the run (one a step wrote, by its file_id) in a Slack channel, with a comment.",
+      description: 'Share a file of the run (one a step wrote, by its file_id) in a Slack channel, with a comment.',
       input: z.object({
         connection,
         channel: channel.optional(),

@@ -73,7 +73,9 @@ const team = { id: 'T0CADRE', name: 'Cadre Test', domain: 'cadre-test' };
  * Starts the fake on a free loopback port. `authorize` may accept further tokens (an OAuth 2.0 provider's access
  * tokens, checked by introspection); bot tokens given with addBotToken are accepted as they are.
  */
-export async function startFakeSlack(opts: { authorize?: (token: string) => Promise<boolean> } = {}): Promise<FakeSlack> {
+export async function startFakeSlack(
+  opts: { authorize?: (token: string) => Promise<boolean> } = {},
+): Promise<FakeSlack> {
   const tokens = new Set<string>();
   const channels: SlackChannel[] = [];
   const history = new Map<string, StoredMessage[]>();
@@ -123,7 +125,13 @@ export async function startFakeSlack(opts: { authorize?: (token: string) => Prom
   const truthy = (v: unknown) => v === true || v === 'true' || v === '1' || v === 1;
 
   const methods: Record<string, (p: Record<string, unknown>) => Record<string, unknown>> = {
-    'auth.test': () => ({ ok: true, url: `https://${team.domain}.slack.com/`, team: team.name, team_id: team.id, ...bot }),
+    'auth.test': () => ({
+      ok: true,
+      url: `https://${team.domain}.slack.com/`,
+      team: team.name,
+      team_id: team.id,
+      ...bot,
+    }),
     'conversations.list': (p) => {
       const all = channels.filter((c) => visible(c));
       const types = String(p.types ?? 'public_channel').split(',');
@@ -131,7 +139,11 @@ export async function startFakeSlack(opts: { authorize?: (token: string) => Prom
         all.filter((c) => types.includes(c.is_private ? 'private_channel' : 'public_channel')),
         p,
       );
-      return { ok: true, channels: slice.map((c) => ({ ...c, is_channel: true, is_archived: false })), response_metadata };
+      return {
+        ok: true,
+        channels: slice.map((c) => ({ ...c, is_channel: true, is_archived: false })),
+        response_metadata,
+      };
     },
     'conversations.info': (p) => {
       const c = visible(findChannel(p.channel));
@@ -153,7 +165,12 @@ export async function startFakeSlack(opts: { authorize?: (token: string) => Prom
         })
         .reverse();
       const { slice, has_more, response_metadata } = page(top, p, 999);
-      return { ok: true, messages: slice.map((m) => shown(m, truthy(p.include_all_metadata))), has_more, response_metadata };
+      return {
+        ok: true,
+        messages: slice.map((m) => shown(m, truthy(p.include_all_metadata))),
+        has_more,
+        response_metadata,
+      };
     },
     'conversations.replies': (p) => {
       const c = visible(findChannel(p.channel));
@@ -161,7 +178,12 @@ export async function startFakeSlack(opts: { authorize?: (token: string) => Prom
       const thread = history.get(c.id)!.filter((m) => m.ts === p.ts || m.thread_ts === p.ts);
       if (thread.length === 0) return fail('thread_not_found');
       const { slice, has_more, response_metadata } = page(thread, p);
-      return { ok: true, messages: slice.map((m) => shown(m, truthy(p.include_all_metadata))), has_more, response_metadata };
+      return {
+        ok: true,
+        messages: slice.map((m) => shown(m, truthy(p.include_all_metadata))),
+        has_more,
+        response_metadata,
+      };
     },
     'chat.postMessage': (p) => {
       const c = visible(findChannel(p.channel));

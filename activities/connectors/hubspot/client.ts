@@ -49,7 +49,11 @@ const clients = clientCache<Client>(() => undefined);
 function clientOf(c: HubspotConnection, token: string): Promise<Client> {
   const digest = createHash('sha256').update(token).digest('hex').slice(0, 16);
   return clients(`${c.version}:${digest}`, async () => {
-    return new Client({ accessToken: token, basePath: c.config.base_url.replace(/\/+$/, ''), numberOfApiCallRetries: 0 });
+    return new Client({
+      accessToken: token,
+      basePath: c.config.base_url.replace(/\/+$/, ''),
+      numberOfApiCallRetries: 0,
+    });
   });
 }
 
@@ -81,8 +85,12 @@ export function failureOf(c: HubspotConnection, what: string, err: unknown): unk
       `${what}: HubSpot says connection "${c.name}" may not do this (${said(err)}): give its app the CRM scopes it needs`,
       'HubspotForbidden',
     );
+  if (err.code === 404) return refused(`${what}: HubSpot has no such record (${said(err)})`, 'HubspotNotFound');
   if (err.code >= 500)
-    return ApplicationFailure.retryable(`${what}: HubSpot could not do it just now (${said(err)})`, 'HubspotUnavailable');
+    return ApplicationFailure.retryable(
+      `${what}: HubSpot could not do it just now (${said(err)})`,
+      'HubspotUnavailable',
+    );
   return refused(`${what}: HubSpot refused it (${said(err)})`, 'HubspotRefused');
 }
 
@@ -98,7 +106,11 @@ const retryAfterOf = (err: HubspotApiError) => {
  * refused refreshed once. Errors come back as HubSpot answered them (ApiException) for the caller to read; use
  * `hubspot` for the usual failures.
  */
-export async function hubspotRaw<T>(c: HubspotConnection, what: string, call: (client: Client) => Promise<T>): Promise<T> {
+export async function hubspotRaw<T>(
+  c: HubspotConnection,
+  what: string,
+  call: (client: Client) => Promise<T>,
+): Promise<T> {
   await assertPublicUrl(new URL(c.config.base_url), c.limits.allowHosts);
   let token = await tokenOf(c);
   let refreshed = false;

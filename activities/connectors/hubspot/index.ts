@@ -110,11 +110,14 @@ async function create(
   if (earlier) return { ...earlier, existing: true };
   const what = `creating a ${singular[type]}`;
   try {
-    const made = await hubspotRaw(c, what, (client) => client.crm.objects.basicApi.create(type, { properties, associations: [] }));
+    const made = await hubspotRaw(c, what, (client) =>
+      client.crm.objects.basicApi.create(type, { properties, associations: [] }),
+    );
     return { ...recordOf(made as HubspotRecord), existing: false };
   } catch (err) {
     // A contact with this email exists (made meanwhile, or not yet in the search index): it is the one.
-    const existingId = isApiError(err) && err.code === 409 ? /Existing ID: (\d+)/.exec(err.body?.message ?? '')?.[1] : undefined;
+    const existingId =
+      isApiError(err) && err.code === 409 ? /Existing ID: (\d+)/.exec(err.body?.message ?? '')?.[1] : undefined;
     if (existingId) return { ...(await getRecord(c, type, existingId)), existing: true };
     const failure = failureOf(c, what, err);
     const lost = failure instanceof ApplicationFailure && !failure.nonRetryable;

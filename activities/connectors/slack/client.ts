@@ -31,7 +31,8 @@ export async function tokenOf(c: SlackConnection): Promise<string> {
       'SlackSettings',
     );
   if (account) {
-    if (!c.accountToken) throw refused(`the account "${account}" of connection "${c.name}" is not at hand`, 'SlackSettings');
+    if (!c.accountToken)
+      throw refused(`the account "${account}" of connection "${c.name}" is not at hand`, 'SlackSettings');
     return c.accountToken();
   }
   if (given) return given;
@@ -69,7 +70,13 @@ function clientOf(c: SlackConnection, token: string): Promise<WebClient> {
 }
 
 const authErrors = new Set(['not_authed', 'invalid_auth', 'account_inactive', 'token_revoked', 'token_expired']);
-const passingErrors = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'ratelimited']);
+const passingErrors = new Set([
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+  'ratelimited',
+]);
 
 /** What to do about a Slack error code, for the errors a person meets. */
 function hintOf(code: string, c: SlackConnection, data: Record<string, unknown>): string {
@@ -113,7 +120,10 @@ function failureOf(c: SlackConnection, what: string, err: unknown): unknown {
       );
     if (passingErrors.has(code))
       return ApplicationFailure.retryable(`${what}: Slack could not do it just now (${code})`, 'SlackUnavailable');
-    return refused(`${what}: ${hintOf(code, c, err.data as unknown as Record<string, unknown>)} (${code})`, 'SlackRefused');
+    return refused(
+      `${what}: ${hintOf(code, c, err.data as unknown as Record<string, unknown>)} (${code})`,
+      'SlackRefused',
+    );
   }
   if (err instanceof WebAPIRequestError) {
     if (err.original instanceof BlockedAddressError)
@@ -166,13 +176,21 @@ const channelId = /^[CGD][A-Z0-9]{2,}$/;
 export async function channelOf(c: SlackConnection, given: string | undefined): Promise<string> {
   const channel = given ?? c.config.default_channel;
   if (!channel)
-    throw refused(`name a channel: the call gives none and connection "${c.name}" has no default channel`, 'SlackSettings');
+    throw refused(
+      `name a channel: the call gives none and connection "${c.name}" has no default channel`,
+      'SlackSettings',
+    );
   if (channelId.test(channel)) return channel;
   const name = channel.replace(/^#/, '');
   let cursor: string | undefined;
   do {
     const page = await slack(c, `finding #${name}`, (client) =>
-      client.conversations.list({ types: 'public_channel,private_channel', exclude_archived: true, limit: 200, cursor }),
+      client.conversations.list({
+        types: 'public_channel,private_channel',
+        exclude_archived: true,
+        limit: 200,
+        cursor,
+      }),
     );
     const found = page.channels?.find((ch) => ch.name === name);
     if (found?.id) return found.id;

@@ -88,7 +88,12 @@ async function uploadFile(
   );
   const shared = earlier?.files?.find((f) => f.name === file.name);
   if (earlier && shared)
-    return { channel, ts: earlier.ts, file: { id: shared.id, name: shared.name, title: shared.title }, already_shared: true };
+    return {
+      channel,
+      ts: earlier.ts,
+      file: { id: shared.id, name: shared.name, title: shared.title },
+      already_shared: true,
+    };
   const uploaded = await slack(c, `sharing ${file.name} in ${input.channel ?? channel}`, (client) =>
     client.filesUploadV2({
       file: file.content,
@@ -98,7 +103,9 @@ async function uploadFile(
       ...(input.thread_ts ? { channel_id: channel, thread_ts: input.thread_ts } : { channel_id: channel }),
     }),
   );
-  const completed = (uploaded.files as { files?: { id?: string; name?: string; title?: string; permalink?: string }[] }[])
+  const completed = (
+    uploaded.files as { files?: { id?: string; name?: string; title?: string; permalink?: string }[] }[]
+  )
     .flatMap((f) => f.files ?? [])
     .at(0);
   return {
@@ -112,7 +119,11 @@ async function readChannel(input: { channel?: string; limit: number; oldest?: st
   const page = await slack(c, `reading ${input.channel ?? channel}`, (client) =>
     client.conversations.history({ channel, limit: input.limit, ...(input.oldest ? { oldest: input.oldest } : {}) }),
   );
-  return { channel, messages: ((page.messages ?? []) as SlackMessage[]).map(messageOf), has_more: page.has_more ?? false };
+  return {
+    channel,
+    messages: ((page.messages ?? []) as SlackMessage[]).map(messageOf),
+    has_more: page.has_more ?? false,
+  };
 }
 
 async function listChannels(c: SlackConnection, limit: number) {
@@ -149,7 +160,9 @@ async function pollMessages(c: SlackConnection, cursor: string | undefined): Pro
     );
   const channel = await channelOf(c, undefined);
   if (cursor === undefined) {
-    const latest = await slack(c, 'reading the channel', (client) => client.conversations.history({ channel, limit: 1 }));
+    const latest = await slack(c, 'reading the channel', (client) =>
+      client.conversations.history({ channel, limit: 1 }),
+    );
     return { events: [], cursor: latest.messages?.[0]?.ts ?? '0' };
   }
   const fresh: SlackMessage[] = [];

@@ -96,7 +96,8 @@ describe('connectors: Slack', function () {
     await waitForRun(h, started.id);
     return items(h, started.id);
   }
-  const posts = (channel: string) => slackApi.calls.filter((x) => x.method === 'chat.postMessage' && x.params.channel === slackApi.channel(channel).id);
+  const posts = (channel: string) =>
+    slackApi.calls.filter((x) => x.method === 'chat.postMessage' && x.params.channel === slackApi.channel(channel).id);
 
   it('connects with a bot token or an account, never both or neither, and keeps the token secret', async () => {
     const made = (await c.call('GET', '/connections')).body.data.find((x: Json) => x.name === 'team');
@@ -107,8 +108,16 @@ describe('connectors: Slack', function () {
 
     const attempts: [Json, Json | undefined, RegExp][] = [
       [{ api_url: apiUrl }, undefined, /neither a bot token nor an account: give the bot token/],
-      [{ api_url: apiUrl }, { bot_token: 'xoxb-not-a-token-slack-knows' }, /refused by Slack \(invalid_auth\): give it a valid bot token/],
-      [{ api_url: apiUrl, default_channel: '#nowhere' }, { bot_token: botToken }, /no channel #nowhere that connection .* can see/],
+      [
+        { api_url: apiUrl },
+        { bot_token: 'xoxb-not-a-token-slack-knows' },
+        /refused by Slack \(invalid_auth\): give it a valid bot token/,
+      ],
+      [
+        { api_url: apiUrl, default_channel: '#nowhere' },
+        { bot_token: botToken },
+        /no channel #nowhere that connection .* can see/,
+      ],
     ];
     for (const [config, credentials, error] of attempts) {
       const res = await c.call('POST', '/connections', { name: 'wrong', kind: 'slack', config, credentials });
@@ -152,7 +161,12 @@ describe('connectors: Slack', function () {
 
     // Only hosts the operator allows are reached.
     await assert.rejects(
-      checkConnection('slack', slackConfigSchema.parse({ api_url: apiUrl }), { bot_token: botToken }, { allowHosts: [], stdioCommands: [] }),
+      checkConnection(
+        'slack',
+        slackConfigSchema.parse({ api_url: apiUrl }),
+        { bot_token: botToken },
+        { allowHosts: [], stdioCommands: [] },
+      ),
       /127\.0\.0\.1 resolves to 127\.0\.0\.1, a private or internal address; add the host to CADRE_HTTP_ALLOW_HOSTS/,
     );
   });
@@ -189,14 +203,19 @@ describe('connectors: Slack', function () {
     assert.equal(limited.status, 'done', limited.error);
     assert.deepEqual(slackApi.rateLimited, ['chat.postMessage'], 'Slack answered 429 once');
     assert.deepEqual(
-      slackApi.messages('sales').slice(before).map((m) => m.text),
+      slackApi
+        .messages('sales')
+        .slice(before)
+        .map((m) => m.text),
       ['limited once'],
     );
 
     // Slack posts it but the answer never comes back: the retry finds the post by its step's key.
     const calls = posts('sales').length;
     slackApi.loseAnswer('chat.postMessage');
-    const [lost] = await run(agentOf([step('post', 'slack.post_message', { text: 'answer lost' })], { retries: 2 }), [{}]);
+    const [lost] = await run(agentOf([step('post', 'slack.post_message', { text: 'answer lost' })], { retries: 2 }), [
+      {},
+    ]);
     assert.equal(lost.status, 'done', lost.error);
     assert.equal(lost.data.post.already_posted, true);
     assert.equal(posts('sales').length, calls + 1, 'chat.postMessage was sent once');
@@ -205,11 +224,13 @@ describe('connectors: Slack', function () {
     assert.equal(lost.data.post.ts, lostOnes[0].ts);
 
     // A limit that lasts longer than a step waits fails it as retryable, saying so.
-    slackApi.rateLimit('conversations.history', 120, 5);
+    slackApi.rateLimit('conversations.history', 120);
     const [waiting] = await run(agentOf([step('read', 'slack.read_channel', {})]), [{}]);
     assert.equal(waiting.status, 'failed');
-    assert.match(waiting.error, /Slack is still rate limiting the calls after 0 wait\(s\); the step is retried in 120 s/);
-    slackApi.rateLimit('conversations.history', 0, 0);
+    assert.match(
+      waiting.error,
+      /Slack is still rate limiting the calls after 0 wait\(s\); the step is retried in 120 s/,
+    );
   });
 
   it('replies in a thread, then changes the reply', async () => {
@@ -242,7 +263,14 @@ describe('connectors: Slack', function () {
         },
         step('share', 'slack.upload_file', { file_id: '{{report.file_id}}', comment: 'Leads of the week' }),
       ]),
-      [{ rows: [{ company: 'Acme', score: 9 }, { company: 'Globex', score: 7 }] }],
+      [
+        {
+          rows: [
+            { company: 'Acme', score: 9 },
+            { company: 'Globex', score: 7 },
+          ],
+        },
+      ],
     );
     assert.equal(row.status, 'done', row.error);
     const share = slackApi.messages('sales').find((m) => m.files?.some((f) => f.id === row.data.share.file.id))!;
@@ -280,14 +308,13 @@ describe('connectors: Slack', function () {
     assert.match(rows[1].error, /Slack has no channel #nowhere that connection "team" can see/);
     assert.match(rows[2].error, /no channel #board .*invite the bot to the private channel/);
 
-    const [general] = await run(
-      agentOf([step('post', 'slack.post_message', { channel: '#general', text: 'hello' })]),
-      [{}],
-    );
+    const [general] = await run(agentOf([step('post', 'slack.post_message', { channel: '#general', text: 'hello' })]), [
+      {},
+    ]);
     assert.match(general.error, /the bot is not a member of the channel: invite it there .*\(not_in_channel\)/);
   });
 
-  it("a model reads the channel through the tool it is offered", async () => {
+  it('a model reads the channel through the tool it is offered', async () => {
     slackApi.postAsPerson('sales', 'Globex wants a demo on Friday');
     model.setHandler((body) =>
       turnOf(body) === 0
