@@ -171,6 +171,8 @@ export async function slack<T>(c: SlackConnection, what: string, call: (client: 
 }
 
 const channelId = /^[CGD][A-Z0-9]{2,}$/;
+/** Channel ids by connection version and name, for ten minutes: conversations.list is one of Slack's slow tiers. */
+const channelIds = new Map<string, { id: string; until: number }>();
 
 /** The id of the channel a call names (an id, or a name looked up), or of the connection's default channel. */
 export async function channelOf(c: SlackConnection, given: string | undefined): Promise<string> {
@@ -182,6 +184,8 @@ export async function channelOf(c: SlackConnection, given: string | undefined): 
     );
   if (channelId.test(channel)) return channel;
   const name = channel.replace(/^#/, '');
+  const known = channelIds.get(`${c.version}:${name}`);
+  if (known && known.until > Date.now()) return known.id;
   let cursor: string | undefined;
   do {
     const page = await slack(c, `finding #${name}`, (client) =>
@@ -193,7 +197,11 @@ export async function channelOf(c: SlackConnection, given: string | undefined): 
       }),
     );
     const found = page.channels?.find((ch) => ch.name === name);
-    if (found?.id) return found.id;
+    if (found?.id) {
+      if (channelIds.size > 10_000) channelIds.clear();
+      channelIds.set(`${c.version}:${name}`, { id: found.id, until: Date.now() + 10 * 60_000 });
+      return found.id;
+    }
     cursor = page.response_metadata?.next_cursor || undefined;
   } while (cursor);
   throw refused(

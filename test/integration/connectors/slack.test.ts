@@ -282,6 +282,30 @@ describe('connectors: Slack', function () {
     const stored = await h.stack.knex('files').where({ id: row.data.report.file_id }).first();
     assert.equal(share.files![0].size, stored.size);
 
+    // Slack shares the file but the answer is lost: the retry finds the bot's share instead of sharing again.
+    slackApi.loseAnswer('files.completeUploadExternal');
+    const shares = () => slackApi.messages('sales').filter((m) => m.files?.some((f) => f.name === 'lost.md')).length;
+    const [lost] = await run(
+      agentOf(
+        [
+          {
+            kind: 'tool',
+            id: 'report',
+            tool: 'file.generate',
+            arguments: { file_name: 'lost', format: 'markdown', text: 'shared once' },
+            save_as: 'report',
+            next: 'share',
+          },
+          step('share', 'slack.upload_file', { file_id: '{{report.file_id}}' }),
+        ],
+        { retries: 2 },
+      ),
+      [{}],
+    );
+    assert.equal(lost.status, 'done', lost.error);
+    assert.equal(lost.data.share.already_shared, true);
+    assert.equal(shares(), 1);
+
     const [missing] = await run(
       agentOf([step('share', 'slack.upload_file', { file_id: '00000000-0000-4000-8000-000000000000' })]),
       [{}],
