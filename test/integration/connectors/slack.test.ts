@@ -4,6 +4,7 @@
 // a channel read by a tool node and by a model, the message.posted poller, and errors a person can act on.
 import assert from 'node:assert/strict';
 import { checkConnection } from '../../../activities/connectors/check';
+import { loadSecretBox } from '../../../db/secret-box';
 import { slackImplementation } from '../../../activities/connectors/slack';
 import type { OpenedConnection } from '../../../activities/connectors/connector';
 import { slackConfigSchema } from '../../../model/connectors/slack';
@@ -373,7 +374,8 @@ describe('connectors: Slack', function () {
   });
 
   it('acts through an OAuth 2.0 account: the bot posts with the access token the provider issued', async () => {
-    await connectOAuthAccount(c, api.url, idp, 'slack-account');
+    const accountId = await connectOAuthAccount(c, api.url, idp, 'slack-account');
+    const accountRow = await h.stack.knex('connections').where({ id: accountId }).first();
     await c.connect('team-oauth', 'slack', { api_url: apiUrl, account: 'slack-account', default_channel: '#sales' });
     const both = await c.call('POST', '/connections', {
       name: 'both',
@@ -391,6 +393,21 @@ describe('connectors: Slack', function () {
     const [row] = await run(spec, [{}]);
     assert.equal(row.status, 'done', row.error);
     assert.ok(slackApi.messages('sales').some((m) => m.text === 'posted as the account' && m.ts === row.data.post.ts));
+
+    // Slack refuses a token it no longer accepts (here one the provider never issued): refreshed once, then posted.
+    const box = loadSecretBox(h.config);
+    const sealed = JSON.parse(box.open(accountRow.credentials_sealed));
+    sealed.tokens.access_token = 'UnknownToken0123456789abcdefghijklmnopqrstu';
+    await h.stack
+      .knex('connections')
+      .where({ id: accountId })
+      .update({ credentials_sealed: box.seal(JSON.stringify(sealed)) });
+    const [again] = await run(spec, [{}]);
+    assert.equal(again.status, 'done', again.error);
+    const renewed = JSON.parse(
+      box.open((await h.stack.knex('connections').where({ id: accountId }).first()).credentials_sealed),
+    );
+    assert.notEqual(renewed.tokens.access_token, sealed.tokens.access_token, 'the refreshed token is kept');
   });
 
   it('reports new messages of the default channel from a cursor, oldest first', async () => {
