@@ -25,3 +25,16 @@ export function runFileSaver(knex: Knex, runId: string, idempotencyKey: string) 
     return { file_id: id, name: file.name, size: file.content.length, content_type: file.contentType };
   };
 }
+
+/** Reads a file of the run (one a step wrote) for a tool that sends it on; only this run's files. */
+export function runFileReader(knex: Knex, runId: string) {
+  return async (fileId: string) => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+    const row = uuid.test(fileId)
+      ? await knex('files').where({ id: fileId, run_id: runId }).first('name', 'content_type', 'content')
+      : undefined;
+    return row
+      ? { name: row.name as string, contentType: row.content_type as string, content: row.content as Buffer }
+      : undefined;
+  };
+}

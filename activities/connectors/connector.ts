@@ -74,7 +74,7 @@ export type EventPoller<D extends ConnectorShape> = (
   connection: OpenedConnection<D>,
   cursor: string | undefined,
   /** The trigger's choices, checked against the event's options schema (model/connectors/definition.ts). */
-  options: Record<string, unknown>,
+  options?: Record<string, unknown>,
 ) => Promise<EventBatch>;
 
 export interface ConnectorImplementation<D extends ConnectorShape> {

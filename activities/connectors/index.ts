@@ -7,11 +7,15 @@ import type { ConnectorHandler, ConnectorImplementation, ConnectorShape } from '
 import { caldavImplementation } from './caldav';
 import { duckdbImplementation } from './duckdb';
 import { emailImplementation } from './email';
+import { hubspotImplementation } from './hubspot';
+import { slackImplementation } from './slack';
 
 export const connectorImplementations: { [K in ConnectorKind]: ConnectorImplementation<ConnectorShape> } = {
   duckdb: duckdbImplementation as unknown as ConnectorImplementation<ConnectorShape>,
-  caldav: caldavImplementation as unknown as ConnectorImplementation<ConnectorShape>,
   email: emailImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  caldav: caldavImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  slack: slackImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  hubspot: hubspotImplementation as unknown as ConnectorImplementation<ConnectorShape>,
 };
 
 type ToolHandler = (input: unknown, ctx: ToolContext) => Promise<unknown>;

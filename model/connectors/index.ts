@@ -5,11 +5,15 @@ import type { ConnectorDefinition } from './definition';
 import { caldavConnector } from './caldav';
 import { duckdbConnector } from './duckdb';
 import { emailConnector } from './email';
+import { hubspotConnector } from './hubspot';
+import { slackConnector } from './slack';
 
 export const connectorDefinitions = {
   duckdb: duckdbConnector,
-  caldav: caldavConnector,
   email: emailConnector,
+  caldav: caldavConnector,
+  slack: slackConnector,
+  hubspot: hubspotConnector,
 };
 
 export type ConnectorKind = keyof typeof connectorDefinitions;

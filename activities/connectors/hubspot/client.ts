@@ -1,0 +1,145 @@
+// A HubSpot connection's client (@hubspot/api-client) and its calls: the private app token or the account's access
+// token, the base URL checked against the SSRF guard, none of the client's own retries (its retry decorator ignores
+// Retry-After and would send a create again after a 5xx), rate limits waited out as Retry-After asks within bounds,
+// one refresh of an account's token that HubSpot refused, and HubSpot's errors as messages a person can act on.
+import { createHash } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { Client } from '@hubspot/api-client';
+import type { hubspotConnector } from '../../../model/connectors/hubspot';
+import { assertPublicUrl, BlockedAddressError } from '../../tools/ssrf-guard';
+import { clientCache, type OpenedConnection } from '../connector';
+import { RateLimited, waitingOutRateLimits } from '../rate-limit';
+
+export type HubspotConnection = OpenedConnection<typeof hubspotConnector>;
+
+const refused = (message: string, type: string) => ApplicationFailure.nonRetryable(message, type);
+
+/** An error HubSpot answered, as @hubspot/api-client throws it (ApiException). */
+export interface HubspotApiError {
+  code: number;
+  body?: { message?: string; category?: string; correlationId?: string };
+  headers?: Record<string, string>;
+}
+
+export const isApiError = (err: unknown): err is HubspotApiError =>
+  typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'number';
+
+async function tokenOf(c: HubspotConnection): Promise<string> {
+  const { account } = c.config;
+  const given = c.credentials.access_token;
+  if (account && given)
+    throw refused(
+      `connection "${c.name}" names the account "${account}" and also gives an access token: keep one of them`,
+      'HubspotSettings',
+    );
+  if (account) {
+    if (!c.accountToken)
+      throw refused(`the account "${account}" of connection "${c.name}" is not at hand`, 'HubspotSettings');
+    return c.accountToken();
+  }
+  if (given) return given;
+  throw refused(
+    `connection "${c.name}" has neither an access token nor an account: give a private app token or name an OAuth 2.0 account`,
+    'HubspotSettings',
+  );
+}
+
+const clients = clientCache<Client>(() => undefined);
+
+function clientOf(c: HubspotConnection, token: string): Promise<Client> {
+  const digest = createHash('sha256').update(token).digest('hex').slice(0, 16);
+  return clients(`${c.version}:${digest}`, async () => {
+    return new Client({
+      accessToken: token,
+      basePath: c.config.base_url.replace(/\/+$/, ''),
+      numberOfApiCallRetries: 0,
+    });
+  });
+}
+
+/** What HubSpot said, without anything of the request (its answers carry no secrets). */
+const said = (err: HubspotApiError) =>
+  `${err.code}${err.body?.category ? ` ${err.body.category}` : ''}${err.body?.message ? `: ${err.body.message.slice(0, 300)}` : ''}`;
+
+/** A failure of a HubSpot call as a step's failure. */
+export function failureOf(c: HubspotConnection, what: string, err: unknown): unknown {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof BlockedAddressError) return refused(`connection "${c.name}": ${err.message}`, 'BlockedAddress');
+  if (!isApiError(err)) {
+    const reason = (err as Error)?.message ?? String(err);
+    return ApplicationFailure.retryable(
+      `${what}: HubSpot (${new URL(c.config.base_url).host}) did not answer: ${reason}`,
+      'HubspotUnreachable',
+    );
+  }
+  if (err.code === 401)
+    return refused(
+      `connection "${c.name}" was refused by HubSpot (${said(err)}): ` +
+        (c.config.account
+          ? `reconnect the account "${c.config.account}" in Integrations`
+          : 'give it a valid private app token in Integrations'),
+      'HubspotUnauthorized',
+    );
+  if (err.code === 403)
+    return refused(
+      `${what}: HubSpot says connection "${c.name}" may not do this (${said(err)}): give its app the CRM scopes it needs`,
+      'HubspotForbidden',
+    );
+  if (err.code === 404) return refused(`${what}: HubSpot has no such record (${said(err)})`, 'HubspotNotFound');
+  if (err.code >= 500)
+    return ApplicationFailure.retryable(
+      `${what}: HubSpot could not do it just now (${said(err)})`,
+      'HubspotUnavailable',
+    );
+  return refused(`${what}: HubSpot refused it (${said(err)})`, 'HubspotRefused');
+}
+
+/** Seconds HubSpot asked to wait; its ten-second window when it does not say. */
+const retryAfterOf = (err: HubspotApiError) => {
+  const header = Object.entries(err.headers ?? {}).find(([k]) => k.toLowerCase() === 'retry-after')?.[1];
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : 10;
+};
+
+/**
+ * Runs `call` with the connection's client: rate limits waited out (bounded), an account's token that HubSpot
+ * refused refreshed once. Errors come back as HubSpot answered them (ApiException) for the caller to read; use
+ * `hubspot` for the usual failures.
+ */
+export async function hubspotRaw<T>(
+  c: HubspotConnection,
+  what: string,
+  call: (client: Client) => Promise<T>,
+): Promise<T> {
+  await assertPublicUrl(new URL(c.config.base_url), c.limits.allowHosts);
+  let token = await tokenOf(c);
+  let refreshed = false;
+  for (;;) {
+    try {
+      return await waitingOutRateLimits(async () => {
+        try {
+          return await call(await clientOf(c, token));
+        } catch (err) {
+          if (isApiError(err) && err.code === 429) throw new RateLimited('HubSpot', retryAfterOf(err));
+          throw err;
+        }
+      }, what);
+    } catch (err) {
+      if (isApiError(err) && err.code === 401 && c.accountToken && !refreshed) {
+        refreshed = true;
+        token = await c.accountToken({ refresh: true, rejected: token });
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+/** `hubspotRaw` with HubSpot's errors turned into step failures. */
+export async function hubspot<T>(c: HubspotConnection, what: string, call: (client: Client) => Promise<T>): Promise<T> {
+  try {
+    return await hubspotRaw(c, what, call);
+  } catch (err) {
+    throw failureOf(c, what, err);
+  }
+}
