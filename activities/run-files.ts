@@ -23,3 +23,25 @@ export function runFileSaver(knex: Knex, runId: string, idempotencyKey: string) 
     return { file_id: id, name: file.name, size: file.content.length, content_type: file.contentType };
   };
 }
+
+export interface RunFile {
+  id: string;
+  name: string;
+  contentType: string;
+  content: Buffer;
+}
+
+/**
+ * Reads a file of the run by its id, or by its name (the newest of that name), for a tool that sends it elsewhere.
+ * Only the run's own files: a step cannot reach another run's or another workspace's.
+ */
+export function runFileReader(knex: Knex, runId: string) {
+  return async (ref: string): Promise<RunFile | undefined> => {
+    const isId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref);
+    const row = await knex('files')
+      .where({ run_id: runId, ...(isId ? { id: ref } : { name: ref }) })
+      .orderBy('created_at', 'desc')
+      .first('id', 'name', 'content_type', 'content');
+    return row && { id: row.id, name: row.name, contentType: row.content_type, content: Buffer.from(row.content) };
+  };
+}

@@ -2,7 +2,7 @@
 import type { ActivityDeps } from '../deps';
 import { sqlClientResolver } from '../connectors/connections';
 import { connectionOpener } from '../connectors/opened';
-import { runFileSaver } from '../run-files';
+import { runFileReader, runFileSaver } from '../run-files';
 import type { ToolContext } from './handlers';
 
 export function toolContext(
@@ -14,6 +14,7 @@ export function toolContext(
     http: deps.config.http,
     smtp: deps.config.smtp,
     saveFile: runFileSaver(deps.knex, call.runId, call.key),
+    readFile: runFileReader(deps.knex, call.runId),
     sqlClient: sqlClientResolver(deps, call),
     connection: connectionOpener(deps, call),
   };

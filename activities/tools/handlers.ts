@@ -9,6 +9,7 @@ import type { SqlClient } from '../connectors/sql/client';
 import { sqlToolHandlers } from '../connectors/sql/handlers';
 import { connectorToolHandlers } from '../connectors';
 import type { OpenConnection } from '../connectors/opened';
+import type { RunFile } from '../run-files';
 
 export interface ToolContext {
   idempotencyKey: string;
@@ -16,6 +17,8 @@ export interface ToolContext {
   smtp: { url?: string; from: string };
   /** Stores a file in the run; the same key stores it once however often a retry asks. */
   saveFile?: (file: { name: string; contentType: string; content: Buffer }) => Promise<Record<string, unknown>>;
+  /** A file of the run, by its id or name (activities/run-files.ts); undefined when the run has none such. */
+  readFile?: (ref: string) => Promise<RunFile | undefined>;
   /** A client of the named SQL connection of the agent (activities/connectors/connections.ts). */
   sqlClient?: (connection: string) => Promise<SqlClient>;
   /** Opens the named connection of the agent for a connector's tool (activities/connectors/opened.ts). */
