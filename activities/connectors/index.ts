@@ -5,9 +5,11 @@ import { connectorKinds, type ConnectorKind } from '../../model/connectors';
 import type { ToolContext } from '../tools/handlers';
 import type { ConnectorHandler, ConnectorImplementation, ConnectorShape } from './connector';
 import { duckdbImplementation } from './duckdb';
+import { s3Implementation } from './s3';
 
 export const connectorImplementations: { [K in ConnectorKind]: ConnectorImplementation<ConnectorShape> } = {
   duckdb: duckdbImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  s3: s3Implementation as unknown as ConnectorImplementation<ConnectorShape>,
 };
 
 type ToolHandler = (input: unknown, ctx: ToolContext) => Promise<unknown>;

@@ -3,9 +3,11 @@ import type { z } from 'zod';
 import type { ToolDefinition } from '../tools';
 import type { ConnectorDefinition } from './definition';
 import { duckdbConnector } from './duckdb';
+import { s3Connector } from './s3';
 
 export const connectorDefinitions = {
   duckdb: duckdbConnector,
+  s3: s3Connector,
 };
 
 export type ConnectorKind = keyof typeof connectorDefinitions;
