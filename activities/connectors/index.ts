@@ -6,10 +6,12 @@ import type { ToolContext } from '../tools/handlers';
 import type { ConnectorHandler, ConnectorImplementation, ConnectorShape } from './connector';
 import { duckdbImplementation } from './duckdb';
 import { s3Implementation } from './s3';
+import { stripeImplementation } from './stripe';
 
 export const connectorImplementations: { [K in ConnectorKind]: ConnectorImplementation<ConnectorShape> } = {
   duckdb: duckdbImplementation as unknown as ConnectorImplementation<ConnectorShape>,
   s3: s3Implementation as unknown as ConnectorImplementation<ConnectorShape>,
+  stripe: stripeImplementation as unknown as ConnectorImplementation<ConnectorShape>,
 };
 
 type ToolHandler = (input: unknown, ctx: ToolContext) => Promise<unknown>;

@@ -4,10 +4,12 @@ import type { ToolDefinition } from '../tools';
 import type { ConnectorDefinition } from './definition';
 import { duckdbConnector } from './duckdb';
 import { s3Connector } from './s3';
+import { stripeConnector } from './stripe';
 
 export const connectorDefinitions = {
   duckdb: duckdbConnector,
   s3: s3Connector,
+  stripe: stripeConnector,
 };
 
 export type ConnectorKind = keyof typeof connectorDefinitions;
