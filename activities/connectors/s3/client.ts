@@ -1,6 +1,6 @@
 // An S3 client per connection (@aws-sdk/client-s3), and S3's errors as step failures a person can act on. Every
-// request the client sends passes the address check first: the host it really contacts (the bucket's virtual host,
-// the endpoint, a redirect's target) must be public unless the operator allows it.
+// request the client sends passes the address check first: the host it really contacts (the endpoint, or the
+// bucket's virtual host under it) must be public unless the operator allows it.
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import type { s3Connector } from '../../../model/connectors/s3';
