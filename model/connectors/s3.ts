@@ -90,8 +90,8 @@ export const s3Connector = defineConnector({
     's3.list': {
       name: 's3.list',
       description:
-        "List the objects under a folder of an S3 connection (keys are relative to the connection's prefix), newest " +
-        "page first by key order; pass the answer's next_token to read the next page.",
+        "List the objects under a folder of an S3 connection in key order (keys are relative to the connection's " +
+        "prefix), a page at a time; pass the answer's next_token to read the next page.",
       input: z.object({
         connection,
         prefix: z
