@@ -26,15 +26,24 @@ export function runFileSaver(knex: Knex, runId: string, idempotencyKey: string) 
   };
 }
 
-/** Reads a file of the run (one a step wrote) for a tool that sends it on; only this run's files. */
+export interface RunFile {
+  id: string;
+  name: string;
+  contentType: string;
+  content: Buffer;
+}
+
+/**
+ * Reads a file of the run by its id, or by its name (the newest of that name), for a tool that sends it elsewhere.
+ * Only the run's own files: a step cannot reach another run's or another workspace's.
+ */
 export function runFileReader(knex: Knex, runId: string) {
-  return async (fileId: string) => {
-    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-    const row = uuid.test(fileId)
-      ? await knex('files').where({ id: fileId, run_id: runId }).first('name', 'content_type', 'content')
-      : undefined;
-    return row
-      ? { name: row.name as string, contentType: row.content_type as string, content: row.content as Buffer }
-      : undefined;
+  return async (ref: string): Promise<RunFile | undefined> => {
+    const isId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref);
+    const row = await knex('files')
+      .where({ run_id: runId, ...(isId ? { id: ref } : { name: ref }) })
+      .orderBy('created_at', 'desc')
+      .first('id', 'name', 'content_type', 'content');
+    return row && { id: row.id, name: row.name, contentType: row.content_type, content: Buffer.from(row.content) };
   };
 }

@@ -8,14 +8,18 @@ import { caldavImplementation } from './caldav';
 import { duckdbImplementation } from './duckdb';
 import { emailImplementation } from './email';
 import { hubspotImplementation } from './hubspot';
+import { s3Implementation } from './s3';
 import { slackImplementation } from './slack';
+import { stripeImplementation } from './stripe';
 
 export const connectorImplementations: { [K in ConnectorKind]: ConnectorImplementation<ConnectorShape> } = {
   duckdb: duckdbImplementation as unknown as ConnectorImplementation<ConnectorShape>,
   email: emailImplementation as unknown as ConnectorImplementation<ConnectorShape>,
-  caldav: caldavImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  s3: s3Implementation as unknown as ConnectorImplementation<ConnectorShape>,
   slack: slackImplementation as unknown as ConnectorImplementation<ConnectorShape>,
   hubspot: hubspotImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  stripe: stripeImplementation as unknown as ConnectorImplementation<ConnectorShape>,
+  caldav: caldavImplementation as unknown as ConnectorImplementation<ConnectorShape>,
 };
 
 type ToolHandler = (input: unknown, ctx: ToolContext) => Promise<unknown>;

@@ -9,6 +9,7 @@ import type { SqlClient } from '../connectors/sql/client';
 import { sqlToolHandlers } from '../connectors/sql/handlers';
 import { connectorToolHandlers } from '../connectors';
 import type { OpenConnection } from '../connectors/opened';
+import type { RunFile } from '../run-files';
 
 export interface ToolContext {
   idempotencyKey: string;
@@ -24,8 +25,8 @@ export interface ToolContext {
     content: Buffer;
     part?: string;
   }) => Promise<Record<string, unknown>>;
-  /** A file of the run by its file_id (for a tool that sends it elsewhere); undefined when the run has none such. */
-  readFile?: (fileId: string) => Promise<{ name: string; contentType: string; content: Buffer } | undefined>;
+  /** A file of the run, by its id or name (activities/run-files.ts); undefined when the run has none such. */
+  readFile?: (ref: string) => Promise<RunFile | undefined>;
   /** A client of the named SQL connection of the agent (activities/connectors/connections.ts). */
   sqlClient?: (connection: string) => Promise<SqlClient>;
   /** Opens the named connection of the agent for a connector's tool (activities/connectors/opened.ts). */

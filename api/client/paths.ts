@@ -418,7 +418,19 @@ export interface components {
     Connection: {
       id: string;
       name: string;
-      kind: 'postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2' | 'duckdb' | 'caldav';
+      kind:
+        | 'postgres'
+        | 'mysql'
+        | 'mcp'
+        | 'openapi'
+        | 'oauth2'
+        | 'duckdb'
+        | 'email'
+        | 's3'
+        | 'slack'
+        | 'hubspot'
+        | 'stripe'
+        | 'caldav';
       config:
         | {
             host: string;
@@ -489,6 +501,47 @@ export interface components {
             statement_timeout_ms: number;
           }
         | {
+            imap: {
+              host: string;
+              port?: number;
+              secure: boolean;
+              user: string;
+            };
+            smtp?: {
+              host: string;
+              port?: number;
+              secure: boolean;
+              user?: string;
+            };
+            from?: string;
+            folder: string;
+            sent_folder?: string;
+            save_sent: boolean;
+          }
+        | {
+            bucket: string;
+            region: string;
+            endpoint?: string;
+            force_path_style: boolean;
+            prefix: Record<string, unknown>;
+            allow_writes: boolean;
+            max_file_mb: number;
+          }
+        | {
+            account?: string;
+            api_url: string;
+            default_channel?: string;
+          }
+        | {
+            account?: string;
+            base_url: string;
+            step_key_property?: string;
+          }
+        | {
+            api_base?: string;
+            account_name?: string;
+          }
+        | {
             server_url: string;
             username: string;
             calendar?: string;
@@ -509,7 +562,7 @@ export interface components {
       last_used_at: string | null;
     };
     Connector: {
-      kind: 'duckdb' | 'caldav';
+      kind: 'duckdb' | 'email' | 's3' | 'slack' | 'hubspot' | 'stripe' | 'caldav';
       label: string;
       category: 'email' | 'crm' | 'chat' | 'storage' | 'database' | 'payments' | 'calendar' | 'api' | 'account';
       description: string;
@@ -3914,6 +3967,85 @@ export interface paths {
               }
             | {
                 name: string;
+                kind: 'email';
+                config: {
+                  imap: {
+                    host: string;
+                    port?: number;
+                    secure?: boolean;
+                    user: string;
+                  };
+                  smtp?: {
+                    host: string;
+                    port?: number;
+                    secure?: boolean;
+                    user?: string;
+                  };
+                  from?: string;
+                  folder?: string;
+                  sent_folder?: string;
+                  save_sent?: boolean;
+                };
+                credentials: {
+                  password: string;
+                  smtp_password?: string;
+                };
+              }
+            | {
+                name: string;
+                kind: 's3';
+                config: {
+                  bucket: string;
+                  region?: string;
+                  endpoint?: string;
+                  force_path_style?: boolean;
+                  prefix?: string;
+                  allow_writes?: boolean;
+                  max_file_mb?: number;
+                };
+                credentials: {
+                  access_key_id: string;
+                  secret_access_key: string;
+                  session_token?: string;
+                };
+              }
+            | {
+                name: string;
+                kind: 'slack';
+                config: {
+                  account?: string;
+                  api_url?: string;
+                  default_channel?: string;
+                };
+                credentials?: {
+                  bot_token?: string;
+                };
+              }
+            | {
+                name: string;
+                kind: 'hubspot';
+                config: {
+                  account?: string;
+                  base_url?: string;
+                  step_key_property?: string;
+                };
+                credentials?: {
+                  access_token?: string;
+                };
+              }
+            | {
+                name: string;
+                kind: 'stripe';
+                config: {
+                  api_base?: string;
+                  account_name?: string;
+                };
+                credentials: {
+                  secret_key: string;
+                };
+              }
+            | {
+                name: string;
                 kind: 'caldav';
                 config: {
                   server_url: string;
@@ -4580,7 +4712,20 @@ export interface paths {
                 name: string;
                 description: string;
                 tools: string[];
-                connection_kinds: ('postgres' | 'mysql' | 'mcp' | 'openapi' | 'oauth2' | 'duckdb' | 'caldav')[];
+                connection_kinds: (
+                  | 'postgres'
+                  | 'mysql'
+                  | 'mcp'
+                  | 'openapi'
+                  | 'oauth2'
+                  | 'duckdb'
+                  | 'email'
+                  | 's3'
+                  | 'slack'
+                  | 'hubspot'
+                  | 'stripe'
+                  | 'caldav'
+                )[];
                 content: string;
               }[];
               next_cursor: string | null;

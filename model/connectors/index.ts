@@ -6,14 +6,18 @@ import { caldavConnector } from './caldav';
 import { duckdbConnector } from './duckdb';
 import { emailConnector } from './email';
 import { hubspotConnector } from './hubspot';
+import { s3Connector } from './s3';
 import { slackConnector } from './slack';
+import { stripeConnector } from './stripe';
 
 export const connectorDefinitions = {
   duckdb: duckdbConnector,
   email: emailConnector,
-  caldav: caldavConnector,
+  s3: s3Connector,
   slack: slackConnector,
   hubspot: hubspotConnector,
+  stripe: stripeConnector,
+  caldav: caldavConnector,
 };
 
 export type ConnectorKind = keyof typeof connectorDefinitions;
