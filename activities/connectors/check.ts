@@ -32,11 +32,12 @@ function openedForCheck(
   config: unknown,
   credentials: unknown,
   limits: ConnectorLimits,
-  accountToken?: AccountToken,
+  of: CheckedConnection,
 ): OpenedConnection {
   const account = connectorOf(kind).account?.(config);
+  const { accountToken } = of;
   return {
-    name: kind,
+    name: of.name ?? kind,
     kind,
     config,
     credentials,
@@ -49,15 +50,21 @@ function openedForCheck(
 /** The current access token of the workspace's oauth2 connection `account` (the API's checks have no run). */
 export type AccountToken = (account: string) => Promise<string>;
 
+/** The connection being checked: its name, for messages, and its account's token (a connector acting through one). */
+export interface CheckedConnection {
+  name?: string;
+  accountToken?: AccountToken;
+}
+
 export async function checkConnection(
   kind: ConnectionKind,
   config: unknown,
   credentials: unknown,
   limits: ConnectorLimits,
-  accountToken?: AccountToken,
+  of: CheckedConnection = {},
 ): Promise<ConnectionFound> {
   if (isConnectorKind(kind))
-    return connectorImplementations[kind].check(openedForCheck(kind, config, credentials, limits, accountToken));
+    return connectorImplementations[kind].check(openedForCheck(kind, config, credentials, limits, of));
   if (isSqlKind(kind)) {
     const sql = config as SqlConfig;
     await assertPublicHost(sql.host, sql.port ?? defaultPorts[kind], limits.allowHosts);

@@ -134,15 +134,15 @@ export function connectionRoutes(
    * with the reason when either fails. Answers the settings to store and what was found.
    */
   const tryConnecting = (
-    workspaceId: string,
-    kind: ConnectionKind,
+    c: { workspaceId: string; name: string; kind: ConnectionKind },
     given: Record<string, unknown>,
     credentials: unknown,
   ) =>
-    failingAs(kind, given, async () => {
-      const config = await completeConnectionConfig(kind, given, deps.connectors);
-      const accountToken = (account: string) => currentAccessToken(knex, secrets, workspaceId, account);
-      return { config, found: await checkConnection(kind, config, credentials, deps.connectors, accountToken) };
+    failingAs(c.kind, given, async () => {
+      const config = await completeConnectionConfig(c.kind, given, deps.connectors);
+      const accountToken = (account: string) => currentAccessToken(knex, secrets, c.workspaceId, account);
+      const found = await checkConnection(c.kind, config, credentials, deps.connectors, { name: c.name, accountToken });
+      return { config, found };
     });
 
   async function failingAs<T>(kind: ConnectionKind, config: Record<string, unknown>, attempt: () => Promise<T>) {
@@ -178,7 +178,11 @@ export function connectionRoutes(
   r.post('/connections', requirePermission('admin'), ...body, async (req, res) => {
     const input = parseBody(bodies.createConnection, req.body);
     await checkAccount(req.auth!.workspace.id, input.kind, input.config);
-    const { config } = await tryConnecting(req.auth!.workspace.id, input.kind, input.config, input.credentials);
+    const { config } = await tryConnecting(
+      { workspaceId: req.auth!.workspace.id, name: input.name, kind: input.kind },
+      input.config,
+      input.credentials,
+    );
     // An OAuth 2.0 account is authorized by a person at the provider afterwards (the authorization_url answered).
     const oauth = input.kind === 'oauth2';
     let created: ConnectionRow;
@@ -248,7 +252,11 @@ export function connectionRoutes(
               : patch.credentials,
           )
       : credentialsOf(current);
-    const { config } = await tryConnecting(current.workspace_id, current.kind, given, credentials);
+    const { config } = await tryConnecting(
+      { workspaceId: current.workspace_id, name: current.name, kind: current.kind },
+      given,
+      credentials,
+    );
     // New provider settings (another client, other scopes) need the account authorized again.
     const reauthorize = oauth && JSON.stringify(config) !== JSON.stringify(current.config);
     if (reauthorize) await revokeConnectionTokens(deps, current);
@@ -280,7 +288,11 @@ export function connectionRoutes(
     const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     try {
       const credentials = credentialsOf(c);
-      const { found } = await tryConnecting(c.workspace_id, c.kind, c.config as Record<string, unknown>, credentials);
+      const { found } = await tryConnecting(
+        { workspaceId: c.workspace_id, name: c.name, kind: c.kind },
+        c.config as Record<string, unknown>,
+        credentials,
+      );
       // An oauth2 connection is connected only once authorized: a reachable provider does not change that.
       if (c.kind !== 'oauth2' || (c.status === 'failing' && (credentials as { tokens?: unknown }).tokens))
         await updateConnection(knex, c.id, { status: 'connected', status_detail: null });
