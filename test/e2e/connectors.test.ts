@@ -13,6 +13,7 @@ import { loadSecretBox } from '../../db/secret-box';
 import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
 import { createHarness, createLiveAgent, createTestWorkspace, items, type Harness } from '../support/harness';
 import { connectorApi, type ConnectorApi, type Json } from '../support/connections';
+import { startPostgresServer, type DatabaseServer } from '../support/servers';
 
 describe('Connectors in a browser: a DuckDB warehouse connected from its schema-drawn form', function () {
   this.timeout(300_000);
@@ -24,6 +25,7 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
   let c: ConnectorApi;
   let workspaceId = '';
   let root = '';
+  let shop: DatabaseServer;
   const admin = { email: `ada-${randomUUID().slice(0, 6)}@example.test`, password: 'ada password 12' };
   const problems: string[] = [];
 
@@ -33,7 +35,8 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     await mkdir(path.join(root, 'sales'));
     await writeFile(path.join(root, 'sales', 'customers.csv'), 'id,name,country\n1,Acme,DE\n2,Globex,US\n');
     const warehouse = { dirs: [root] };
-    h = await createHarness({ config: { warehouse } as never });
+    shop = await startPostgresServer();
+    h = await createHarness({ config: { warehouse, http: { allowHosts: ['127.0.0.1'] } } as never });
     const t = await createTestWorkspace(h);
     workspaceId = t.workspace.id;
     const user = await createUser(h.stack.knex, admin);
@@ -41,7 +44,7 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     ({ server, base } = await startWebWithConsole(h, {
       // The worker's key: runs open what the console sealed.
       secrets: loadSecretBox(h.config),
-      connectors: { allowHosts: [], stdioCommands: [], warehouseDirs: warehouse.dirs },
+      connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [], warehouseDirs: warehouse.dirs },
     }));
     c = connectorApi(h, base, t.key, workspaceId);
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -53,6 +56,7 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     await new Promise((r) => server?.close(r));
     await h?.close();
     await rm(root, { recursive: true, force: true });
+    await shop?.stop();
   });
 
   const text = (selector = 'main') => page.innerText(selector);
@@ -159,6 +163,41 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     }
     const [item] = await items(h, runId);
     assert.deepEqual((item.data as Json).found.rows, [{ name: 'Globex' }]);
+    assert.deepEqual(problems, []);
+  });
+
+  it("an event trigger is added from the agent's page, its options drawn from the event's schema", async () => {
+    await c.connect(
+      'shop',
+      'postgres',
+      { host: shop.host, port: shop.port, database: shop.database, user: shop.user },
+      { password: shop.password },
+    );
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'New orders',
+      nodes: [{ kind: 'input', id: 'in', format: 'json', next: null }],
+    });
+    await page.goto(`${base}/agents/${agent.id}`);
+    await page.click('summary:has-text("When something happens in a connected system")');
+    const sources = (await page.evaluate(
+      `[...document.querySelectorAll('#ev-source option')].map((o) => o.value)`,
+    )) as string[];
+    assert.deepEqual(sources, ['shop|row.created'], 'the events of the workspace’s connections (a warehouse has none)');
+    await page.fill('#ev-table', 'orders');
+    await page.fill('#ev-column', 'id');
+    await page.fill('#ev-interval', '30');
+    await page.click('button:has-text("Add event trigger")');
+    await page.waitForSelector('.notice-ok:has-text("Event trigger added")');
+    const card = 'ul.triggers li:has-text("row.created on shop")';
+    await page.waitForSelector(card);
+    assert.match(await text(card), /event\s+row\.created on shop/i);
+    assert.match(await text(card), /polls shop for row\.created every 30 s/);
+    const [trigger] = (await c.call('GET', `/agents/${agent.id}/triggers`)).body.data;
+    assert.deepEqual(
+      [trigger.kind, trigger.config.options, trigger.config.poll_interval_seconds, trigger.config.on_resume],
+      ['event', { table: 'orders', column: 'id' }, 30, 'skip_missed'],
+    );
+    await page.screenshot({ path: path.join(screenshots, 'agent-event-trigger.png'), fullPage: true });
     assert.deepEqual(problems, []);
   });
 });

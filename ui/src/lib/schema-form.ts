@@ -73,7 +73,7 @@ function inputOf(key: string, schema: JsonSchema, secret: boolean): Pick<SchemaF
 }
 
 /** The groups of fields of a settings (or, with `secret`, credentials) schema, under the form name `root`. */
-export function fieldGroups(schema: JsonSchema, root: 'config' | 'credentials'): FieldGroup[] {
+export function fieldGroups(schema: JsonSchema, root: 'config' | 'credentials' | 'options'): FieldGroup[] {
   const secret = root === 'credentials';
   const top: FieldGroup = { fields: [] };
   const groups: FieldGroup[] = [top];

@@ -3,11 +3,13 @@ import { attempt, formText } from '$lib/server/actions';
 import { api } from '$lib/server/api';
 import { triggersApi, type ScheduleBody, type TriggerBody } from '$lib/server/triggers-api';
 import { agentsApi } from '$lib/server/agents-api';
+import { connectionsApi, type Connection } from '$lib/server/connections-api';
+import { fieldGroups, readFields } from '$lib/schema-form';
 import type { ActionOutcome, AgentState } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, runs, triggers, timeline, agents, runLinks, state] = await Promise.all([
+  const [agent, runs, triggers, timeline, agents, runLinks, state, connections] = await Promise.all([
     api.getAgent(params.id),
     api.listRuns({ agent_id: params.id, limit: 10 }),
     triggersApi.list(params.id),
@@ -15,6 +17,7 @@ export const load: PageServerLoad = async ({ params }) => {
     api.listAgents({ limit: 500 }), // the agents a chain trigger can follow
     agentsApi.runLinks(params.id),
     agentsApi.stateStore(params.id),
+    connectionsApi.list(), // what an event trigger can watch
   ]);
   return {
     agent,
@@ -26,8 +29,22 @@ export const load: PageServerLoad = async ({ params }) => {
     timeline: timeline.data,
     // Agents this one can be chained after.
     otherAgents: agents.data.filter((a) => a.id !== params.id).map((a) => ({ id: a.id, name: a.name })),
+    eventSources: eventSourcesOf(connections),
   };
 };
+
+/** Each connection's events, as the event trigger builder offers them ("connection|event"). */
+function eventSourcesOf(connections: Connection[]) {
+  return connections.flatMap((c) =>
+    c.events.map((e) => ({
+      value: `${c.name}|${e.name}`,
+      connection: c.name,
+      event: e.name,
+      description: e.description,
+      options_schema: e.options_schema,
+    })),
+  );
+}
 
 const FIELD_TYPES = ['text', 'textarea', 'number', 'email', 'date', 'select', 'checkbox'] as const;
 const isFieldType = (t: string): t is (typeof FIELD_TYPES)[number] => (FIELD_TYPES as readonly string[]).includes(t);
@@ -151,6 +168,27 @@ export const actions: Actions = {
         on_statuses: statuses.length ? statuses : ['completed'],
       });
       return `Chain added: ${t.name}.`;
+    });
+  },
+
+  addEvent: async ({ params, request }) => {
+    const form = await request.formData();
+    const [connection, event] = formText(form, 'source').split('|');
+    const source = eventSourcesOf(await connectionsApi.list()).find(
+      (s) => s.connection === connection && s.event === event,
+    );
+    if (!source) return fail(400, { ok: false, message: 'Choose what to wait for.' } satisfies ActionOutcome);
+    return attempt(async () => {
+      const interval = Number(formText(form, 'poll_interval_seconds') || 60);
+      const t = await triggersApi.create(params.id, {
+        kind: 'event',
+        connection,
+        event,
+        options: readFields(form, fieldGroups(source.options_schema, 'options')),
+        poll_interval_seconds: interval,
+        on_resume: formText(form, 'on_resume') === 'deliver_missed' ? 'deliver_missed' : 'skip_missed',
+      });
+      return `Event trigger added: ${t.name}.`;
     });
   },
 
