@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { checkedFetch } from './openapi-check';
 import { createLiveAgent, startTestRun, type Harness } from './harness';
+import { scheduleIdOf } from '../../schedules/sync';
 
 export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -51,4 +52,26 @@ export function connectorApi(h: Harness, apiUrl: string, key: string, workspaceI
       assert.ok(res.status < 300, JSON.stringify(res.body));
     },
   };
+}
+
+/**
+ * Fires an event trigger's poller schedule now (as its interval would) and answers that poll's result ("2 events, 2
+ * runs started"), or its failure as an Error.
+ */
+export async function pollNow(h: Harness, trigger: Json): Promise<string | Error> {
+  const handle = h.client.schedule.getHandle(scheduleIdOf(trigger as { id: string; agent_id: string }));
+  const before = (await handle.describe()).info.recentActions.length;
+  await handle.trigger();
+  for (let i = 0; i < 300; i++) {
+    const actions = (await handle.describe()).info.recentActions;
+    if (actions.length > before) {
+      const { workflowId, firstExecutionRunId } = actions.at(-1)!.action.workflow;
+      return h.client.workflow
+        .getHandle(workflowId, firstExecutionRunId)
+        .result()
+        .catch((e: Error) => e);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the poll did not happen');
 }

@@ -8,10 +8,9 @@ import path from 'node:path';
 import type { ImapFlow } from 'imapflow';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { parseAgentSpec } from '../../../model/agent-checks';
-import { scheduleIdOf } from '../../../schedules/sync';
 import { reply, startFakeAnthropic, toolUse, itemOf, type FakeAnthropic } from '../../fakes/anthropic';
 import { startFakeSlack, type FakeSlack } from '../../fakes/slack-api';
-import { connectorApi, type ConnectorApi, type Json } from '../../support/connections';
+import { connectorApi, pollNow, type ConnectorApi, type Json } from '../../support/connections';
 import { startDovecot, type Dovecot } from '../../support/dovecot';
 import {
   createHarness,
@@ -112,20 +111,7 @@ describe('example: Book emailed invoices (IMAP → model → SQL → Slack)', fu
       poll_interval_seconds: 3600, // polled by hand below: the schedule's fire, now
     });
     assert.equal(trigger.status, 201, JSON.stringify(trigger.body));
-    const poller = h.client.schedule.getHandle(scheduleIdOf(trigger.body as { id: string; agent_id: string }));
-    const poll = async () => {
-      const before = (await poller.describe()).info.recentActions.length;
-      await poller.trigger();
-      for (let i = 0; i < 300; i++) {
-        const actions = (await poller.describe()).info.recentActions;
-        if (actions.length > before) {
-          const { workflowId, firstExecutionRunId } = actions.at(-1)!.action.workflow;
-          return h.client.workflow.getHandle(workflowId, firstExecutionRunId).result();
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error('the poll did not happen');
-    };
+    const poll = async () => String(await pollNow(h, trigger.body));
     assert.match(await poll(), /0 events/, 'mail from before the trigger is not its business');
 
     model.setHandler((body) => {
