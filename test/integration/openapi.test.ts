@@ -6,6 +6,7 @@ import path from 'node:path';
 import { checkResponse } from '../support/openapi-check';
 import { cadreClient } from '../../api/client';
 import { createHarness, createTestWorkspace, startApi, type Harness } from '../support/harness';
+import { triggerKinds } from '../../model/trigger';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is walked generically
 type Json = any;
@@ -93,7 +94,7 @@ describe('OpenAPI document', () => {
     const create = doc.paths['/agents'].post.requestBody.content['application/json'].schema;
     assert.ok(create.properties.nodes, 'the agent spec');
     const trigger = doc.paths['/agents/{id}/triggers'].post.requestBody.content['application/json'].schema;
-    assert.equal(trigger.oneOf?.length ?? trigger.anyOf?.length, 4, 'one schema per trigger kind');
+    assert.equal(trigger.oneOf?.length ?? trigger.anyOf?.length, triggerKinds.length, 'one schema per trigger kind');
   });
 
   it('makes the response checker refuse an undocumented status or a body that does not match', () => {

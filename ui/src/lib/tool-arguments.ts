@@ -81,7 +81,8 @@ export function policyTools(
   agentConnections: string[],
   workspace: { name: string; kind: string }[],
 ): CatalogueTool[] {
-  const needsConnection = (t: ToolEntry) => ((t.input_schema as ObjectSchema).required ?? []).includes('connection');
+  const needsConnection = (t: ToolEntry) =>
+    ((t.input_schema as ObjectSchema | undefined)?.required ?? []).includes('connection');
   return [
     ...catalogue.filter((t) => !needsConnection(t) || connectionsFor(t.name, agentConnections, workspace).length > 0),
     ...serverTools.map((t) => ({ ...t, side_effect: 'external', approval_default: 'always' })),
