@@ -17,6 +17,15 @@ import { pollEvents } from './connectors/events';
 import type { EventBatch } from './connectors/connector';
 import type { ActivityDeps } from './deps';
 import { openTriggeredRun, type OpenedRun } from './triggers';
+import { runFileId, runFileSaver } from './run-files';
+
+/** How a run's item names a file that came with its event: the id it is stored under (the same on every retry). */
+const describeFile = (key: string, f: { name: string; contentType: string; content: Buffer; part: string }) => ({
+  file_id: runFileId(key, f.part),
+  name: f.name,
+  size: f.content.length,
+  content_type: f.contentType,
+});
 
 type TriggerEvent = EventBatch['events'][number];
 
@@ -55,15 +64,23 @@ const describe = (config: EventConfig, e: TriggerEvent) => `${config.event} ${e.
 export function createEventTriggerActivities(deps: ActivityDeps) {
   const { knex } = deps;
 
-  /** Opens the run of one event; a run already opened for it (read again after a failure) is opened once. */
+  /**
+   * Opens the run of one event; a run already opened for it (read again after a failure) is opened once. Files that
+   * come with the event are stored as the run's files before it starts, and listed in its item (`files`).
+   */
   async function runOf(trigger: TriggerRow, config: EventConfig, event: TriggerEvent): Promise<OpenedRun | undefined> {
+    const key = `event:${trigger.id}:${event.id}`;
+    const files = (event.files ?? []).map((f, i) => ({ ...f, part: String(i) }));
+    const item = files.length > 0 ? { ...event.data, files: files.map((f) => describeFile(key, f)) } : event.data;
     const opened = await openTriggeredRun(knex, trigger, {
-      input: JSON.stringify([event.data]),
-      idempotencyKey: `event:${trigger.id}:${event.id}`,
+      input: JSON.stringify([item]),
+      idempotencyKey: key,
       because: `${describe(config, event)} happened`,
       event: { event: config.event, id: event.id },
     });
     if ('skipped' in opened) return undefined;
+    const save = runFileSaver(knex, opened.id, key);
+    for (const file of files) await save(file);
     if (!opened.fresh) {
       // Read again after a failure: its run starts unless it already ran (the start is refused if it is going).
       const run = await knex('runs').where({ id: opened.id }).first('status');

@@ -4,11 +4,16 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 
+/** The id a file saved under this key (and part) gets: the same however often a retry saves it. */
+export function runFileId(idempotencyKey: string, part?: string): string {
+  const key = part === undefined ? idempotencyKey : `${idempotencyKey}:${part}`;
+  const h = createHash('sha256').update(`file:${key}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 export function runFileSaver(knex: Knex, runId: string, idempotencyKey: string) {
   return async (file: { name: string; contentType: string; content: Buffer; part?: string }) => {
-    const key = file.part === undefined ? idempotencyKey : `${idempotencyKey}:${file.part}`;
-    const h = createHash('sha256').update(`file:${key}`).digest('hex');
-    const id = `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+    const id = runFileId(idempotencyKey, file.part);
     const run = await knex('runs').where({ id: runId }).first('workspace_id');
     await knex('files')
       .insert({

@@ -62,6 +62,8 @@ export interface EventBatch {
     occurred_at?: string;
     /** What a run started by it gets as its item. */
     data: Record<string, unknown>;
+    /** Files that come with it (a message's attachments): stored as files of its run, listed in its item. */
+    files?: { name: string; contentType: string; content: Buffer }[];
   }[];
   cursor: string;
 }

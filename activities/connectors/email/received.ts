@@ -1,12 +1,27 @@
 // The email.received event: messages that arrived in the connection's folder since the cursor, `UIDVALIDITY:UID` of
 // the last one reported. UIDs only grow within one UIDVALIDITY; when the server changes it (the folder was rebuilt,
 // every UID is new) the cursor starts again from now rather than reporting the whole folder as new.
+import type { ImapFlow } from 'imapflow';
 import type { EventBatch } from '../connector';
 import { inFolder, type EmailConnection } from './imap';
-import { summaryOf } from './messages';
+import { attachmentsOf, downloadPart, summaryOf } from './messages';
 
 /** At most this many messages per poll: the next poll goes on from the cursor. */
 const batchSize = 50;
+/** Attachments larger than this stay in the mailbox (email.download_attachments says why when asked for them). */
+const maxFileBytes = 25 * 1024 * 1024;
+
+/** A message's attachments, as the files its run gets; an oversized one is left out and named in `skipped`. */
+async function filesOf(client: ImapFlow, folder: string, uid: number) {
+  const files: NonNullable<EventBatch['events'][number]['files']> = [];
+  const skipped: string[] = [];
+  for (const a of await attachmentsOf(client, folder, uid)) {
+    const content = await downloadPart(client, uid, a.part, { maxBytes: maxFileBytes + 1, asText: false });
+    if (content.length > maxFileBytes) skipped.push(a.name);
+    else files.push({ name: a.name, contentType: a.content_type, content });
+  }
+  return { files, skipped };
+}
 
 const parseCursor = (cursor: string | undefined) => {
   const m = /^(\d+):(\d+)$/.exec(cursor ?? '');
@@ -33,10 +48,12 @@ export async function pollReceived(c: EmailConnection, cursor: string | undefine
     for (const uid of uids) {
       const message = await summaryOf(client, uid);
       if (!message) continue; // expunged in between
+      const { files, skipped } = await filesOf(client, folder, uid);
       events.push({
         id: `${validity}:${uid}`,
         occurred_at: message.received_at,
-        data: { folder, ...message },
+        data: { folder, ...message, ...(skipped.length > 0 ? { attachments_too_large: skipped } : {}) },
+        files,
       });
     }
     return { events, cursor: uids.length > 0 ? `${validity}:${uids[uids.length - 1]}` : cursor! };

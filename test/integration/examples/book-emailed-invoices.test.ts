@@ -24,6 +24,7 @@ import {
 import { startPostgresServer, type DatabaseServer } from '../../support/servers';
 
 const example = path.join(__dirname, '../../../examples/book-emailed-invoices.json');
+const pdf = Buffer.from('%PDF-1.4\n% an invoice\n%%EOF\n');
 
 describe('example: Book emailed invoices (IMAP → model → SQL → Slack)', function () {
   this.timeout(300_000);
@@ -132,6 +133,7 @@ describe('example: Book emailed invoices (IMAP → model → SQL → Slack)', fu
       subject: 'Invoice 1042',
       text: 'Dear customer,\n\nplease find invoice 1042 for EUR 1,250.00 attached.\n\nAcme Billing',
       messageId: '<inv-1042@acme.test>',
+      attachments: [{ filename: 'invoice-1042.pdf', content: pdf, contentType: 'application/pdf' }],
     })
       .compile()
       .build();
@@ -174,5 +176,15 @@ describe('example: Book emailed invoices (IMAP → model → SQL → Slack)', fu
       currency: 'EUR',
     });
     assert.match(await poll(), /0 events/, 'the filed email does not come again');
+
+    // The attachment came with the event: a file of the run, listed in its item.
+    const files = await h.stack.knex('files').where({ run_id: run.id }).whereNot({ name: 'report.csv' });
+    assert.deepEqual(
+      files.map((f) => [f.name, f.content_type, Buffer.compare(Buffer.from(f.content), pdf)]),
+      [['invoice-1042.pdf', 'application/pdf', 0]],
+    );
+    assert.deepEqual((item.data as Json).files, [
+      { file_id: files[0].id, name: 'invoice-1042.pdf', size: pdf.length, content_type: 'application/pdf' },
+    ]);
   });
 });
