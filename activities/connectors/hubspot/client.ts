@@ -9,6 +9,7 @@ import type { hubspotConnector } from '../../../model/connectors/hubspot';
 import { assertPublicUrl, BlockedAddressError } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
 import { RateLimited, waitingOutRateLimits } from '../rate-limit';
+import { actingToken } from '../acting-token';
 
 export type HubspotConnection = OpenedConnection<typeof hubspotConnector>;
 
@@ -24,25 +25,12 @@ export interface HubspotApiError {
 export const isApiError = (err: unknown): err is HubspotApiError =>
   typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'number';
 
-async function tokenOf(c: HubspotConnection): Promise<string> {
-  const { account } = c.config;
-  const given = c.credentials.access_token;
-  if (account && given)
-    throw refused(
-      `connection "${c.name}" names the account "${account}" and also gives an access token: keep one of them`,
-      'HubspotSettings',
-    );
-  if (account) {
-    if (!c.accountToken)
-      throw refused(`the account "${account}" of connection "${c.name}" is not at hand`, 'HubspotSettings');
-    return c.accountToken();
-  }
-  if (given) return given;
-  throw refused(
-    `connection "${c.name}" has neither an access token nor an account: give a private app token or name an OAuth 2.0 account`,
-    'HubspotSettings',
-  );
-}
+const tokenOf = (c: HubspotConnection) =>
+  actingToken(c, c.credentials.access_token, {
+    token: 'an access token',
+    remedy: 'give a private app token or name an OAuth 2.0 account',
+    type: 'HubspotSettings',
+  });
 
 const clients = clientCache<Client>(() => undefined);
 

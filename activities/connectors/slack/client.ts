@@ -16,31 +16,19 @@ import type { slackConnector } from '../../../model/connectors/slack';
 import { assertPublicUrl, BlockedAddressError } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
 import { RateLimited, waitingOutRateLimits } from '../rate-limit';
+import { actingToken } from '../acting-token';
 
 export type SlackConnection = OpenedConnection<typeof slackConnector>;
 
 const refused = (message: string, type: string) => ApplicationFailure.nonRetryable(message, type);
 
 /** The token the bot acts with: exactly one of the account's and the one given. */
-export async function tokenOf(c: SlackConnection): Promise<string> {
-  const { account } = c.config;
-  const given = c.credentials.bot_token;
-  if (account && given)
-    throw refused(
-      `connection "${c.name}" names the account "${account}" and also gives a bot token: keep one of them`,
-      'SlackSettings',
-    );
-  if (account) {
-    if (!c.accountToken)
-      throw refused(`the account "${account}" of connection "${c.name}" is not at hand`, 'SlackSettings');
-    return c.accountToken();
-  }
-  if (given) return given;
-  throw refused(
-    `connection "${c.name}" has neither a bot token nor an account: give the bot token (xoxb-…) or name an OAuth 2.0 account`,
-    'SlackSettings',
-  );
-}
+export const tokenOf = (c: SlackConnection) =>
+  actingToken(c, c.credentials.bot_token, {
+    token: 'a bot token',
+    remedy: 'give the bot token (xoxb-…) or name an OAuth 2.0 account',
+    type: 'SlackSettings',
+  });
 
 /** fetch for the WebClient that reaches only the addresses the operator allows. */
 const guardedFetch =
