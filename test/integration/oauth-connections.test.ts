@@ -19,10 +19,11 @@ import {
   type Harness,
 } from '../support/harness';
 import { createApiKey } from '../../db/api-keys';
+import { connectionCallback, consentAt } from '../support/oauth-consent';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const callbackBase = 'http://cadre.test/v1/connections/oauth/callback';
+const callbackBase = connectionCallback;
 
 describe('connections: OAuth 2.0 accounts', function () {
   this.timeout(120_000);
@@ -76,54 +77,6 @@ describe('connections: OAuth 2.0 accounts', function () {
   const box = () => loadSecretBox(h.config);
   const tokensOf = async (id: string) =>
     oauth2StoredCredentialsSchema.parse(JSON.parse(box().open((await row(id)).credentials_sealed))).tokens;
-
-  /** A person at the provider: signs in, then grants (or refuses) access; answers where the browser is sent back. */
-  async function consentAt(authorizationUrl: string, opts: { refuse?: boolean } = {}): Promise<URL> {
-    const cookies = new Map<string, string>();
-    let url = new URL(authorizationUrl);
-    let init: RequestInit = {};
-    for (let hop = 0; hop < 20; hop++) {
-      const res = await fetch(url, {
-        ...init,
-        redirect: 'manual',
-        headers: {
-          ...(init.headers as Record<string, string>),
-          cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
-        },
-      });
-      for (const c of res.headers.getSetCookie()) {
-        const [pair] = c.split(';');
-        const [k, v] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-        if (v) cookies.set(k, v);
-        else cookies.delete(k);
-      }
-      init = {};
-      const location = res.headers.get('location');
-      if (location) {
-        url = new URL(location, url);
-        if (url.href.startsWith(callbackBase)) return url;
-        continue;
-      }
-      const page = await res.text();
-      assert.equal(res.status, 200, page.slice(0, 300));
-      const form = /<form[^>]*action="([^"]+)"[^>]*>[\s\S]*?name="prompt" value="(\w+)"/.exec(page);
-      assert.ok(form, `a sign-in or consent form: ${page.slice(0, 300)}`);
-      const [, action, prompt] = form;
-      if (prompt === 'consent' && opts.refuse) {
-        url = new URL(`${action}/abort`, url);
-        continue;
-      }
-      url = new URL(action, url);
-      init = {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(
-          prompt === 'login' ? { prompt, login: 'ana@example.test', password: 'any' } : { prompt },
-        ).toString(),
-      };
-    }
-    throw new Error('the provider never sent the browser back');
-  }
 
   /** The provider sends the browser to the public callback (here: the test's API, not cadre.test). */
   const landAt = async (callback: URL) => {

@@ -8,8 +8,12 @@ import type { TestOidcProvider } from './oidc-provider';
 /** Where the test provider sends the browser back for connections (the API serves it at its own address). */
 export const connectionCallback = 'http://cadre.test/v1/connections/oauth/callback';
 
-/** A person at the provider signs in and grants access; answers where the browser is sent back. */
-export async function consentAt(authorizationUrl: string, login = 'ana@example.test'): Promise<URL> {
+/** A person at the provider signs in and grants (or refuses) access; answers where the browser is sent back. */
+export async function consentAt(
+  authorizationUrl: string,
+  opts: { login?: string; refuse?: boolean } = {},
+): Promise<URL> {
+  const login = opts.login ?? 'ana@example.test';
   const cookies = new Map<string, string>();
   let url = new URL(authorizationUrl);
   let init: RequestInit = {};
@@ -40,6 +44,10 @@ export async function consentAt(authorizationUrl: string, login = 'ana@example.t
     const form = /<form[^>]*action="([^"]+)"[^>]*>[\s\S]*?name="prompt" value="(\w+)"/.exec(page);
     assert.ok(form, `a sign-in or consent form: ${page.slice(0, 300)}`);
     const [, action, prompt] = form;
+    if (prompt === 'consent' && opts.refuse) {
+      url = new URL(`${action}/abort`, url);
+      continue;
+    }
     url = new URL(action, url);
     init = {
       method: 'POST',
