@@ -86,42 +86,43 @@ export async function storeMessage(
   threadId: string | undefined,
   message: NewMessage,
 ): Promise<InboxMessage | undefined> {
-  return knex.transaction(async (trx) => {
-    let thread = threadId;
-    if (!thread) {
-      thread = randomUUID();
-      await trx('inbox_threads').insert({
-        id: thread,
-        workspace_id: workspaceId,
-        agent_id: message.agent_id,
-        subject: message.subject,
-      });
-    }
-    const [row] = await trx('inbox_messages')
-      .insert({
-        ...message,
-        id: randomUUID(),
-        thread_id: thread,
-        references: JSON.stringify(message.references),
-        to_addresses: JSON.stringify(message.to_addresses),
-        attachments: JSON.stringify(message.attachments),
-      })
-      .onConflict(['agent_id', 'message_id'])
-      .ignore()
-      .returning('*');
-    if (!row) throw new AlreadyStored(); // rolls back a thread made for it
-    await trx('inbox_threads').where({ id: thread }).update({ last_message_at: trx.fn.now() });
-    return row as InboxMessage;
-  }).catch((err) => {
-    if (err instanceof AlreadyStored) return undefined;
-    throw err;
-  });
+  return knex
+    .transaction(async (trx) => {
+      let thread = threadId;
+      if (!thread) {
+        thread = randomUUID();
+        await trx('inbox_threads').insert({
+          id: thread,
+          workspace_id: workspaceId,
+          agent_id: message.agent_id,
+          subject: message.subject,
+        });
+      }
+      const [row] = await trx('inbox_messages')
+        .insert({
+          ...message,
+          id: randomUUID(),
+          thread_id: thread,
+          references: JSON.stringify(message.references),
+          to_addresses: JSON.stringify(message.to_addresses),
+          attachments: JSON.stringify(message.attachments),
+        })
+        .onConflict(['agent_id', 'message_id'])
+        .ignore()
+        .returning('*');
+      if (!row) throw new AlreadyStored(); // rolls back a thread made for it
+      await trx('inbox_threads').where({ id: thread }).update({ last_message_at: trx.fn.now() });
+      return row as InboxMessage;
+    })
+    .catch((err) => {
+      if (err instanceof AlreadyStored) return undefined;
+      throw err;
+    });
 }
 
 export async function findMessage(knex: Knex, agentId: string, messageId: string) {
   return (await knex('inbox_messages').where({ agent_id: agentId, message_id: messageId }).first()) as
-    | InboxMessage
-    | undefined;
+    InboxMessage | undefined;
 }
 
 export async function noteOnMessage(knex: Knex, id: string, patch: { run_id?: string; note?: string }) {

@@ -2,7 +2,7 @@
 // thread, then a run of the agent started through the same run service as the API, with one item describing the
 // message. A redelivered Message-ID is stored once and starts nothing; an agent that is not live keeps the message,
 // says why no run started, and runs nothing.
-import type { AddressObject, ParsedMail } from 'mailparser';
+import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { randomUUID } from 'node:crypto';
 import type { AgentRow } from '../../db/agents';
 import { noteOnMessage, storeMessage, threadOfMessageIds, type InboxMessage } from '../../db/inbox';
@@ -22,7 +22,9 @@ export type IntakeOutcome =
   | { outcome: 'kept'; message: InboxMessage; note: string };
 
 const addressesOf = (field: AddressObject | AddressObject[] | undefined) =>
-  (Array.isArray(field) ? field : field ? [field] : []).flatMap((a) => a.value.map((v) => v.address ?? '')).filter(Boolean);
+  (Array.isArray(field) ? field : field ? [field] : [])
+    .flatMap((a) => a.value.map((v) => v.address ?? ''))
+    .filter(Boolean);
 
 function headerText(mail: ParsedMail, name: string): string | null {
   const value = mail.headers.get(name);
@@ -35,6 +37,19 @@ const referencesOf = (mail: ParsedMail) =>
   (Array.isArray(mail.references) ? mail.references : mail.references ? mail.references.split(/\s+/) : []).filter(
     Boolean,
   );
+
+/**
+ * The message's text. mailparser converts HTML to text only for a message that is nothing but HTML; an HTML body
+ * beside attachments is converted the same way here, by parsing it as such a message.
+ */
+async function textOf(mail: ParsedMail): Promise<string> {
+  let text = mail.text ?? '';
+  if (!text.trim() && typeof mail.html === 'string') {
+    const htmlOnly = await simpleParser(Buffer.from(`Content-Type: text/html; charset=utf-8\r\n\r\n${mail.html}`));
+    text = htmlOnly.text ?? '';
+  }
+  return text.replace(/\r\n/g, '\n').trim();
+}
 
 export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: ParsedMail): Promise<IntakeOutcome> {
   const { knex } = deps;
@@ -54,8 +69,7 @@ export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: Parse
     from_address: mail.from?.text ?? '',
     to_addresses: addressesOf(mail.to),
     subject: mail.subject ?? '(no subject)',
-    // mailparser turns an HTML-only message into text.
-    text: (mail.text ?? '').replace(/\r\n/g, '\n').trim(),
+    text: await textOf(mail),
     attachments,
     authentication_results: headerText(mail, 'authentication-results'),
     received_spf: headerText(mail, 'received-spf'),
@@ -99,4 +113,3 @@ export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: Parse
     return { outcome: 'kept', message, note };
   }
 }
-
