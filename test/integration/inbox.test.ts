@@ -17,6 +17,8 @@ import {
 import { connectorApi, type ConnectorApi, type Json } from '../support/connections';
 import { startSmtpSink, type SmtpSink } from '../support/sinks';
 import { startInboxListener, type InboxListener } from '../../api/inbox/smtp-listener';
+import { externalToolHandlers } from '../../activities/tools/handlers';
+import { toolContext } from '../../activities/tools/context';
 
 const domain = 'inbox.test';
 
@@ -193,6 +195,25 @@ describe('the Inbox (SMTP in, run, approved reply out)', function () {
     );
     assert.equal(all[3].text, 'It left our warehouse today; sorry for the wait.');
     assert.equal((await inboxOf(agent.id)).data[0].last_message.direction, 'outbound');
+
+    // The reply step retried after it sent (a worker lost before it reported): nothing more goes out or is stored.
+    const replyAgain = (runId: string, key: string, threadId: string) =>
+      externalToolHandlers['email.reply']!(
+        { thread_id: threadId, text: 'a second copy' },
+        toolContext({ knex: h.stack.knex, config: h.config }, { runId, key, connections: [] }),
+      );
+    const repeated = (await replyAgain(second, `${second}:0:reply`, first.id)) as Json;
+    assert.equal(repeated.message_id, editedReply.messageId);
+    assert.equal(sink.messages.length, 2);
+    assert.equal((await thread(first.id)).messages.length, 4);
+
+    // A run of another agent cannot reply in this agent's thread.
+    const otherRun = await c.runOf(counter('Other desk'), [{ a: 1 }]);
+    await assert.rejects(
+      replyAgain(otherRun.started.id, `${otherRun.started.id}:0:x`, first.id),
+      /has no Inbox thread/,
+    );
+    assert.equal(sink.messages.length, 2);
   });
 
   it('refuses mail for an address no agent has, or for another domain, while the sender is connected', async () => {
