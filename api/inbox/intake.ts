@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentRow } from '../../db/agents';
 import { noteOnMessage, storeMessage, threadOfMessageIds, type InboxMessage } from '../../db/inbox';
 import { runFileSaver } from '../../activities/run-files';
+import { recordEvent } from '../../db/timeline';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { ApiError } from '../problem';
 import type { Logger } from '../logger';
@@ -76,9 +77,20 @@ export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: Parse
   });
   if (!message) return { outcome: 'duplicate' };
 
+  const timeline = (kind: 'trigger_fired' | 'trigger_skipped', what: string, details: Record<string, unknown>) =>
+    recordEvent(knex, {
+      workspace_id: agent.workspace_id,
+      agent_id: agent.id,
+      kind,
+      run_id: (details.run_id as string | undefined) ?? null,
+      message: `Inbox: mail from ${message.from_address} ("${message.subject}") ${what}`,
+      details: { thread_id: message.thread_id, ...details },
+    });
+
   if (agent.state !== 'live') {
     const note = `the agent is ${agent.state}: the message is kept, and no run was started`;
     await noteOnMessage(knex, message.id, { note });
+    await timeline('trigger_skipped', `kept, no run started (the agent is ${agent.state})`, { reason: 'paused' });
     return { outcome: 'kept', message, note };
   }
   const item = {
@@ -99,6 +111,7 @@ export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: Parse
       idempotencyKey: `inbox:${message.id}`,
     });
     await noteOnMessage(knex, message.id, { run_id: run.id });
+    await timeline('trigger_fired', 'started a run', { run_id: run.id });
     const save = runFileSaver(knex, run.id, `inbox:${message.id}`);
     for (const [i, a] of mail.attachments.entries())
       await save({ name: attachments[i], contentType: a.contentType, content: a.content, part: String(i) });
@@ -109,6 +122,7 @@ export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: Parse
     // stays in its thread with the reason, as the sender's mail was received.
     const note = `no run was started: ${err.message}`;
     await noteOnMessage(knex, message.id, { note });
+    await timeline('trigger_skipped', `kept, no run started (${err.message})`, { reason: err.code });
     deps.logger?.warn({ agent_id: agent.id, message: message.id, reason: err.code }, 'inbox message started no run');
     return { outcome: 'kept', message, note };
   }

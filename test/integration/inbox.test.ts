@@ -3,7 +3,11 @@
 // reaches a recording SMTP server (SMTP_URL) as a reply in the same thread. Also what the listener refuses, a
 // redelivered message, a paused agent, and what a message brings along (HTML, attachments, SPF/DKIM results).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createTransport, type SendMailOptions } from 'nodemailer';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import {
@@ -268,6 +272,13 @@ describe('the Inbox (SMTP in, run, approved reply out)', function () {
     assert.equal(message.run, null);
     assert.match(message.note, /the agent is paused: the message is kept, and no run was started/);
     assert.equal((await h.stack.knex('runs').where({ agent_id: agent.id })).length, 0);
+    const timeline = (await c.call('GET', `/agents/${agent.id}/timeline`)).body.data as Json[];
+    assert.ok(
+      timeline.some(
+        (e) => e.kind === 'trigger_skipped' && /mail from x@example.com \("while paused"\) kept/.test(e.message),
+      ),
+      JSON.stringify(timeline),
+    );
   });
 
   it('reads an HTML-only message as text, keeps SPF/DKIM results, and stores attachments as run files', async () => {
@@ -296,6 +307,46 @@ describe('the Inbox (SMTP in, run, approved reply out)', function () {
       files.map((f) => [f.name, Buffer.from(f.content).toString()]),
       [['invoice-7.csv', 'item,amount\nwidgets,12\n']],
     );
+  });
+
+  it('offers STARTTLS with the configured key and certificate', async function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inbox-tls-'));
+    const [keyPath, certPath] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
+    try {
+      execFileSync(
+        'openssl',
+        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${domain}`].concat([
+          '-keyout',
+          keyPath,
+          '-out',
+          certPath,
+        ]),
+        { stdio: 'ignore' },
+      );
+    } catch {
+      this.skip(); // no openssl to make a certificate with
+    }
+    const secure = await startInboxListener(
+      { knex: h.stack.knex, temporal: h.client, temporalConfig: h.temporalConfig },
+      { smtpPort: 0, smtpHost: '127.0.0.1', domain, maxBytes: 64 * 1024, tls: { keyPath, certPath } },
+    );
+    try {
+      const agent = await createLiveAgent(h, ws, counter('TLS desk'));
+      const { address } = await inboxOf(agent.id);
+      // requireTLS: the send fails unless the listener offers STARTTLS and the session is encrypted.
+      await createTransport({
+        host: '127.0.0.1',
+        port: secure.port,
+        secure: false,
+        requireTLS: true,
+        tls: { rejectUnauthorized: false },
+      }).sendMail({ from: 'x@example.com', to: address, subject: 'over TLS', text: 'sealed' });
+      const [t] = await eventually(agent.id, (x) => x.length === 1);
+      assert.equal(t.subject, 'over TLS');
+    } finally {
+      await secure.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers 404 for a thread of no agent in the workspace', async () => {
