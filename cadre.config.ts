@@ -48,6 +48,23 @@ export const cadreEnvSchema = z.object({
   ANTHROPIC_RETRY_SECONDS: z.coerce.number().min(0.1).max(600).default(15),
   SMTP_URL: envOptionalString,
   SMTP_FROM: z.string().default('Cadre <cadre@localhost>'),
+  /** The Inbox's own SMTP listener (mail for the agents' addresses); unset → no listener. */
+  CADRE_INBOX_SMTP_PORT: envPort.optional(),
+  CADRE_INBOX_SMTP_HOST: z.string().default('127.0.0.1'),
+  /** Each agent's address is <agent>@CADRE_INBOX_DOMAIN. */
+  CADRE_INBOX_DOMAIN: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, 'a mail domain such as agents.example.com')
+    .default('localhost'),
+  /** Larger messages are refused with 552. */
+  CADRE_INBOX_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(25 * 1024 * 1024),
+  /** PEM files for STARTTLS on the listener; both or neither. */
+  CADRE_INBOX_TLS_KEY: envOptionalString,
+  CADRE_INBOX_TLS_CERT: envOptionalString,
   /** Vector retrieval with the local embedding model (`local`), Voyage AI's API (`voyage`, needs VOYAGE_API_KEY),
    * or full-text retrieval only (`off`). Passages are embedded by the provider in force when they are indexed. */
   CADRE_EMBEDDINGS: z.enum(['local', 'voyage', 'off']).default('local'),
@@ -92,6 +109,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = parseEnv(cadreEnvSchema, env);
   if (e.CADRE_EMBEDDINGS === 'voyage' && !e.VOYAGE_API_KEY)
     throw new ConfigError('VOYAGE_API_KEY', 'is required with CADRE_EMBEDDINGS=voyage (a key from dash.voyageai.com)');
+  if ((e.CADRE_INBOX_TLS_KEY === undefined) !== (e.CADRE_INBOX_TLS_CERT === undefined))
+    throw new ConfigError(
+      e.CADRE_INBOX_TLS_KEY ? 'CADRE_INBOX_TLS_CERT' : 'CADRE_INBOX_TLS_KEY',
+      'TLS for the Inbox listener needs both CADRE_INBOX_TLS_KEY and CADRE_INBOX_TLS_CERT (PEM file paths)',
+    );
   const dataDir = path.resolve(e.CADRE_DATA_DIR);
   return {
     dataDir,
@@ -117,6 +139,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       retrySeconds: e.ANTHROPIC_RETRY_SECONDS,
     },
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
+    inbox: {
+      smtpPort: e.CADRE_INBOX_SMTP_PORT,
+      smtpHost: e.CADRE_INBOX_SMTP_HOST,
+      domain: e.CADRE_INBOX_DOMAIN.toLowerCase(),
+      maxBytes: e.CADRE_INBOX_MAX_BYTES,
+      tls: e.CADRE_INBOX_TLS_KEY ? { keyPath: e.CADRE_INBOX_TLS_KEY, certPath: e.CADRE_INBOX_TLS_CERT! } : undefined,
+    },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
     mcp: { stdioCommands: e.CADRE_MCP_STDIO_COMMANDS },
     warehouse: {

@@ -20,6 +20,7 @@ import { connectionRoutes } from './routes/connections';
 import { connectionOAuthPublicRoutes } from './routes/connection-oauth';
 import type { ConnectorLimits } from '../activities/connectors/connector';
 import { skillRoutes } from './routes/skills';
+import { inboxRoutes } from './routes/inbox';
 import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
 import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
@@ -42,6 +43,8 @@ export interface AppDeps extends RouteDeps {
   apiRateLimit?: number;
   /** What a connection may reach (CADRE_HTTP_ALLOW_HOSTS) and start (CADRE_MCP_STDIO_COMMANDS); unset → neither. */
   connectors?: ConnectorLimits;
+  /** The domain of the agents' Inbox addresses (CADRE_INBOX_DOMAIN); unset → localhost. */
+  inboxDomain?: string;
 }
 
 export function createApp(deps: AppDeps) {
@@ -112,6 +115,7 @@ export function createApp(deps: AppDeps) {
   v1.use(sourceRoutes(deps));
   v1.use(connectionRoutes({ ...deps, connectors: deps.connectors ?? { allowHosts: [], stdioCommands: [] } }));
   v1.use(skillRoutes(deps));
+  v1.use(inboxRoutes(deps));
   v1.use(memberRoutes(deps));
   v1.use(ssoConfigRoutes(deps));
   app.use('/v1', v1);

@@ -72,6 +72,30 @@ const connectionEvents = {
   description: 'What can happen in the system that an event trigger may start a run on.',
 };
 const schemas: Record<string, unknown> = {
+  InboxMessage: obj({
+    id: { type: 'string', format: 'uuid' },
+    direction: { enum: ['inbound', 'outbound'] },
+    message_id: { type: 'string' },
+    in_reply_to: nullable({ type: 'string' }),
+    references: { type: 'array', items: { type: 'string' } },
+    from: { type: 'string' },
+    to: { type: 'array', items: { type: 'string' } },
+    subject: { type: 'string' },
+    text: { type: 'string', description: 'The plain text (an HTML-only message converted to text).' },
+    attachments: {
+      type: 'array',
+      items: { type: 'string' },
+      description: "The attachments' names; each is a file of the run the message started.",
+    },
+    authentication_results: nullable({
+      type: 'string',
+      description: 'The Authentication-Results header (SPF, DKIM, DMARC verdicts) the message arrived with.',
+    }),
+    received_spf: nullable({ type: 'string' }),
+    run: nullable(obj({ id: { type: 'string', format: 'uuid' }, status: { enum: [...runStatuses] } })),
+    note: nullable({ type: 'string', description: 'Why an inbound message started no run (the agent was paused…).' }),
+    created_at: ts,
+  }),
   Problem: {
     ...obj(
       {
@@ -1287,6 +1311,55 @@ export const routes: Route[] = [
     scope: 'run',
     ok: { 202: ref('Run') },
     errors: [409],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/inbox',
+    id: 'listInboxThreads',
+    summary:
+      "The agent's Inbox: its address and its threads, newest activity first, each with its last message and the runs its requests started",
+    scope: 'read',
+    ok: {
+      200: obj({
+        address: { type: 'string' },
+        data: {
+          type: 'array',
+          items: obj({
+            id: { type: 'string', format: 'uuid' },
+            agent_id: { type: 'string', format: 'uuid' },
+            subject: { type: 'string' },
+            created_at: ts,
+            last_message_at: ts,
+            message_count: { type: 'integer' },
+            last_message: nullable(ref('InboxMessage')),
+            runs: {
+              type: 'array',
+              items: obj({ id: { type: 'string', format: 'uuid' }, status: { enum: [...runStatuses] } }),
+            },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
+    },
+  }),
+  r({
+    method: 'get',
+    path: '/inbox/threads/{id}',
+    id: 'getInboxThread',
+    summary: "An Inbox thread's messages in order, requests with the run each started, and the agent's replies",
+    scope: 'read',
+    ok: {
+      200: obj({
+        id: { type: 'string', format: 'uuid' },
+        agent_id: { type: 'string', format: 'uuid' },
+        agent_name: { type: 'string' },
+        address: { type: 'string' },
+        subject: { type: 'string' },
+        created_at: ts,
+        last_message_at: ts,
+        messages: { type: 'array', items: ref('InboxMessage') },
+      }),
+    },
   }),
   r({
     method: 'get',

@@ -18,6 +18,7 @@ export const triggers = [
   'event',
   'run_link',
   'agent',
+  'inbox',
 ] as const;
 export type Trigger = (typeof triggers)[number];
 

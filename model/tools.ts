@@ -150,6 +150,18 @@ const builtInTools = {
     sideEffect: 'external',
     approvalDefault: 'always',
   },
+  'email.reply': {
+    name: 'email.reply',
+    description:
+      "Reply in an Inbox thread of the agent (the item's thread_id): sent from the agent's address to the thread's " +
+      'sender, as a reply to its last message.',
+    input: z.object({
+      thread_id: z.uuid('thread_id must be the id of an Inbox thread (the item\'s "thread_id")'),
+      text: z.string().min(1, 'the reply has no text').max(1_000_000),
+    }),
+    sideEffect: 'external',
+    approvalDefault: 'always',
+  },
 } satisfies Record<string, ToolDefinition>;
 
 /** The built-in tools and every connector's (model/connectors/); `email.send` is the email connector's. */

@@ -11,6 +11,7 @@ import { reconcileSchedules } from '../schedules/sync';
 import { connectDatabase, connectTemporal } from './connections';
 import { main } from './fail-fast';
 import { connectorLimitsOf } from '../activities/connectors/opened';
+import { startInboxListener } from '../api/inbox/smtp-listener';
 
 const consoleBuild = path.resolve(__dirname, '../ui/build/handler.js');
 
@@ -41,6 +42,7 @@ main('web', async () => {
     secrets: loadSecretBox(config),
     connectors: connectorLimitsOf(config),
     smtp: config.smtp,
+    inboxDomain: config.inbox.domain,
     accountRecoverySeconds: config.accountRecoverySeconds,
     logger,
     versions: { temporal: temporal.version, postgres: db.version },
@@ -63,7 +65,18 @@ main('web', async () => {
   });
   logger.info({ url: config.web.publicUrl }, 'web listening');
 
+  const { smtpPort } = config.inbox;
+  const inbox =
+    smtpPort === undefined
+      ? undefined
+      : await startInboxListener(
+          { knex: db.knex, temporal: temporal.client, temporalConfig: tc, logger },
+          { ...config.inbox, smtpPort },
+        );
+  if (inbox) logger.info({ port: inbox.port, domain: config.inbox.domain }, 'inbox listening for mail');
+
   const stop = () => {
+    void inbox?.close();
     server.close();
     server.closeAllConnections();
     void Promise.allSettled([db.knex.destroy(), temporal.connection.close()]).then(() => process.exit(0));

@@ -4,6 +4,7 @@ import { sqlClientResolver } from '../connectors/connections';
 import { connectionOpener } from '../connectors/opened';
 import { runFileReader, runFileSaver } from '../run-files';
 import type { ToolContext } from './handlers';
+import { inboxReplies } from '../inbox-reply';
 
 export function toolContext(
   deps: ActivityDeps,
@@ -17,5 +18,6 @@ export function toolContext(
     readFile: runFileReader(deps.knex, call.runId),
     sqlClient: sqlClientResolver(deps, call),
     connection: connectionOpener(deps, call),
+    inbox: inboxReplies(deps.knex, call.runId, deps.config.inbox.domain),
   };
 }

@@ -10,6 +10,7 @@ import { sqlToolHandlers } from '../connectors/sql/handlers';
 import { connectorToolHandlers } from '../connectors';
 import type { OpenConnection } from '../connectors/opened';
 import type { RunFile } from '../run-files';
+import type { InboxReplies } from '../inbox-reply';
 
 export interface ToolContext {
   idempotencyKey: string;
@@ -31,6 +32,8 @@ export interface ToolContext {
   sqlClient?: (connection: string) => Promise<SqlClient>;
   /** Opens the named connection of the agent for a connector's tool (activities/connectors/opened.ts). */
   connection?: OpenConnection;
+  /** The Inbox threads of the run's agent, for `email.reply`. */
+  inbox?: InboxReplies;
 }
 
 type Handler<N extends ToolName> = (input: ToolInput<N>, ctx: ToolContext) => Promise<unknown>;
@@ -106,6 +109,35 @@ async function sendEmail(input: ToolInput<'email.send'>, ctx: ToolContext): Prom
   return { message_id: info.messageId, accepted: info.accepted };
 }
 
+/**
+ * `email.reply`: from the agent's address to the thread's last sender, In-Reply-To their message and References
+ * the thread's chain, with a Message-ID from the call's key; stored in the thread once it is sent. A retry after
+ * the store sends nothing; a retry between send and store sends the same Message-ID again, which mail systems
+ * recognise as one message.
+ */
+async function replyInThread(input: ToolInput<'email.reply'>, ctx: ToolContext): Promise<unknown> {
+  if (!ctx.smtp.url) {
+    throw ApplicationFailure.nonRetryable('no SMTP server configured: set SMTP_URL to send email', 'NoSmtp');
+  }
+  if (!ctx.inbox) throw ApplicationFailure.nonRetryable('email.reply needs a run to reply from', 'NoRun');
+  const draft = await ctx.inbox.draft(input.thread_id, ctx.idempotencyKey);
+  if ('refused' in draft) throw ApplicationFailure.nonRetryable(draft.refused, 'NoThread');
+  const already = await ctx.inbox.sent(draft.messageId);
+  if (!already) {
+    await transport(ctx.smtp.url).sendMail({
+      from: draft.from,
+      to: draft.to,
+      subject: draft.subject,
+      text: input.text,
+      inReplyTo: draft.inReplyTo,
+      references: draft.references,
+      messageId: draft.messageId,
+    });
+    await ctx.inbox.record(draft, input.text);
+  }
+  return { message_id: draft.messageId, thread_id: draft.threadId, to: draft.to, subject: draft.subject };
+}
+
 async function generateFile(input: ToolInput<'file.generate'>, ctx: ToolContext): Promise<unknown> {
   if (!ctx.saveFile) throw ApplicationFailure.nonRetryable('file.generate needs a run to write into', 'NoRun');
   // Both add the format's extension unless the name already has it.
@@ -119,6 +151,7 @@ async function generateFile(input: ToolInput<'file.generate'>, ctx: ToolContext)
 export const externalToolHandlers: { [N in ToolName]?: Handler<N> } = {
   'http.request': httpRequest,
   'file.generate': generateFile,
+  'email.reply': replyInThread,
   ...sqlToolHandlers,
   ...(connectorToolHandlers as { [N in ToolName]?: Handler<N> }),
   // The email connector's tool, which sends as the connection it names or else as the deployment did before.

@@ -2,6 +2,26 @@
 
 export interface components {
   schemas: {
+    InboxMessage: {
+      id: string;
+      direction: 'inbound' | 'outbound';
+      message_id: string;
+      in_reply_to: string | null;
+      references: string[];
+      from: string;
+      to: string[];
+      subject: string;
+      text: string;
+      attachments: string[];
+      authentication_results: string | null;
+      received_spf: string | null;
+      run: {
+        id: string;
+        status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+      } | null;
+      note: string | null;
+      created_at: string;
+    };
     Problem: {
       type: string;
       title: string;
@@ -20,7 +40,18 @@ export interface components {
       agent_name: string;
       agent_version: number;
       status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
-      trigger: 'manual' | 'api' | 'test' | 'schedule' | 'webhook' | 'form' | 'chain' | 'event' | 'run_link' | 'agent';
+      trigger:
+        | 'manual'
+        | 'api'
+        | 'test'
+        | 'schedule'
+        | 'webhook'
+        | 'form'
+        | 'chain'
+        | 'event'
+        | 'run_link'
+        | 'agent'
+        | 'inbox';
       input: string;
       created_at: string;
       started_at: string | null;
@@ -3434,7 +3465,17 @@ export interface paths {
           agent_id?: string;
           status?: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
           trigger?:
-            'manual' | 'api' | 'test' | 'schedule' | 'webhook' | 'form' | 'chain' | 'event' | 'run_link' | 'agent';
+            | 'manual'
+            | 'api'
+            | 'test'
+            | 'schedule'
+            | 'webhook'
+            | 'form'
+            | 'chain'
+            | 'event'
+            | 'run_link'
+            | 'agent'
+            | 'inbox';
           from?: string;
           to?: string;
           limit?: number;
@@ -3639,6 +3680,71 @@ export interface paths {
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/agents/{id}/inbox': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              address: string;
+              data: {
+                id: string;
+                agent_id: string;
+                subject: string;
+                created_at: string;
+                last_message_at: string;
+                message_count: number;
+                last_message: components['schemas']['InboxMessage'] | null;
+                runs: {
+                  id: string;
+                  status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+                }[];
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/inbox/threads/{id}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              id: string;
+              agent_id: string;
+              agent_name: string;
+              address: string;
+              subject: string;
+              created_at: string;
+              last_message_at: string;
+              messages: components['schemas']['InboxMessage'][];
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };

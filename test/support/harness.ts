@@ -145,6 +145,7 @@ export async function startApi(
     secrets: loadSecretBox(h.config),
     connectors: connectorLimitsOf(h.config),
     smtp: opts.smtp,
+    inboxDomain: h.config.inbox.domain,
     accountRecoverySeconds: opts.accountRecoverySeconds,
     apiRateLimit: opts.apiRateLimit,
     // Each test app is its own deployment: budgets spent by one suite's requests do not carry into the next.

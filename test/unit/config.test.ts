@@ -34,6 +34,13 @@ describe('loadConfig', () => {
         retrySeconds: 15,
       },
       smtp: { url: undefined, from: 'Cadre <cadre@localhost>' },
+      inbox: {
+        smtpPort: undefined,
+        smtpHost: '127.0.0.1',
+        domain: 'localhost',
+        maxBytes: 25 * 1024 * 1024,
+        tls: undefined,
+      },
       secretKey: undefined, // a key generated under the data dir is used (db/secret-box.ts)
       accountRecoverySeconds: 30 * 86_400,
       previousSecretKeys: [],
@@ -49,6 +56,17 @@ describe('loadConfig', () => {
     assertConfigError(() => loadConfig({ CADRE_EMBEDDINGS: 'voyage' }), 'VOYAGE_API_KEY', /CADRE_EMBEDDINGS=voyage/);
     assert.doesNotThrow(() => loadConfig({ CADRE_EMBEDDINGS: 'voyage', VOYAGE_API_KEY: 'pa-test' }));
     assertConfigError(() => loadConfig({ CADRE_EMBEDDINGS: 'remote' }), 'CADRE_EMBEDDINGS');
+  });
+
+  it("asks for both halves of the Inbox listener's TLS", () => {
+    assertConfigError(() => loadConfig({ CADRE_INBOX_TLS_KEY: '/k.pem' }), 'CADRE_INBOX_TLS_CERT', /both/);
+    const c = loadConfig({
+      CADRE_INBOX_TLS_KEY: '/k.pem',
+      CADRE_INBOX_TLS_CERT: '/c.pem',
+      CADRE_INBOX_SMTP_PORT: '2525',
+    });
+    assert.deepEqual(c.inbox.tls, { keyPath: '/k.pem', certPath: '/c.pem' });
+    assert.equal(c.inbox.smtpPort, 2525);
   });
 
   it('treats an empty or blank DATABASE_URL as unset (embedded database)', () => {

@@ -9,7 +9,7 @@ export interface List<T> {
 export type AgentState = 'draft' | 'ready' | 'live' | 'paused';
 export type RunStatus = 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
 export type RunTrigger =
-  'manual' | 'api' | 'schedule' | 'webhook' | 'form' | 'chain' | 'event' | 'test' | 'run_link' | 'agent';
+  'manual' | 'api' | 'schedule' | 'webhook' | 'form' | 'chain' | 'event' | 'test' | 'run_link' | 'agent' | 'inbox';
 export type ItemStatus = 'pending' | 'running' | 'done' | 'failed' | 'needs_review' | 'skipped';
 export type ApprovalStatus = 'pending' | 'escalated' | 'approved' | 'rejected' | 'timed_out' | 'cancelled';
 

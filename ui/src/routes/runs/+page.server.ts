@@ -3,7 +3,18 @@ import type { RunStatus, RunTrigger } from '$lib/types';
 import type { PageServerLoad } from './$types';
 
 const STATUSES: RunStatus[] = ['running', 'needs_review', 'completed', 'failed', 'cancelled', 'skipped'];
-const TRIGGERS: RunTrigger[] = ['manual', 'api', 'schedule', 'webhook', 'form', 'chain', 'agent', 'run_link', 'test'];
+const TRIGGERS: RunTrigger[] = [
+  'manual',
+  'api',
+  'schedule',
+  'webhook',
+  'form',
+  'chain',
+  'agent',
+  'run_link',
+  'inbox',
+  'test',
+];
 
 export const load: PageServerLoad = async ({ url }) => {
   const requested = url.searchParams.get('status');

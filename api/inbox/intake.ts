@@ -1,0 +1,129 @@
+// Mail for an agent's address, however it arrived (the SMTP listener, or later a connected mailbox): stored in its
+// thread, then a run of the agent started through the same run service as the API, with one item describing the
+// message. A redelivered Message-ID is stored once and starts nothing; an agent that is not live keeps the message,
+// says why no run started, and runs nothing.
+import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import { randomUUID } from 'node:crypto';
+import type { AgentRow } from '../../db/agents';
+import { noteOnMessage, storeMessage, threadOfMessageIds, type InboxMessage } from '../../db/inbox';
+import { runFileSaver } from '../../activities/run-files';
+import { recordEvent } from '../../db/timeline';
+import { startRun, type RunServiceDeps } from '../run-service';
+import { ApiError } from '../problem';
+import type { Logger } from '../logger';
+
+export interface IntakeDeps extends RunServiceDeps {
+  domain: string;
+  logger?: Logger;
+}
+
+export type IntakeOutcome =
+  | { outcome: 'duplicate' }
+  | { outcome: 'started'; message: InboxMessage; runId: string }
+  | { outcome: 'kept'; message: InboxMessage; note: string };
+
+const addressesOf = (field: AddressObject | AddressObject[] | undefined) =>
+  (Array.isArray(field) ? field : field ? [field] : [])
+    .flatMap((a) => a.value.map((v) => v.address ?? ''))
+    .filter(Boolean);
+
+function headerText(mail: ParsedMail, name: string): string | null {
+  const value = mail.headers.get(name);
+  if (value === undefined) return null;
+  const all = Array.isArray(value) ? value : [value];
+  return all.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join('\n');
+}
+
+const referencesOf = (mail: ParsedMail) =>
+  (Array.isArray(mail.references) ? mail.references : mail.references ? mail.references.split(/\s+/) : []).filter(
+    Boolean,
+  );
+
+/**
+ * The message's text. mailparser converts HTML to text only for a message that is nothing but HTML; an HTML body
+ * beside attachments is converted the same way here, by parsing it as such a message.
+ */
+async function textOf(mail: ParsedMail): Promise<string> {
+  let text = mail.text ?? '';
+  if (!text.trim() && typeof mail.html === 'string') {
+    const htmlOnly = await simpleParser(Buffer.from(`Content-Type: text/html; charset=utf-8\r\n\r\n${mail.html}`));
+    text = htmlOnly.text ?? '';
+  }
+  return text.replace(/\r\n/g, '\n').trim();
+}
+
+export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: ParsedMail): Promise<IntakeOutcome> {
+  const { knex } = deps;
+  const references = referencesOf(mail);
+  const threadId = await threadOfMessageIds(knex, agent.id, [
+    ...(mail.inReplyTo ? [mail.inReplyTo] : []),
+    ...references,
+  ]);
+  const attachments = mail.attachments.map((a, i) => a.filename ?? `attachment-${i + 1}`);
+  const message = await storeMessage(knex, agent.workspace_id, threadId, {
+    agent_id: agent.id,
+    direction: 'inbound',
+    // A message without one (rare, but legal) still needs an id to be replied to.
+    message_id: mail.messageId ?? `<${randomUUID()}@${deps.domain}>`,
+    in_reply_to: mail.inReplyTo ?? null,
+    references,
+    from_address: mail.from?.text ?? '',
+    to_addresses: addressesOf(mail.to),
+    subject: mail.subject ?? '(no subject)',
+    text: await textOf(mail),
+    attachments,
+    authentication_results: headerText(mail, 'authentication-results'),
+    received_spf: headerText(mail, 'received-spf'),
+  });
+  if (!message) return { outcome: 'duplicate' };
+
+  const timeline = (kind: 'trigger_fired' | 'trigger_skipped', what: string, details: Record<string, unknown>) =>
+    recordEvent(knex, {
+      workspace_id: agent.workspace_id,
+      agent_id: agent.id,
+      kind,
+      run_id: (details.run_id as string | undefined) ?? null,
+      message: `Inbox: mail from ${message.from_address} ("${message.subject}") ${what}`,
+      details: { thread_id: message.thread_id, ...details },
+    });
+
+  if (agent.state !== 'live') {
+    const note = `the agent is ${agent.state}: the message is kept, and no run was started`;
+    await noteOnMessage(knex, message.id, { note });
+    await timeline('trigger_skipped', `kept, no run started (the agent is ${agent.state})`, { reason: 'paused' });
+    return { outcome: 'kept', message, note };
+  }
+  const item = {
+    thread_id: message.thread_id,
+    message_id: message.message_id,
+    from: message.from_address,
+    subject: message.subject,
+    text: message.text,
+    attachments,
+  };
+  const workspace = await knex('workspaces').where({ id: agent.workspace_id }).first();
+  try {
+    const { run } = await startRun(deps, {
+      workspace,
+      agent,
+      input: JSON.stringify([item]),
+      trigger: 'inbox',
+      idempotencyKey: `inbox:${message.id}`,
+    });
+    await noteOnMessage(knex, message.id, { run_id: run.id });
+    await timeline('trigger_fired', 'started a run', { run_id: run.id });
+    const save = runFileSaver(knex, run.id, `inbox:${message.id}`);
+    for (const [i, a] of mail.attachments.entries())
+      await save({ name: attachments[i], contentType: a.contentType, content: a.content, part: String(i) });
+    return { outcome: 'started', message: { ...message, run_id: run.id }, runId: run.id };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    // Paused or edited meanwhile, the plan's runs used up, an input node that cannot read the item: the message
+    // stays in its thread with the reason, as the sender's mail was received.
+    const note = `no run was started: ${err.message}`;
+    await noteOnMessage(knex, message.id, { note });
+    await timeline('trigger_skipped', `kept, no run started (${err.message})`, { reason: err.code });
+    deps.logger?.warn({ agent_id: agent.id, message: message.id, reason: err.code }, 'inbox message started no run');
+    return { outcome: 'kept', message, note };
+  }
+}

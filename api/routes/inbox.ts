@@ -1,0 +1,80 @@
+// The Inbox as the API shows it: an agent's address and threads (newest activity first, each with its last message
+// and the runs its requests started), and a thread's messages in order, each inbound one with its run's status.
+import { Router } from 'express';
+import { ensureInboxLocalPart, getThread, listThreads, threadMessages, type InboxMessage } from '../../db/inbox';
+import { requirePermission } from '../auth';
+import { loadAgent } from '../loaders';
+import { ApiError } from '../problem';
+import { param } from '../validation';
+import type { RouteDeps } from './agents';
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+export function messageJson(m: InboxMessage & { run_status?: string | null }) {
+  return {
+    id: m.id,
+    direction: m.direction,
+    message_id: m.message_id,
+    in_reply_to: m.in_reply_to,
+    references: m.references,
+    from: m.from_address,
+    to: m.to_addresses,
+    subject: m.subject,
+    text: m.text,
+    attachments: m.attachments,
+    authentication_results: m.authentication_results,
+    received_spf: m.received_spf,
+    run: m.run_id ? { id: m.run_id, status: m.run_status ?? 'unknown' } : null,
+    note: m.note,
+    created_at: iso(m.created_at),
+  };
+}
+
+export function inboxRoutes(deps: RouteDeps & { inboxDomain?: string }): Router {
+  const { knex } = deps;
+  const domain = deps.inboxDomain ?? 'localhost';
+  const r = Router();
+
+  r.get('/agents/:id/inbox', requirePermission('read'), async (req, res) => {
+    const agent = await loadAgent(knex, req.auth!.workspace.id, param(req, 'id'));
+    const address = `${await ensureInboxLocalPart(knex, agent)}@${domain}`;
+    const threads = await listThreads(knex, agent.id);
+    res.json({
+      address,
+      data: threads.map((t) => ({
+        id: t.id,
+        agent_id: t.agent_id,
+        subject: t.subject,
+        created_at: iso(t.created_at),
+        last_message_at: iso(t.last_message_at),
+        message_count: t.message_count,
+        last_message: t.last_message ? messageJson(t.last_message) : null,
+        runs: t.runs,
+      })),
+      next_cursor: null,
+    });
+  });
+
+  r.get('/inbox/threads/:id', requirePermission('read'), async (req, res) => {
+    const thread = await getThread(knex, req.auth!.workspace.id, param(req, 'id'));
+    if (!thread) throw new ApiError(404, 'thread_not_found', `no Inbox thread ${param(req, 'id')} in this workspace`);
+    const local = await ensureInboxLocalPart(knex, {
+      id: thread.agent_id,
+      name: thread.agent_name,
+      workspace_id: thread.workspace_id,
+    });
+    const messages = await threadMessages(knex, thread.id);
+    res.json({
+      id: thread.id,
+      agent_id: thread.agent_id,
+      agent_name: thread.agent_name,
+      address: `${local}@${domain}`,
+      subject: thread.subject,
+      created_at: iso(thread.created_at),
+      last_message_at: iso(thread.last_message_at),
+      messages: messages.map(messageJson),
+    });
+  });
+
+  return r;
+}

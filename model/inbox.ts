@@ -1,0 +1,53 @@
+// The Inbox's rules that need no I/O: an agent's address, and how a reply joins its thread (RFC 5322 §3.6.4).
+
+/**
+ * A readable, stable local part: the agent's name as a slug plus the start of its id, so two agents of the same
+ * name still differ ("invoice-desk-3f9a1c2e"). Stored once made, so renaming the agent keeps its address.
+ */
+export function inboxLocalPart(agent: { id: string; name: string }): string {
+  const slug = agent.name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  const id = agent.id.replace(/-/g, '').slice(0, 8).toLowerCase();
+  return slug ? `${slug}-${id}` : `agent-${id}`;
+}
+
+/** The id prefix a local part made by inboxLocalPart ends with, to find an agent whose address is not stored yet. */
+export function idPrefixOfLocalPart(localPart: string): string | undefined {
+  return /-([0-9a-f]{8})$/.exec(localPart.toLowerCase())?.[1];
+}
+
+export function splitAddress(address: string): { local: string; domain: string } | undefined {
+  const at = address.lastIndexOf('@');
+  if (at <= 0 || at === address.length - 1) return undefined;
+  return { local: address.slice(0, at).toLowerCase(), domain: address.slice(at + 1).toLowerCase() };
+}
+
+/** "Re: <subject>", without piling up "Re: Re: …". */
+export function replySubject(subject: string): string {
+  return /^re:/i.test(subject.trim()) ? subject.trim() : `Re: ${subject.trim()}`;
+}
+
+/**
+ * The headers of a reply to the thread's messages (oldest first): In-Reply-To the last inbound one, References the
+ * chain of Message-IDs the thread has seen (the last message's own references, then the ids, without repeats).
+ */
+export function replyHeaders(
+  thread: { message_id: string; references: string[]; direction: 'inbound' | 'outbound' }[],
+): { inReplyTo: string; references: string[] } | undefined {
+  const lastInbound = [...thread].reverse().find((m) => m.direction === 'inbound');
+  if (!lastInbound) return undefined;
+  const chain: string[] = [];
+  for (const m of thread) for (const id of [...m.references, m.message_id]) if (!chain.includes(id)) chain.push(id);
+  return { inReplyTo: lastInbound.message_id, references: chain };
+}
+
+/** A Message-ID from a tool call's idempotency key: a retried send carries the same id. */
+export function replyMessageId(idempotencyKey: string, domain: string): string {
+  return `<${idempotencyKey.replace(/[^\w.-]/g, '.')}@${domain}>`;
+}
