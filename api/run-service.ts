@@ -28,6 +28,8 @@ export interface StartRunRequest {
   triggerId?: string;
   runLinkId?: string;
   idempotencyKey?: string;
+  /** Runs once the run is opened and before its workflow starts: what its first step must find (files that came with it). */
+  beforeStart?: (run: RunRecord) => Promise<void>;
 }
 
 /**
@@ -130,6 +132,7 @@ async function checkOpenAndStart(
       throw new AgentChanged();
   }
 
+  await req.beforeStart?.(opened.run);
   try {
     await startRunWorkflow(deps, opened.run);
   } catch (err) {

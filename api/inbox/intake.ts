@@ -109,12 +109,15 @@ export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: Parse
       input: JSON.stringify([item]),
       trigger: 'inbox',
       idempotencyKey: `inbox:${message.id}`,
+      // The attachments are the run's files before its first step looks for them.
+      beforeStart: async (opened) => {
+        const save = runFileSaver(knex, opened.id, `inbox:${message.id}`);
+        for (const [i, a] of mail.attachments.entries())
+          await save({ name: attachments[i], contentType: a.contentType, content: a.content, part: String(i) });
+      },
     });
     await noteOnMessage(knex, message.id, { run_id: run.id });
     await timeline('trigger_fired', 'started a run', { run_id: run.id });
-    const save = runFileSaver(knex, run.id, `inbox:${message.id}`);
-    for (const [i, a] of mail.attachments.entries())
-      await save({ name: attachments[i], contentType: a.contentType, content: a.content, part: String(i) });
     return { outcome: 'started', message: { ...message, run_id: run.id }, runId: run.id };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
