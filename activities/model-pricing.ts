@@ -20,5 +20,7 @@ export function modelCostUsd(
   usage: { input_tokens: number; output_tokens: number; cache_read_tokens: number },
 ): number {
   const [inPrice, outPrice] = modelPrices(modelName);
-  return (usage.input_tokens * inPrice + usage.cache_read_tokens * inPrice * 0.1 + usage.output_tokens * outPrice) / 1e6;
+  return (
+    (usage.input_tokens * inPrice + usage.cache_read_tokens * inPrice * 0.1 + usage.output_tokens * outPrice) / 1e6
+  );
 }

@@ -12,7 +12,11 @@ export async function createAgentWithinPlan(knex: Knex, ws: Workspace, spec: Age
   const limit = planLimits[ws.plan].agents;
   const agent = await createAgent(knex, ws.id, spec, limit).catch((err) => {
     if (!(err instanceof AgentLimitError)) throw err;
-    throw new ApiError(403, 'plan_agent_limit', `the ${ws.plan} plan allows ${limit} agents; delete one or upgrade the plan`);
+    throw new ApiError(
+      403,
+      'plan_agent_limit',
+      `the ${ws.plan} plan allows ${limit} agents; delete one or upgrade the plan`,
+    );
   });
   await recordEvent(knex, {
     workspace_id: ws.id,

@@ -23,6 +23,8 @@ import { skillRoutes } from './routes/skills';
 import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
 import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
+import { wizardRoutes } from './routes/wizard';
+import type { ModelSettings } from './wizard/model-client';
 import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
 
@@ -42,6 +44,8 @@ export interface AppDeps extends RouteDeps {
   apiRateLimit?: number;
   /** What a connection may reach (CADRE_HTTP_ALLOW_HOSTS) and start (CADRE_MCP_STDIO_COMMANDS); unset → neither. */
   connectors?: ConnectorLimits;
+  /** The model the creation wizard generates with (cadre.config.ts `model`); no key → it offers examples instead. */
+  model?: ModelSettings;
 }
 
 export function createApp(deps: AppDeps) {
@@ -114,6 +118,7 @@ export function createApp(deps: AppDeps) {
   v1.use(skillRoutes(deps));
   v1.use(memberRoutes(deps));
   v1.use(ssoConfigRoutes(deps));
+  v1.use(wizardRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

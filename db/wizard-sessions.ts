@@ -11,6 +11,8 @@ export interface WizardFile {
   size: number;
   /** The source the file became (its name), which the generated agent lists. */
   source: string;
+  /** The start of its text when it is text (txt, csv, json, md, xml), shown to the model as context. */
+  excerpt?: string;
 }
 export interface WizardQuestion {
   question: string;

@@ -2,7 +2,7 @@
 // spec names, and the integrations they need. Pure, so the API validates the model's answers and people's edits
 // with the same schemas, and the OpenAPI document shows them.
 import { z } from 'zod';
-import { connectionKinds } from './connection';
+import { connectionKinds, connectionName } from './connection';
 
 export const wizardQuestionsSchema = z.object({
   questions: z
@@ -18,12 +18,12 @@ export const wizardQuestionsSchema = z.object({
 
 /** The six parts of an agent's instructions (spec §1.12), each plain English. */
 export const instructionPartsSchema = z.object({
-  job: z.string().min(1, 'say what the job is').max(20_000),
-  success_criteria: z.string().max(20_000).default(''),
-  edge_cases: z.string().max(20_000).default(''),
-  triggers: z.string().max(20_000).default(''),
-  tools: z.string().max(20_000).default(''),
-  runtime_parameters: z.string().max(20_000).default(''),
+  job: z.string().min(1, 'say what the job is').max(15_000),
+  success_criteria: z.string().max(15_000).default(''),
+  edge_cases: z.string().max(15_000).default(''),
+  triggers: z.string().max(15_000).default(''),
+  tools: z.string().max(15_000).default(''),
+  runtime_parameters: z.string().max(15_000).default(''),
 });
 export type InstructionParts = z.infer<typeof instructionPartsSchema>;
 
@@ -39,6 +39,8 @@ export const instructionPartTitles: Record<keyof InstructionParts, string> = {
 /** An integration the instructions need: a kind of connection (GET /v1/connectors, SQL, MCP…) and what it is for. */
 export const proposedConnectionSchema = z.object({
   kind: z.enum(connectionKinds),
+  /** The connection's name in Integrations, which the agent's "connections" and tool names use. */
+  name: connectionName,
   purpose: z.string().min(1).max(500),
 });
 export type ProposedConnection = z.infer<typeof proposedConnectionSchema>;

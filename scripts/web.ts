@@ -41,6 +41,7 @@ main('web', async () => {
     secrets: loadSecretBox(config),
     connectors: connectorLimitsOf(config),
     smtp: config.smtp,
+    model: config.model,
     accountRecoverySeconds: config.accountRecoverySeconds,
     logger,
     versions: { temporal: temporal.version, postgres: db.version },
