@@ -109,7 +109,7 @@ describe('the agent creation wizard in a browser', function () {
     assert.equal(await page.inputValue('#w-input'), validAgent.sample_input);
     await page.click('button:has-text("Run test")');
     await page.waitForURL(/run=/);
-    await page.waitForFunction(`document.querySelector('[data-testid="test-run"]')?.innerText.includes('completed')`);
+    await page.waitForSelector('[data-testid="test-run"][data-status="completed"]');
     await page.click('button:has-text("Mark ready")');
     await page.waitForSelector('text=The agent is ready');
     await shot('wizard-5-ready.png');

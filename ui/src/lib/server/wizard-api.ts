@@ -3,7 +3,8 @@ import type { paths } from '$api/client';
 import { apiFetch, body, client } from './api';
 
 export type WizardSession = paths['/wizard/sessions/{id}']['get']['responses'][200]['content']['application/json'];
-export type InstructionParts = paths['/wizard/sessions/{id}/instructions']['put']['requestBody']['content']['application/json']['instructions'];
+export type InstructionParts =
+  paths['/wizard/sessions/{id}/instructions']['put']['requestBody']['content']['application/json']['instructions'];
 export type ProposedConnection = WizardSession['connections'][number];
 
 const path = (id: string) => ({ params: { path: { id } } });
