@@ -72,8 +72,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.json({ data, next_cursor: agents.next_cursor });
   });
 
-  const createWithinPlan = (ws: Workspace, spec: AgentSpec, by: string) =>
-    createAgentWithinPlan(knex, ws, spec, by);
+  const createWithinPlan = (ws: Workspace, spec: AgentSpec, by: string) => createAgentWithinPlan(knex, ws, spec, by);
   const createFromBody: RequestHandler = async (req, res) => {
     const ws = req.auth!.workspace;
     const spec = validateAgentSpec(req.body);

@@ -121,6 +121,24 @@ describe('the agent creation wizard in a browser', function () {
     assert.deepEqual(problems, []);
   });
 
+  it('when the model fails, keeps the goal and says why, with a way to ask again', async () => {
+    const base = await web(h);
+    await signIn(base);
+    fake.setHandler(() => ({ status: 400, error: { type: 'invalid_request_error', message: 'prompt is too long' } }));
+    try {
+      await page.goto(`${base}/agents/new`);
+      await page.fill('#w-goal', goal);
+      await page.click('button:has-text("Continue")');
+      await page.waitForURL(/step=2/);
+      assert.match(await page.innerText('main'), /the model could not answer: 400 .*prompt is too long/);
+      fake.setHandler(wizardModel([validAgent]));
+      await page.click('button:has-text("Ask me the questions")');
+      await page.waitForSelector('#w-a0');
+    } finally {
+      fake.setHandler(wizardModel([validAgent]));
+    }
+  });
+
   it('without a model, says why and starts from a blank agent', async () => {
     const base = await web({ ...h, config: { ...h.config, model: { ...h.config.model, apiKey: undefined } } });
     await signIn(base);

@@ -21,7 +21,8 @@ const partNames = [
 export const load: PageServerLoad = async ({ url }) => {
   const starters = await wizardApi.starters();
   const id = url.searchParams.get('session');
-  if (!id) return { starters, session: null, step: 1, connections: [], connectors: [], agent: null, run: null };
+  if (!id)
+    return { starters, session: null, step: 1, connections: [], connectors: [], agent: null, run: null, problem: null };
   const session = await wizardApi.get(id);
   const [connections, connectors] = await Promise.all([connectionsApi.list(), connectionsApi.connectors()]);
   const agent = session.agent_id ? await api.getAgent(session.agent_id) : null;
@@ -30,7 +31,7 @@ export const load: PageServerLoad = async ({ url }) => {
   const reached = session.spec || agent ? 5 : session.instructions ? 3 : 2;
   const asked = Number(url.searchParams.get('step'));
   const step = asked >= 1 && asked <= 5 ? asked : reached;
-  return { starters, session, step, connections, connectors, agent, run };
+  return { starters, session, step, connections, connectors, agent, run, problem: url.searchParams.get('problem') };
 };
 
 /** The API call behind a step; its refusal comes back to the form as a notice, success moves to `to`. */
@@ -56,8 +57,16 @@ export const actions: Actions = {
     const { model } = await wizardApi.starters();
     return stepping(async () => {
       const session = await wizardApi.start(goal, files);
-      // With a model the questions come at once; without one, step 2 offers the starters instead.
-      if (model.available) await wizardApi.questions(session.id);
+      // With a model the questions come at once; without one, step 2 offers the starters instead. The session
+      // exists either way: when the model fails, step 2 says why and offers to ask again.
+      if (model.available) {
+        try {
+          await wizardApi.questions(session.id);
+        } catch (e) {
+          if (!isHttpError(e)) throw e;
+          return at(session.id, 2, `&problem=${encodeURIComponent(e.body.message)}`);
+        }
+      }
       return at(session.id, 2);
     });
   },
