@@ -113,6 +113,8 @@ describe('the agent creation wizard in a browser', function () {
     await page.click('button:has-text("Mark ready")');
     await page.waitForSelector('text=The agent is ready');
     await shot('wizard-5-ready.png');
+    // The conversation that made it stays with the session (and the agent's creation history).
+    assert.match(await page.innerText('details.history summary'), /Conversation with the model \(6 messages/);
 
     const agent = await h.stack.knex('agents').where({ name: validAgent.name }).first();
     assert.equal(agent.state, 'ready');
