@@ -24,6 +24,8 @@ import { inboxRoutes } from './routes/inbox';
 import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
 import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
+import { wizardRoutes } from './routes/wizard';
+import type { ModelSettings } from './wizard/model-client';
 import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
 
@@ -45,6 +47,8 @@ export interface AppDeps extends RouteDeps {
   connectors?: ConnectorLimits;
   /** The domain of the agents' Inbox addresses (CADRE_INBOX_DOMAIN); unset → localhost. */
   inboxDomain?: string;
+  /** The model the creation wizard generates with (cadre.config.ts `model`); no key → it offers examples instead. */
+  model?: ModelSettings;
 }
 
 export function createApp(deps: AppDeps) {
@@ -118,6 +122,7 @@ export function createApp(deps: AppDeps) {
   v1.use(inboxRoutes(deps));
   v1.use(memberRoutes(deps));
   v1.use(ssoConfigRoutes(deps));
+  v1.use(wizardRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

@@ -29,6 +29,7 @@ import { roles, type Permission } from '../db/roles';
 import { connectorKinds, connectorOf } from '../model/connectors';
 import { connectorCategories } from '../model/connectors/definition';
 import { maxSkillBytes } from '../model/skill';
+import { instructionPartsSchema, proposedConnectionSchema } from '../model/wizard';
 
 /** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), without the per-schema `$schema` marker. */
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
@@ -526,6 +527,56 @@ const schemas: Record<string, unknown> = {
     side_effect: { enum: ['read', 'state', 'files', 'external'] },
     approval_default: { enum: ['always', 'never'] },
     input_schema: { type: 'object', description: "JSON Schema of the tool's arguments." },
+  }),
+  WizardSession: obj({
+    id: { type: 'string', format: 'uuid' },
+    goal: { type: 'string' },
+    files: {
+      type: 'array',
+      description: 'Files uploaded with the goal; each became a source of that name, which the agent lists.',
+      items: obj({
+        name: { type: 'string' },
+        format: { type: 'string' },
+        size: { type: 'integer' },
+        source: { type: 'string' },
+      }),
+    },
+    questions: {
+      type: 'array',
+      items: obj({ question: { type: 'string' }, why: { type: 'string' }, answer: { type: 'string' } }, [
+        'question',
+        'why',
+      ]),
+    },
+    instructions: nullable(jsonSchema(instructionPartsSchema, 'output')),
+    connections: {
+      type: 'array',
+      description: 'The integrations the instructions need: a kind of connection, its name and what it is used for.',
+      items: jsonSchema(proposedConnectionSchema, 'output'),
+    },
+    spec: nullable(jsonSchema(agentSpecSchema, 'output')),
+    sample_input: nullable({ type: 'string', description: 'What the test run is proposed to process.' }),
+    attempts: {
+      type: 'array',
+      description: 'Each generated graph and the problems it had (none: it validated).',
+      items: obj({ problems: { type: 'array', items: { type: 'string' } }, at: { type: 'string' } }),
+    },
+    conversation: {
+      type: 'array',
+      description: 'The messages exchanged with the model, step by step: the creation history.',
+      items: obj({ role: { enum: ['user', 'assistant'] }, step: { type: 'string' }, content: {} }),
+    },
+    usage: obj({
+      input_tokens: { type: 'number' },
+      output_tokens: { type: 'number' },
+      cache_read_tokens: { type: 'number' },
+      cost_usd: { type: 'number' },
+    }),
+    agent_id: nullable({ type: 'string', format: 'uuid' }),
+    created_by: { type: 'string' },
+    created_at: ts,
+    updated_at: ts,
+    model: obj({ available: { type: 'boolean' }, reason: nullable({ type: 'string' }) }),
   }),
   DayStats: obj({
     date: { type: 'string', format: 'date' },
@@ -1937,6 +1988,115 @@ export const routes: Route[] = [
       }),
     },
     errors: [400],
+  }),
+  r({
+    method: 'get',
+    path: '/wizard/starters',
+    id: 'listWizardStarters',
+    summary:
+      'What the creation wizard can start from without generating: a blank agent and the shipped examples, and whether a model is configured',
+    scope: 'read',
+    ok: {
+      200: obj({
+        model: obj({ available: { type: 'boolean' }, reason: nullable({ type: 'string' }) }),
+        starters: {
+          type: 'array',
+          items: obj({
+            id: { type: 'string' },
+            name: { type: 'string' },
+            description: { type: 'string' },
+            needs_model: { type: 'boolean' },
+          }),
+        },
+      }),
+    },
+  }),
+  r({
+    method: 'post',
+    path: '/wizard/sessions',
+    id: 'startWizard',
+    summary: 'Start creating an agent with the wizard: the goal, and files for context (each becomes a source)',
+    scope: 'manage',
+    bodyContent: {
+      'application/json': { schema: jsonSchema(bodies.startWizard) },
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          properties: {
+            goal: { type: 'string', minLength: 1, maxLength: 10_000 },
+            files: { type: 'array', items: { type: 'string', format: 'binary' }, maxItems: 20 },
+          },
+          required: ['goal'],
+        },
+      },
+    },
+    ok: { 201: ref('WizardSession') },
+  }),
+  r({
+    method: 'get',
+    path: '/wizard/sessions/{id}',
+    id: 'getWizardSession',
+    summary: 'A wizard session: what it has gathered and generated, its conversation with the model and its cost',
+    scope: 'read',
+    ok: { 200: ref('WizardSession') },
+  }),
+  r({
+    method: 'post',
+    path: '/wizard/sessions/{id}/questions',
+    id: 'generateWizardQuestions',
+    summary: 'Generate clarifying questions from the goal (409 without a model)',
+    scope: 'manage',
+    ok: { 200: ref('WizardSession') },
+    errors: [409, 502],
+  }),
+  r({
+    method: 'post',
+    path: '/wizard/sessions/{id}/answers',
+    id: 'answerWizardQuestions',
+    summary:
+      "Answer the questions (in their order); generates the instructions' six parts and the integrations they need",
+    scope: 'manage',
+    body: jsonSchema(bodies.answerWizard),
+    ok: { 200: ref('WizardSession') },
+    errors: [409, 502],
+  }),
+  r({
+    method: 'put',
+    path: '/wizard/sessions/{id}/instructions',
+    id: 'editWizardInstructions',
+    summary: 'Save the instructions as edited (and the integrations, when given)',
+    scope: 'manage',
+    body: jsonSchema(bodies.editWizardInstructions),
+    ok: { 200: ref('WizardSession') },
+    errors: [409],
+  }),
+  r({
+    method: 'post',
+    path: '/wizard/sessions/{id}/workflow',
+    id: 'buildWizardWorkflow',
+    summary:
+      'Generate the workflow graph, validated as the agents API validates (one corrective retry; 422 when still invalid), or take a starter',
+    scope: 'manage',
+    body: jsonSchema(bodies.buildWizardWorkflow),
+    ok: { 200: ref('WizardSession') },
+    errors: [409, 502],
+  }),
+  r({
+    method: 'post',
+    path: '/wizard/sessions/{id}/agent',
+    id: 'createWizardAgent',
+    summary: 'Create the Draft agent from the session; a successful test run then lets it go Ready',
+    scope: 'manage',
+    ok: { 201: ref('Agent') },
+    errors: [409, 422],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/creation-history',
+    id: 'getAgentCreationHistory',
+    summary: 'The wizard session that created the agent: goal, answers, generated steps and the conversation',
+    scope: 'read',
+    ok: { 200: ref('WizardSession') },
   }),
 ];
 

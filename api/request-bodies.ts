@@ -9,6 +9,7 @@ import { plans } from '../model/plan';
 import { reviewActions } from '../model/review';
 import { createConnectionSchema, updateConnectionSchema } from '../model/connection';
 import { maxSkillBytes, skillName } from '../model/skill';
+import { instructionPartsSchema, proposedConnectionSchema } from '../model/wizard';
 
 export const email = z.string().trim().email().max(254);
 export const password = z
@@ -70,6 +71,21 @@ export const bodies = {
   }),
   createRunLink: z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
   putState: z.object({ value: z.unknown(), expected_version: z.number().int().min(0).max(2_147_483_647).optional() }),
+  startWizard: z.object({
+    goal: z
+      .string()
+      .trim()
+      .min(1, 'describe what the agent should do')
+      .max(10_000, 'describe the goal in at most 10,000 characters; upload longer material as files'),
+  }),
+  /** The answers, in the order of the session's questions (an empty string leaves one unanswered). */
+  answerWizard: z.object({ answers: z.array(z.string().max(5_000)).max(8) }),
+  editWizardInstructions: z.object({
+    instructions: instructionPartsSchema,
+    connections: z.array(proposedConnectionSchema).max(10).optional(),
+  }),
+  /** `starter`: build from an example or "blank" (GET /v1/wizard/starters) instead of generating the graph. */
+  buildWizardWorkflow: z.object({ starter: z.string().min(1).max(100).optional() }),
   configureSso: z.object({
     issuer: z.url(),
     client_id: z.string().min(1).max(300),

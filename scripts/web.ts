@@ -43,6 +43,7 @@ main('web', async () => {
     connectors: connectorLimitsOf(config),
     smtp: config.smtp,
     inboxDomain: config.inbox.domain,
+    model: config.model,
     accountRecoverySeconds: config.accountRecoverySeconds,
     logger,
     versions: { temporal: temporal.version, postgres: db.version },

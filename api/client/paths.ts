@@ -826,6 +826,257 @@ export interface components {
       approval_default: 'always' | 'never';
       input_schema: Record<string, unknown>;
     };
+    WizardSession: {
+      id: string;
+      goal: string;
+      files: {
+        name: string;
+        format: string;
+        size: number;
+        source: string;
+      }[];
+      questions: {
+        question: string;
+        why: string;
+        answer?: string;
+      }[];
+      instructions: {
+        job: string;
+        success_criteria: string;
+        edge_cases: string;
+        triggers: string;
+        tools: string;
+        runtime_parameters: string;
+      } | null;
+      connections: {
+        kind:
+          | 'postgres'
+          | 'mysql'
+          | 'mcp'
+          | 'openapi'
+          | 'oauth2'
+          | 'duckdb'
+          | 'email'
+          | 's3'
+          | 'slack'
+          | 'hubspot'
+          | 'stripe'
+          | 'caldav';
+        name: string;
+        purpose: string;
+      }[];
+      spec: {
+        name: string;
+        description: string;
+        instructions: string;
+        nodes: (
+          | {
+              kind: 'input';
+              id: string;
+              format: 'auto' | 'json' | 'csv' | 'tsv' | 'lines' | 'files';
+              next?: string | null;
+            }
+          | {
+              kind: 'transform';
+              id: string;
+              set: Record<string, unknown>;
+              rename: Record<string, string>;
+              cast: Record<string, 'number' | 'string' | 'boolean'>;
+              drop: string[];
+              next?: string | null;
+            }
+          | {
+              kind: 'branch';
+              id: string;
+              branches: {
+                when:
+                  | {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }
+                  | {
+                      all: {
+                        field: string;
+                        op:
+                          'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                        value?: unknown;
+                      }[];
+                    }
+                  | {
+                      any: {
+                        field: string;
+                        op:
+                          'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                        value?: unknown;
+                      }[];
+                    };
+                next?: string | null;
+              }[];
+              otherwise?: string | null;
+            }
+          | {
+              kind: 'tool';
+              id: string;
+              tool: string;
+              arguments: Record<string, unknown>;
+              save_as?: string;
+              next?: string | null;
+            }
+          | {
+              kind: 'llm';
+              id: string;
+              instructions: string;
+              output_schema?: Record<string, unknown>;
+              tools: string[];
+              save_as?: string;
+              next?: string | null;
+            }
+          | {
+              kind: 'retrieve';
+              id: string;
+              query: string;
+              sources: string[];
+              top_k: number;
+              save_as: string;
+              next?: string | null;
+            }
+          | {
+              kind: 'approval';
+              id: string;
+              message: string;
+              when?:
+                | {
+                    field: string;
+                    op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                    value?: unknown;
+                  }
+                | {
+                    all: {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }[];
+                  }
+                | {
+                    any: {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }[];
+                  };
+              next?: string | null;
+            }
+          | {
+              kind: 'flag_for_review';
+              id: string;
+              reason: string;
+              when?:
+                | {
+                    field: string;
+                    op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                    value?: unknown;
+                  }
+                | {
+                    all: {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }[];
+                  }
+                | {
+                    any: {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }[];
+                  };
+              next?: string | null;
+            }
+          | {
+              kind: 'output';
+              id: string;
+              format: 'json' | 'csv' | 'xlsx' | 'markdown';
+              file_name?: string;
+              fields?: string[];
+              next?: string | null;
+            }
+          | {
+              kind: 'call_agent';
+              id: string;
+              agent_id: string;
+              input: string;
+              wait: boolean;
+              save_as: string;
+              next?: string | null;
+            }
+        )[];
+        policy: {
+          approvals: Record<
+            string,
+            {
+              mode: 'always' | 'never' | 'when';
+              when?:
+                | {
+                    field: string;
+                    op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                    value?: unknown;
+                  }
+                | {
+                    all: {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }[];
+                  }
+                | {
+                    any: {
+                      field: string;
+                      op: 'equals' | 'not_equals' | 'contains' | 'gt' | 'gte' | 'lt' | 'lte' | 'exists' | 'not_exists';
+                      value?: unknown;
+                    }[];
+                  };
+            }
+          >;
+          approval_timeout_seconds: number;
+          on_approval_timeout: 'reject' | 'approve' | 'escalate';
+          error_policy: {
+            retries: number;
+            on_item_failure: 'continue' | 'stop';
+            notify_email?: string;
+          };
+          concurrency: number;
+          public_access: boolean;
+        };
+        sources: string[];
+        connections: string[];
+        skills: string[];
+      } | null;
+      sample_input: string | null;
+      attempts: {
+        problems: string[];
+        at: string;
+      }[];
+      conversation: {
+        role: 'user' | 'assistant';
+        step: string;
+        content: unknown;
+      }[];
+      usage: {
+        input_tokens: number;
+        output_tokens: number;
+        cache_read_tokens: number;
+        cost_usd: number;
+      };
+      agent_id: string | null;
+      created_by: string;
+      created_at: string;
+      updated_at: string;
+      model: {
+        available: boolean;
+        reason: string | null;
+      };
+    };
     DayStats: {
       date: string;
       runs: number;
@@ -5002,6 +5253,242 @@ export interface paths {
           };
         };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/wizard/starters': {
+    get: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              model: {
+                available: boolean;
+                reason: string | null;
+              };
+              starters: {
+                id: string;
+                name: string;
+                description: string;
+                needs_model: boolean;
+              }[];
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/wizard/sessions': {
+    post: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            goal: string;
+          };
+        };
+      };
+      responses: {
+        201: { content: { 'application/json': components['schemas']['WizardSession'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/wizard/sessions/{id}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['WizardSession'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/wizard/sessions/{id}/questions': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['WizardSession'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        502: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/wizard/sessions/{id}/answers': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            answers: string[];
+          };
+        };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['WizardSession'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        502: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/wizard/sessions/{id}/instructions': {
+    put: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            instructions: {
+              job: string;
+              success_criteria?: string;
+              edge_cases?: string;
+              triggers?: string;
+              tools?: string;
+              runtime_parameters?: string;
+            };
+            connections?: {
+              kind:
+                | 'postgres'
+                | 'mysql'
+                | 'mcp'
+                | 'openapi'
+                | 'oauth2'
+                | 'duckdb'
+                | 'email'
+                | 's3'
+                | 'slack'
+                | 'hubspot'
+                | 'stripe'
+                | 'caldav';
+              name: string;
+              purpose: string;
+            }[];
+          };
+        };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['WizardSession'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/wizard/sessions/{id}/workflow': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            starter?: string;
+          };
+        };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['WizardSession'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        502: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/wizard/sessions/{id}/agent': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        201: { content: { 'application/json': components['schemas']['Agent'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/agents/{id}/creation-history': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['WizardSession'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };

@@ -1,8 +1,6 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
 import {
-  AgentLimitError,
-  createAgent,
   deleteAgent,
   getAgentHint,
   getVersion,
@@ -23,6 +21,7 @@ import { planStatus, runsThisMonth, type Workspace } from '../../db/workspaces';
 import { planLimits } from '../../model/plan';
 import type { AgentSpec } from '../../model/agent';
 import { jsonDiff } from '../json-diff';
+import { createAgentWithinPlan } from '../agent-creation';
 import { bodies } from '../request-bodies';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
@@ -73,25 +72,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.json({ data, next_cursor: agents.next_cursor });
   });
 
-  /** Creates an agent from a spec, within the plan's agent allowance. */
-  const createWithinPlan = async (ws: Workspace, spec: AgentSpec, by: string) => {
-    const limit = planLimits[ws.plan].agents;
-    const agent = await createAgent(knex, ws.id, spec, limit).catch((err) => {
-      if (!(err instanceof AgentLimitError)) throw err;
-      throw new ApiError(
-        403,
-        'plan_agent_limit',
-        `the ${ws.plan} plan allows ${limit} agents; delete one or upgrade the plan`,
-      );
-    });
-    await recordEvent(knex, {
-      workspace_id: ws.id,
-      agent_id: agent.id,
-      kind: 'agent_created',
-      message: `agent created (version 1) ${by}`,
-    });
-    return agent;
-  };
+  const createWithinPlan = (ws: Workspace, spec: AgentSpec, by: string) => createAgentWithinPlan(knex, ws, spec, by);
   const createFromBody: RequestHandler = async (req, res) => {
     const ws = req.auth!.workspace;
     const spec = validateAgentSpec(req.body);

@@ -21,12 +21,12 @@ import {
   type VersionRow,
 } from '../../db/sources';
 import { getRun } from '../../db/runs';
-import type { indexSource } from '../../workflows/index-source';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { pagePicture } from '../../activities/sources/page-pictures';
 import type { SecretBox } from '../../db/secret-box';
 import { readUpload } from '../source-upload';
+import { startSourceIndexing } from '../source-indexing';
 import { jsonBody, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
 import { parseQuery, queries } from '../query-params';
@@ -54,7 +54,7 @@ const searchBody = z.object({
 const byCaller = (req: Request) => req.auth!.actor;
 
 export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
-  const { knex, temporal, temporalConfig } = deps;
+  const { knex, temporal } = deps;
   const r = Router();
   const base = `${deps.links.publicUrl}/v1`;
 
@@ -130,20 +130,7 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
     return source;
   };
 
-  const startIndexing = async (version: VersionRow) => {
-    try {
-      await temporal.workflow.start<typeof indexSource>('indexSource', {
-        taskQueue: temporalConfig.taskQueue,
-        workflowId: version.workflow_id!,
-        args: [{ versionId: version.id }],
-      });
-    } catch (err) {
-      await knex('source_versions')
-        .where({ id: version.id })
-        .update({ status: 'failed', error: `indexing could not start: ${(err as Error).message}` });
-      throw err;
-    }
-  };
+  const startIndexing = (version: VersionRow) => startSourceIndexing(deps, version);
 
   r.get('/sources', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace.id;

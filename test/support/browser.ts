@@ -94,6 +94,7 @@ export async function mountWeb(
       console: await consoleHandler(web.base),
       connectors: opts.connectors,
       inboxDomain: h.config.inbox.domain,
+      model: h.config.model,
     }),
   );
 }

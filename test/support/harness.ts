@@ -144,6 +144,7 @@ export async function startApi(
     // The key the harness's worker opens secrets with (its config's), as one deployment shares one key.
     secrets: loadSecretBox(h.config),
     connectors: connectorLimitsOf(h.config),
+    model: h.config.model,
     smtp: opts.smtp,
     inboxDomain: h.config.inbox.domain,
     accountRecoverySeconds: opts.accountRecoverySeconds,

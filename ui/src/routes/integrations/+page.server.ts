@@ -42,7 +42,10 @@ export const load: PageServerLoad = async ({ url }) => {
       ? { ok: false, message: refused }
       : null;
   const [connections, connectors] = await Promise.all([connectionsApi.list(), connectionsApi.connectors()]);
-  return { connections, connectors, returned };
+  // Linked from the creation wizard with the kind (and name) an agent needs.
+  const kind = url.searchParams.get('kind');
+  const preselect = kind ? { kind, name: url.searchParams.get('name') ?? '' } : null;
+  return { connections, connectors, returned, preselect };
 };
 
 /** What a form action answers: `form` names the form it came from ('connect', 'list' or a connection's id). */
