@@ -17,6 +17,7 @@ import type { ActivityDeps } from './deps';
 import { sourcesToolFor } from './sources/llm-tool';
 import { loadSkillContext } from './skills/context';
 import type { Decision } from './item-steps';
+import { modelCostUsd } from './model-pricing';
 
 export type ModelUsage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cost_usd: number };
 
@@ -60,14 +61,6 @@ export type GatedCall = TurnCall & { gated: NonNullable<TurnCall['gated']> };
 
 export type ModelStepOutcome =
   { kind: 'done'; result: ModelStepResult } | { kind: 'paused'; checkpoint: ModelCheckpoint; gated: GatedCall[] };
-
-// USD per million tokens (input, output), by model family; cache reads cost a tenth of input.
-const prices: [RegExp, number, number][] = [
-  [/haiku/, 1, 5],
-  [/opus-4-[01]|opus-3/, 15, 75],
-  [/opus/, 5, 25],
-  [/sonnet/, 3, 15],
-];
 
 export const noModelMessage = 'no model configured: set ANTHROPIC_API_KEY';
 const maxTurns = 8;
@@ -158,7 +151,6 @@ export async function runModelStep({
   const usage: ModelUsage = saved
     ? { ...saved.usage }
     : { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cost_usd: 0 };
-  const [, inPrice, outPrice] = prices.find(([re]) => re.test(config.model.name)) ?? prices[prices.length - 1];
   let schemaRetries = saved?.schemaRetries ?? 0;
   // A failure carries what the step used and said so far: the item's usage counts in the run's cost, and its
   // reasoning shows why it failed.
@@ -265,8 +257,7 @@ export async function runModelStep({
     usage.input_tokens += res.usage.input_tokens + (res.usage.cache_creation_input_tokens ?? 0);
     usage.cache_read_tokens += res.usage.cache_read_input_tokens ?? 0;
     usage.output_tokens += res.usage.output_tokens;
-    usage.cost_usd =
-      (usage.input_tokens * inPrice + usage.cache_read_tokens * inPrice * 0.1 + usage.output_tokens * outPrice) / 1e6;
+    usage.cost_usd = modelCostUsd(config.model.name, usage);
     messages.push({ role: 'assistant', content: res.content });
 
     const calls: TurnCall[] = [];

@@ -25,6 +25,8 @@ import { memberRoutes } from './routes/members';
 import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
 import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
+import { chatRoutes } from './routes/chat';
+import type { ModelSettings } from './chat/assistant';
 
 export interface AppDeps extends RouteDeps {
   secrets: SecretBox;
@@ -42,6 +44,8 @@ export interface AppDeps extends RouteDeps {
   apiRateLimit?: number;
   /** What a connection may reach (CADRE_HTTP_ALLOW_HOSTS) and start (CADRE_MCP_STDIO_COMMANDS); unset → neither. */
   connectors?: ConnectorLimits;
+  /** The model Chat Mode's assistant uses (the worker's model settings); no API key → Chat Mode says how to set it. */
+  model?: ModelSettings;
 }
 
 export function createApp(deps: AppDeps) {
@@ -114,6 +118,7 @@ export function createApp(deps: AppDeps) {
   v1.use(skillRoutes(deps));
   v1.use(memberRoutes(deps));
   v1.use(ssoConfigRoutes(deps));
+  v1.use(chatRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

@@ -70,6 +70,13 @@ export const bodies = {
   }),
   createRunLink: z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
   putState: z.object({ value: z.unknown(), expected_version: z.number().int().min(0).max(2_147_483_647).optional() }),
+  createConversation: z.object({
+    agent_id: z.uuid().optional().describe('The agent the conversation is about ("Ask about this agent").'),
+    title: z.string().trim().min(1).max(200).optional(),
+  }),
+  askChat: z.object({
+    text: z.string().trim().min(1, 'ask something').max(8000).describe("The person's question or request."),
+  }),
   configureSso: z.object({
     issuer: z.url(),
     client_id: z.string().min(1).max(300),

@@ -16,6 +16,7 @@ import * as connections from './migrations/016_connections';
 import * as skills from './migrations/017_skills';
 import * as connectionAuthorizations from './migrations/018_connection_authorizations';
 import * as eventTriggers from './migrations/019_event_triggers';
+import * as chat from './migrations/021_chat';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -37,6 +38,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '017_skills': skills,
   '018_connection_authorizations': connectionAuthorizations,
   '019_event_triggers': eventTriggers,
+  '021_chat': chat,
 };
 
 const source: Knex.MigrationSource<string> = {

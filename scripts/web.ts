@@ -42,6 +42,7 @@ main('web', async () => {
     connectors: connectorLimitsOf(config),
     smtp: config.smtp,
     accountRecoverySeconds: config.accountRecoverySeconds,
+    model: config.model,
     logger,
     versions: { temporal: temporal.version, postgres: db.version },
     console: consoleHandler,

@@ -93,6 +93,7 @@ export async function mountWeb(
       ready: async () => ({ temporal: true, postgres: true }),
       console: await consoleHandler(web.base),
       connectors: opts.connectors,
+      model: h.config.model,
     }),
   );
 }

@@ -147,6 +147,7 @@ export async function startApi(
     smtp: opts.smtp,
     accountRecoverySeconds: opts.accountRecoverySeconds,
     apiRateLimit: opts.apiRateLimit,
+    model: h.config.model,
     // Each test app is its own deployment: budgets spent by one suite's requests do not carry into the next.
     budgetScope: opts.budgetScope ?? `${randomUUID()}:`,
     logger: opts.logger ?? createLogger('silent', 'web'),
