@@ -3,7 +3,6 @@
 // against the caller's own role or key scopes. No tool changes an agent, a trigger, a connection, a source or a
 // skill: configuration is changed in Operator Mode, and the assistant says where.
 import { z } from 'zod';
-import type { Knex } from 'knex';
 import { getAgent, getVersion, listAgents } from '../../db/agents';
 import { listTriggers } from '../../db/triggers';
 import { getRun, listApprovals, listItems, listRuns, runDetails, type RunRecord } from '../../db/runs';
