@@ -114,7 +114,10 @@ export async function answer(opts: {
 
     const uses = res.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
     if (uses.length === 0) break;
-    if (text && !/\s$/.test(text)) text += '\n\n'; // the text of the next turn starts a new paragraph
+    if (text && !/\s$/.test(text)) {
+      text += '\n\n'; // the text of the next turn starts a new paragraph, on the page as in the stored answer
+      emit({ event: 'text', data: { text: '\n\n' } });
+    }
     const results: Anthropic.ToolResultBlockParam[] = [];
     for (const use of uses) {
       emit({ event: 'tool_call', data: { id: use.id, name: use.name, input: use.input } });

@@ -16,7 +16,7 @@ export const chatApi = {
     body(client.POST('/chat/conversations', { body: agentId ? { agent_id: agentId } : {} })),
   /** The question, answered as the API's text/event-stream response (not read here: it is relayed). */
   ask: (id: string, text: string) =>
-    apiFetch(`/chat/conversations/${encodeURIComponent(id)}/messages`, {
+    apiFetch(`/v1/chat/conversations/${encodeURIComponent(id)}/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify({ text }),
