@@ -19,6 +19,7 @@ import {
   createLiveAgent,
   createTestWorkspace,
   startApi,
+  startTestRun,
   waitForRun,
   type Harness,
 } from '../support/harness';
@@ -312,6 +313,48 @@ describe('Chat Mode', function () {
     // Conversations are private: the viewer does not see the key's.
     const theirs = await viewer.call(`/chat/conversations/${own.id}`);
     assert.equal(theirs.status, 404);
+  });
+
+  it('lists what waits for approval and decides one when the person asks, as the approvals API would', async () => {
+    const gated = await createLiveAgent(h, workspaceId, {
+      name: 'Payments',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'gate' },
+        { kind: 'approval', id: 'gate', message: 'Pay {{amount}}?', next: null },
+      ],
+    });
+    const run = await startTestRun(h, workspaceId, gated.id, '[{"amount": 120}]');
+    await waitForRun(h, run.id, (r) => r.status === 'needs_review');
+    fake.setHandler((body) => {
+      const results = toolResultsOf(body);
+      if (!results.length) return reply([toolUse('list_pending_approvals', { run_id: run.id })]);
+      const out = JSON.parse(String(results[0].content));
+      if (Array.isArray(out))
+        return reply([
+          toolUse('decide_approval', { approval_id: out[0].id, decision: 'approve', comment: 'as asked' }),
+        ]);
+      return reply([text(`Approved: ${out.message}. http://cadre.test/runs/${run.id}`)]);
+    });
+    const conv = await json(await post('/chat/conversations', {}));
+    const events = await readEvents(
+      await post(`/chat/conversations/${conv.id}/messages`, { text: 'Approve the pending payment of 120' }),
+    );
+    const message = events.find((e) => e.event === 'message')!.data as Json;
+    assert.deepEqual(
+      message.answer.tool_calls.map((c: { name: string; is_error: boolean }) => [c.name, c.is_error]),
+      [
+        ['list_pending_approvals', false],
+        ['decide_approval', false],
+      ],
+    );
+    assert.deepEqual(
+      message.answer.runs.map((r: { run_id: string }) => r.run_id),
+      [run.id],
+    );
+    const approval = await h.stack.knex('approvals').where({ run_id: run.id }).first();
+    assert.equal(approval.status, 'approved');
+    assert.match(approval.decided_by, /in Chat Mode/);
+    assert.equal((await waitForRun(h, run.id)).status, 'completed');
   });
 
   it('with no model configured, says which setting to set instead of answering', async () => {
