@@ -1,5 +1,6 @@
-// What model calls cost, by model family: shared by model steps (activities/llm-step.ts) and the agent creation
-// wizard (api/wizard/), so a run's cost and a wizard session's cost are priced the same way.
+// What a model's tokens cost, by model family: shared by model steps (activities/llm-step.ts), Chat Mode (api/chat/)
+// and the agent creation wizard (api/wizard/), so a conversation's and a wizard session's cost are counted exactly
+// as a run's is.
 
 // USD per million tokens (input, output), by model family; cache reads cost a tenth of input.
 const prices: [RegExp, number, number][] = [
@@ -9,18 +10,16 @@ const prices: [RegExp, number, number][] = [
   [/sonnet/, 3, 15],
 ];
 
-/** Input and output prices (USD per million tokens) of a model; an unknown name is priced as Sonnet. */
-export function modelPrices(modelName: string): [input: number, output: number] {
-  const [, input, output] = prices.find(([re]) => re.test(modelName)) ?? prices[prices.length - 1];
-  return [input, output];
+export interface TokenCounts {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
 }
 
-export function modelCostUsd(
-  modelName: string,
-  usage: { input_tokens: number; output_tokens: number; cache_read_tokens: number },
-): number {
-  const [inPrice, outPrice] = modelPrices(modelName);
+/** The cost in USD of these tokens on the named model (an unknown family is priced as Sonnet). */
+export function modelCostUsd(modelName: string, tokens: TokenCounts): number {
+  const [, inPrice, outPrice] = prices.find(([re]) => re.test(modelName)) ?? prices[prices.length - 1];
   return (
-    (usage.input_tokens * inPrice + usage.cache_read_tokens * inPrice * 0.1 + usage.output_tokens * outPrice) / 1e6
+    (tokens.input_tokens * inPrice + tokens.cache_read_tokens * inPrice * 0.1 + tokens.output_tokens * outPrice) / 1e6
   );
 }

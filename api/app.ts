@@ -28,6 +28,7 @@ import { wizardRoutes } from './routes/wizard';
 import type { ModelSettings } from './wizard/model-client';
 import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
+import { chatRoutes } from './routes/chat';
 
 export interface AppDeps extends RouteDeps {
   secrets: SecretBox;
@@ -47,7 +48,10 @@ export interface AppDeps extends RouteDeps {
   connectors?: ConnectorLimits;
   /** The domain of the agents' Inbox addresses (CADRE_INBOX_DOMAIN); unset → localhost. */
   inboxDomain?: string;
-  /** The model the creation wizard generates with (cadre.config.ts `model`); no key → it offers examples instead. */
+  /**
+   * The model the creation wizard generates with and Chat Mode's assistant uses (cadre.config.ts `model`); without
+   * an API key the wizard offers examples instead and Chat Mode says how to set it.
+   */
   model?: ModelSettings;
 }
 
@@ -123,6 +127,7 @@ export function createApp(deps: AppDeps) {
   v1.use(memberRoutes(deps));
   v1.use(ssoConfigRoutes(deps));
   v1.use(wizardRoutes(deps));
+  v1.use(chatRoutes(deps));
   app.use('/v1', v1);
   app.use('/v1', () => {
     throw new ApiError(404, 'not_found', 'no such API route');

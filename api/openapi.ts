@@ -578,6 +578,60 @@ const schemas: Record<string, unknown> = {
     updated_at: ts,
     model: obj({ available: { type: 'boolean' }, reason: nullable({ type: 'string' }) }),
   }),
+  Conversation: obj({
+    id: { type: 'string', format: 'uuid' },
+    agent_id: nullable({ type: 'string', format: 'uuid' }),
+    agent_name: nullable({ type: 'string' }),
+    title: { type: 'string' },
+    created_at: ts,
+    updated_at: ts,
+    usage: obj({
+      input_tokens: { type: 'integer' },
+      output_tokens: { type: 'integer' },
+      cache_read_tokens: { type: 'integer' },
+      cost_usd: { type: 'number' },
+    }),
+    links: obj({ self: { type: 'string' }, console: { type: 'string' } }),
+  }),
+  ChatMessage: obj({
+    id: { type: 'string', format: 'uuid' },
+    seq: { type: 'integer' },
+    role: { enum: ['user', 'assistant'] },
+    text: { type: 'string' },
+    tool_calls: {
+      type: 'array',
+      items: obj({
+        id: { type: 'string' },
+        name: { type: 'string' },
+        input: {},
+        is_error: { type: 'boolean' },
+        result: { type: 'string' },
+      }),
+    },
+    runs: {
+      type: 'array',
+      description: 'The runs the answer relies on (started, read or explained).',
+      items: obj({
+        run_id: { type: 'string', format: 'uuid' },
+        console_url: { type: 'string' },
+        api_url: { type: 'string' },
+      }),
+    },
+    usage: nullable(
+      obj({
+        input_tokens: { type: 'integer' },
+        output_tokens: { type: 'integer' },
+        cache_read_tokens: { type: 'integer' },
+        cost_usd: { type: 'number' },
+      }),
+    ),
+    created_at: ts,
+  }),
+  ChatModel: obj({
+    configured: { type: 'boolean' },
+    name: nullable({ type: 'string' }),
+    hint: nullable({ type: 'string', description: 'What to set when no model is configured.' }),
+  }),
   DayStats: obj({
     date: { type: 'string', format: 'date' },
     runs: { type: 'integer' },
@@ -601,7 +655,7 @@ interface Route {
   body?: Record<string, unknown>;
   /** Request media types other than JSON (a multipart upload), instead of `body`. */
   bodyContent?: Record<string, { schema: unknown }>;
-  /** Status → response schema; `null` for an empty body, `'file'`/`'events'` for binary or SSE. */
+  /** Status → response schema; `null` for an empty body, `'file'`/`'events'` for binary or SSE, or `sse(...)`. */
   ok: Record<number, unknown>;
   /** Problem statuses besides the ones every route of its kind can answer. */
   errors?: number[];
@@ -624,6 +678,8 @@ const hookAccepted = {
 };
 const filteredOut = obj({ status: { const: 'filtered_out' }, run: { type: 'null' }, detail: { type: 'string' } });
 const r = (route: Route) => route;
+/** A server-sent event stream whose events are described (name → what its `data` JSON holds). */
+const sse = (description: string, events: Record<string, unknown>) => ({ sse: { description, events } });
 
 export const routes: Route[] = [
   r({
@@ -2098,6 +2154,71 @@ export const routes: Route[] = [
     scope: 'read',
     ok: { 200: ref('WizardSession') },
   }),
+  r({
+    method: 'get',
+    path: '/chat/conversations',
+    id: 'listConversations',
+    summary: "Chat Mode: the caller's conversations, most recently active first, and whether a model is configured",
+    scope: 'read',
+    ok: {
+      200: obj({
+        data: { type: 'array', items: ref('Conversation') },
+        next_cursor: { type: 'null' },
+        model: ref('ChatModel'),
+      }),
+    },
+  }),
+  r({
+    method: 'post',
+    path: '/chat/conversations',
+    id: 'createConversation',
+    summary: 'Chat Mode: begin a conversation, optionally about one agent',
+    scope: 'read',
+    body: jsonSchema(bodies.createConversation),
+    ok: { 201: { allOf: [ref('Conversation'), obj({ messages: { type: 'array', maxItems: 0 } })] } },
+  }),
+  r({
+    method: 'get',
+    path: '/chat/conversations/{id}',
+    id: 'getConversation',
+    summary: 'Chat Mode: a conversation with its messages, their tool calls, linked runs and usage',
+    scope: 'read',
+    ok: {
+      200: {
+        allOf: [
+          ref('Conversation'),
+          obj({ messages: { type: 'array', items: ref('ChatMessage') }, model: ref('ChatModel') }),
+        ],
+      },
+    },
+  }),
+  r({
+    method: 'post',
+    path: '/chat/conversations/{id}/messages',
+    id: 'askChat',
+    summary:
+      'Chat Mode: ask the assistant; the answer streams as server-sent events. It can read and run agents and decide approvals (each by your role), never change configuration. 503 when no model is configured.',
+    scope: 'read',
+    body: jsonSchema(bodies.askChat),
+    ok: {
+      200: sse(
+        'Server-sent events: `text` pieces as they stream, `tool_call` and `tool_result`, then `message` (or `error`)',
+        {
+          text: obj({ text: { type: 'string' } }),
+          tool_call: obj({ id: { type: 'string' }, name: { type: 'string' }, input: {} }),
+          tool_result: obj({
+            id: { type: 'string' },
+            name: { type: 'string' },
+            is_error: { type: 'boolean' },
+            run_ids: { type: 'array', items: { type: 'string' } },
+          }),
+          message: obj({ conversation: ref('Conversation'), question: ref('ChatMessage'), answer: ref('ChatMessage') }),
+          error: obj({ status: { type: 'integer' }, code: { type: 'string' }, detail: { type: 'string' } }),
+        },
+      ),
+    },
+    errors: [503],
+  }),
 ];
 
 /** Problems every authenticated route can answer, besides its own (429: a key over CADRE_API_RATE_LIMIT). */
@@ -2119,6 +2240,19 @@ function response(schema: unknown) {
       description: 'The file',
       content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
     };
+  if (typeof schema === 'object' && schema !== null && 'sse' in schema) {
+    const { description, events } = (schema as ReturnType<typeof sse>).sse;
+    return {
+      description,
+      content: {
+        'text/event-stream': {
+          schema: { type: 'string' },
+          // OpenAPI 3.1 has no keyword for event streams: each event's data is described as an extension.
+          'x-events': events,
+        },
+      },
+    };
+  }
   if (schema === 'events')
     return {
       description: 'Server-sent events (`progress`, then `end`)',

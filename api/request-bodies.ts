@@ -86,6 +86,13 @@ export const bodies = {
   }),
   /** `starter`: build from an example or "blank" (GET /v1/wizard/starters) instead of generating the graph. */
   buildWizardWorkflow: z.object({ starter: z.string().min(1).max(100).optional() }),
+  createConversation: z.object({
+    agent_id: z.uuid().optional().describe('The agent the conversation is about ("Ask about this agent").'),
+    title: z.string().trim().min(1).max(200).optional(),
+  }),
+  askChat: z.object({
+    text: z.string().trim().min(1, 'ask something').max(8000).describe("The person's question or request."),
+  }),
   configureSso: z.object({
     issuer: z.url(),
     client_id: z.string().min(1).max(300),

@@ -17,6 +17,7 @@ import * as skills from './migrations/017_skills';
 import * as connectionAuthorizations from './migrations/018_connection_authorizations';
 import * as eventTriggers from './migrations/019_event_triggers';
 import * as inbox from './migrations/020_inbox';
+import * as chat from './migrations/021_chat';
 import * as wizardSessions from './migrations/022_wizard_sessions';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
@@ -40,6 +41,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '018_connection_authorizations': connectionAuthorizations,
   '019_event_triggers': eventTriggers,
   '020_inbox': inbox,
+  '021_chat': chat,
   '022_wizard_sessions': wizardSessions,
 };
 

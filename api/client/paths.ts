@@ -1077,6 +1077,54 @@ export interface components {
         reason: string | null;
       };
     };
+    Conversation: {
+      id: string;
+      agent_id: string | null;
+      agent_name: string | null;
+      title: string;
+      created_at: string;
+      updated_at: string;
+      usage: {
+        input_tokens: number;
+        output_tokens: number;
+        cache_read_tokens: number;
+        cost_usd: number;
+      };
+      links: {
+        self: string;
+        console: string;
+      };
+    };
+    ChatMessage: {
+      id: string;
+      seq: number;
+      role: 'user' | 'assistant';
+      text: string;
+      tool_calls: {
+        id: string;
+        name: string;
+        input: unknown;
+        is_error: boolean;
+        result: string;
+      }[];
+      runs: {
+        run_id: string;
+        console_url: string;
+        api_url: string;
+      }[];
+      usage: {
+        input_tokens: number;
+        output_tokens: number;
+        cache_read_tokens: number;
+        cost_usd: number;
+      } | null;
+      created_at: string;
+    };
+    ChatModel: {
+      configured: boolean;
+      name: string | null;
+      hint: string | null;
+    };
     DayStats: {
       date: string;
       runs: number;
@@ -5494,6 +5542,113 @@ export interface paths {
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/chat/conversations': {
+    get: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['Conversation'][];
+              next_cursor: null;
+              model: components['schemas']['ChatModel'];
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    post: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            agent_id?: string;
+            title?: string;
+          };
+        };
+      };
+      responses: {
+        201: {
+          content: {
+            'application/json': components['schemas']['Conversation'] & {
+              messages: unknown[];
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/chat/conversations/{id}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': components['schemas']['Conversation'] & {
+              messages: components['schemas']['ChatMessage'][];
+              model: components['schemas']['ChatModel'];
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/chat/conversations/{id}/messages': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            text: string;
+          };
+        };
+      };
+      responses: {
+        200: { content: { 'text/event-stream': string } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
   };

@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import {
   getApproval,
@@ -13,7 +12,7 @@ import {
   runDetails,
   type RunRecord,
 } from '../../db/runs';
-import { decideUpdate } from '../../workflows/run-page';
+import { decideApproval } from '../approval-service';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { runWorkflowId } from '../../model/run-identity';
@@ -147,33 +146,11 @@ export function runRoutes(deps: RouteDeps): Router {
 
   r.post('/approvals/:id/decision', requirePermission('run'), ...jsonBody(deps.bodyLimit), async (req, res) => {
     const ws = req.auth!.workspace;
-    const approval = await getApproval(knex, ws.id, param(req, 'id'));
-    if (!approval) throw new ApiError(404, 'approval_not_found', `no approval ${param(req, 'id')} in this workspace`);
+    // A missing approval answers 404 before a malformed body is looked at.
+    if (!(await getApproval(knex, ws.id, param(req, 'id'))))
+      throw new ApiError(404, 'approval_not_found', `no approval ${param(req, 'id')} in this workspace`);
     const body = parseBody(decisionBody, req.body);
-    if (body.decision === 'approve_with_edits' && !body.arguments) {
-      throw new ApiError(422, 'arguments_required', '"approve_with_edits" needs the edited "arguments"');
-    }
-    if (!['pending', 'escalated'].includes(approval.status)) {
-      throw new ApiError(409, 'approval_decided', `this approval is already ${approval.status}`);
-    }
-    try {
-      await temporal.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, {
-        args: [
-          {
-            approvalId: approval.id,
-            approve: body.decision !== 'reject',
-            arguments: body.decision === 'approve_with_edits' ? body.arguments : undefined,
-            by: req.auth!.actor,
-            reason: body.comment,
-          },
-        ],
-      });
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError)
-        throw new ApiError(409, 'approval_decided', (err.cause as Error | undefined)?.message ?? err.message);
-      throw err;
-    }
-    res.json(approvalJson((await getApproval(knex, ws.id, approval.id))!));
+    res.json(approvalJson(await decideApproval(deps, ws.id, param(req, 'id'), body, req.auth!.actor)));
   });
 
   return r;

@@ -2,7 +2,9 @@
 // real @anthropic-ai/sdk (its retries, headers and error classes) against answers scripted per test. Point the
 // SDK at `url` as its baseURL; it appends /v1/messages. Every request is recorded for assertions, and requests
 // the real API would refuse (a tool_use left without its tool_result, a bad tool name, …) are refused the same
-// way, so a step that only works against the fake cannot pass.
+// way, so a step that only works against the fake cannot pass. A request with `stream: true` is answered with the
+// API's server-sent events (message_start, content_block_start/delta/stop, message_delta, message_stop), so the
+// SDK's `messages.stream()` reads the same scripted reply as it arrives.
 import { randomBytes } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -49,6 +51,8 @@ export interface MessageReply {
   usage?: Partial<Usage>;
   model?: string;
   delayMs?: number;
+  /** Streamed answers only: a pause between events, so a reader can see text arrive piece by piece. */
+  streamDelayMs?: number;
 }
 
 /** An API error: `{type:'error', error:{type, message}}` with this status. */
@@ -159,7 +163,7 @@ export function wireProblems(body: MessagesRequest): string[] {
   if (typeof body !== 'object' || body === null) return ['body: Input should be an object'];
   if (typeof body.model !== 'string' || !body.model) problems.push('model: Field required');
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) problems.push('max_tokens: Field required');
-  if (body.stream) problems.push('stream: this fake answers non-streaming requests only');
+  if (body.stream !== undefined && typeof body.stream !== 'boolean') problems.push('stream: Input should be a boolean');
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     problems.push('messages: at least one message is required');
     return problems;
@@ -225,6 +229,59 @@ export function wireProblems(body: MessagesRequest): string[] {
     }
   });
   return problems;
+}
+
+/** Pieces of a text as the API streams them: a few words at a time. */
+function textPieces(text: string): string[] {
+  const words = text.match(/\S+\s*|\s+/g) ?? [];
+  const pieces: string[] = [];
+  for (let i = 0; i < words.length; i += 3) pieces.push(words.slice(i, i + 3).join(''));
+  return pieces.length ? pieces : [''];
+}
+
+/** The message as the API's event stream: usage's input side first, the output tokens and stop reason at the end. */
+async function streamMessage(
+  res: http.ServerResponse,
+  message: { content: ContentBlock[]; stop_reason: string; usage: Usage; [k: string]: unknown },
+  delayMs: number,
+) {
+  if (res.destroyed) return;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': newId('req_') });
+  const emit = async (type: string, data: Record<string, unknown>) => {
+    if (res.destroyed) return;
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+  };
+  const { output_tokens, ...inputUsage } = message.usage;
+  await emit('message_start', {
+    message: { ...message, content: [], stop_reason: null, usage: { ...inputUsage, output_tokens: 1 } },
+  });
+  await emit('ping', {});
+  for (const [index, block] of message.content.entries()) {
+    if (block.type === 'text') {
+      await emit('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      for (const piece of textPieces(String(block.text)))
+        await emit('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+    } else if (block.type === 'tool_use') {
+      const { input, ...head } = block as { input: unknown; [k: string]: unknown };
+      await emit('content_block_start', { index, content_block: { ...head, input: {} } });
+      const json = JSON.stringify(input ?? {});
+      for (let i = 0; i < json.length; i += 16)
+        await emit('content_block_delta', {
+          index,
+          delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 16) },
+        });
+    } else {
+      await emit('content_block_start', { index, content_block: block });
+    }
+    await emit('content_block_stop', { index });
+  }
+  await emit('message_delta', {
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: { output_tokens },
+  });
+  await emit('message_stop', {});
+  res.end();
 }
 
 const defaultHandler: Handler = () => ({
@@ -309,7 +366,8 @@ export async function startFakeAnthropic(handler: Handler = defaultHandler): Pro
           ...out.usage,
         },
       };
-      send(res, 200, JSON.stringify(message));
+      if (body.stream === true) await streamMessage(res, message, out.streamDelayMs ?? 0);
+      else send(res, 200, JSON.stringify(message));
     } finally {
       inFlight--;
     }

@@ -1,0 +1,49 @@
+// Deciding an approval: the one path shared by POST /v1/approvals/{id}/decision and Chat Mode's decide_approval
+// tool. The decision reaches the run's workflow as an update, which applies it (or refuses one already decided).
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { getApproval } from '../db/runs';
+import { decideUpdate } from '../workflows/run-page';
+import { ApiError } from './problem';
+
+export interface ApprovalDecision {
+  decision: 'approve' | 'reject' | 'approve_with_edits';
+  arguments?: Record<string, unknown>;
+  comment?: string;
+}
+
+/** Applies the decision of `actor` (who is named on the approval) and answers the approval as it now stands. */
+export async function decideApproval(
+  deps: { knex: Knex; temporal: Client },
+  workspaceId: string,
+  approvalId: string,
+  body: ApprovalDecision,
+  actor: string,
+) {
+  const approval = await getApproval(deps.knex, workspaceId, approvalId);
+  if (!approval) throw new ApiError(404, 'approval_not_found', `no approval ${approvalId} in this workspace`);
+  if (body.decision === 'approve_with_edits' && !body.arguments) {
+    throw new ApiError(422, 'arguments_required', '"approve_with_edits" needs the edited "arguments"');
+  }
+  if (!['pending', 'escalated'].includes(approval.status)) {
+    throw new ApiError(409, 'approval_decided', `this approval is already ${approval.status}`);
+  }
+  try {
+    await deps.temporal.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, {
+      args: [
+        {
+          approvalId: approval.id,
+          approve: body.decision !== 'reject',
+          arguments: body.decision === 'approve_with_edits' ? body.arguments : undefined,
+          by: actor,
+          reason: body.comment,
+        },
+      ],
+    });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError)
+      throw new ApiError(409, 'approval_decided', (err.cause as Error | undefined)?.message ?? err.message);
+    throw err;
+  }
+  return (await getApproval(deps.knex, workspaceId, approval.id))!;
+}
