@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import path from 'node:path';
 import { addMember, createUser } from '../../db/accounts';
 import { loadSecretBox } from '../../db/secret-box';
-import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
+import { hydrated, launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
 import { createHarness, createTestWorkspace, type Harness } from '../support/harness';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { goal, questions, validAgent, wizardModel } from '../support/wizard-model';
@@ -66,6 +66,7 @@ describe('the agent creation wizard in a browser', function () {
     await signIn(base);
     await page.click('a:has-text("Create with the wizard")');
     await page.waitForURL(/\/agents\/new$/);
+    await hydrated(page);
 
     // 1. The goal and a file.
     await page.fill('#w-goal', goal);
@@ -75,6 +76,7 @@ describe('the agent creation wizard in a browser', function () {
     await shot('wizard-1-goal.png');
     await page.click('button:has-text("Continue")');
     await page.waitForURL(/step=2/);
+    await hydrated(page);
 
     // 2. The generated questions, answered.
     const asked = await page.innerText('main');
@@ -84,6 +86,7 @@ describe('the agent creation wizard in a browser', function () {
     await shot('wizard-2-questions.png');
     await page.click('button:has-text("Write the instructions")');
     await page.waitForURL(/step=3/);
+    await hydrated(page);
 
     // 3. The six parts, edited.
     assert.equal(await page.inputValue('#w-job'), 'Read each invoice and route the large ones to a person.');
@@ -91,6 +94,7 @@ describe('the agent creation wizard in a browser', function () {
     await shot('wizard-3-instructions.png');
     await page.click('button:has-text("Save and continue")');
     await page.waitForURL(/step=4/);
+    await hydrated(page);
 
     // 4. The integration it needs, with a link to connect it in Integrations (kind and name preselected).
     assert.match(await page.innerText('main'), /team-chat[\s\S]*Tell finance about flagged invoices/);
@@ -99,6 +103,7 @@ describe('the agent creation wizard in a browser', function () {
     await shot('wizard-4-integrations.png');
     await page.click('button:has-text("Build the workflow")');
     await page.waitForURL(/step=5/);
+    await hydrated(page);
 
     // 5. The graph on the diagram, the draft agent, a test run on the proposed sample, then Ready.
     await page.waitForSelector('svg');
@@ -129,9 +134,11 @@ describe('the agent creation wizard in a browser', function () {
     fake.setHandler(() => ({ status: 400, error: { type: 'invalid_request_error', message: 'prompt is too long' } }));
     try {
       await page.goto(`${base}/agents/new`);
+      await hydrated(page);
       await page.fill('#w-goal', goal);
       await page.click('button:has-text("Continue")');
       await page.waitForURL(/step=2/);
+      await hydrated(page);
       assert.match(await page.innerText('main'), /the model could not answer: 400 .*prompt is too long/);
       fake.setHandler(wizardModel([validAgent]));
       await page.click('button:has-text("Ask me the questions")');
@@ -145,13 +152,16 @@ describe('the agent creation wizard in a browser', function () {
     const base = await web({ ...h, config: { ...h.config, model: { ...h.config.model, apiKey: undefined } } });
     await signIn(base);
     await page.goto(`${base}/agents/new`);
+    await hydrated(page);
     assert.match(await page.innerText('[data-testid="no-model"]'), /set ANTHROPIC_API_KEY/);
     await page.fill('#w-goal', 'Keep a list of orders');
     await page.click('button:has-text("Continue")');
     await page.waitForURL(/step=2/);
+    await hydrated(page);
     assert.match(await page.innerText('main'), /Route CSV rows|route/i);
     await page.click('button:has-text("Use this starter")');
     await page.waitForURL(/step=5/);
+    await hydrated(page);
     await page.waitForSelector('svg');
     await shot('wizard-no-model.png');
     assert.match(await page.innerText('main'), /Keep a list of orders/);

@@ -109,3 +109,9 @@ export async function startWebWithConsole(
   await mountWeb(web, h, opts);
   return web;
 }
+
+/**
+ * Waits until the page has hydrated (the root layout marks it): a page loaded in full (a form sent before the
+ * console's script had started, then a redirect) has its fields set again by hydration, wiping what was typed.
+ */
+export const hydrated = (page: Page) => page.waitForSelector('html[data-hydrated]');
