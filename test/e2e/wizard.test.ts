@@ -17,6 +17,7 @@ describe('the agent creation wizard in a browser', function () {
   let h: Harness;
   let fake: FakeAnthropic;
   let browser: Browser;
+  let workspaceId = '';
   let page: Page;
   const servers: Server[] = [];
   const editor = { email: `eve-${randomUUID().slice(0, 6)}@example.test`, password: 'eve password 12' };
@@ -31,6 +32,7 @@ describe('the agent creation wizard in a browser', function () {
       config: { model: { apiKey: 'test-key', baseUrl: fake.url, name: 'claude-test', unavailableRetries: 0 } } as never,
     });
     const t = await createTestWorkspace(h);
+    workspaceId = t.workspace.id;
     const user = await createUser(h.stack.knex, editor);
     await addMember(h.stack.knex, t.workspace.id, user.id, 'editor');
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -121,7 +123,8 @@ describe('the agent creation wizard in a browser', function () {
     // The conversation that made it stays with the session (and the agent's creation history).
     assert.match(await page.innerText('details.history summary'), /Conversation with the model \(6 messages/);
 
-    const agent = await h.stack.knex('agents').where({ name: validAgent.name }).first();
+    // This workspace's: suites of one process share the embedded database.
+    const agent = await h.stack.knex('agents').where({ workspace_id: workspaceId, name: validAgent.name }).first();
     assert.equal(agent.state, 'ready');
     const session = await h.stack.knex('wizard_sessions').where({ agent_id: agent.id }).first();
     assert.match(session.instructions.runtime_parameters, /1,000 euros/);

@@ -15,6 +15,7 @@ describe('the agent creation wizard', function () {
   let h: Harness;
   let fake: FakeAnthropic;
   let api: { url: string; close(): Promise<void> };
+  let workspaceId = '';
   let key: string;
 
   const call = async (method: string, path: string, body?: unknown, base = api.url) => {
@@ -37,7 +38,9 @@ describe('the agent creation wizard', function () {
       } as never,
     });
     api = await startApi(h);
-    key = (await createTestWorkspace(h)).key;
+    const t = await createTestWorkspace(h);
+    key = t.key;
+    workspaceId = t.workspace.id;
   });
   after(async () => {
     await api?.close();
@@ -64,7 +67,7 @@ describe('the agent creation wizard', function () {
       ['policy.txt'],
     );
     assert.equal(session.model.available, true);
-    const source = await h.stack.knex('sources').where({ name: 'policy.txt' }).first();
+    const source = await h.stack.knex('sources').where({ workspace_id: workspaceId, name: 'policy.txt' }).first();
     assert.ok(source, 'the uploaded file became a source');
 
     // Step 2: clarifying questions, generated from the goal (and the file's text).

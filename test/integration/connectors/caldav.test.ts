@@ -36,6 +36,7 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
   let personal: string;
   let h: Harness;
   let api: Awaited<ReturnType<typeof startApi>>;
+  let workspaceId = '';
   let c: ConnectorApi;
 
   before(async () => {
@@ -47,6 +48,7 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
     api = await startApi(h);
     const t = await createTestWorkspace(h);
     c = connectorApi(h, api.url, t.key, t.workspace.id);
+    workspaceId = t.workspace.id;
   });
   after(async () => {
     await api?.close();
@@ -110,7 +112,10 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
     });
     assert.equal(missing.status, 422);
     assert.match(missing.body.detail, /has no calendar "Holidays"; it has .*"Personal".*"Work"|"Work".*"Personal"/);
-    assert.equal(await h.stack.knex('connections').where({ name: 'cal' }).first(), undefined);
+    assert.equal(
+      await h.stack.knex('connections').where({ workspace_id: workspaceId, name: 'cal' }).first(),
+      undefined,
+    );
 
     const made = await c.connect('cal', 'caldav', settings(), { password: radicale.password });
     assert.equal(made.status, 'connected');
