@@ -30,6 +30,7 @@ import { connectorKinds, connectorOf } from '../model/connectors';
 import { connectorCategories } from '../model/connectors/definition';
 import { maxSkillBytes } from '../model/skill';
 import { instructionPartsSchema, proposedConnectionSchema } from '../model/wizard';
+import { authenticationResults } from '../model/inbox';
 
 /** A zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), without the per-schema `$schema` marker. */
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
@@ -90,9 +91,23 @@ const schemas: Record<string, unknown> = {
     },
     authentication_results: nullable({
       type: 'string',
-      description: 'The Authentication-Results header (SPF, DKIM, DMARC verdicts) the message arrived with.',
+      description:
+        'The Authentication-Results header (SPF, DKIM, DMARC verdicts) the message arrived with, as the sender or a relay wrote it.',
     }),
     received_spf: nullable({ type: 'string' }),
+    verification: nullable({
+      ...obj({
+        spf: { enum: [...authenticationResults] },
+        dkim: { enum: [...authenticationResults] },
+        dmarc: { enum: [...authenticationResults] },
+        authentication_results: nullable({
+          type: 'string',
+          description: 'The Authentication-Results header Cadre wrote; null when verification gave up (temperror).',
+        }),
+      }),
+      description:
+        "Cadre's own SPF, DKIM and DMARC verdict (mailauth), made by its SMTP listener when the message arrived: a failing one is recorded, never a reason to refuse the message. Null for a message Cadre did not receive itself (its replies).",
+    }),
     run: nullable(obj({ id: { type: 'string', format: 'uuid' }, status: { enum: [...runStatuses] } })),
     note: nullable({ type: 'string', description: 'Why an inbound message started no run (the agent was paused…).' }),
     created_at: ts,

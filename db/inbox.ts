@@ -22,6 +22,14 @@ export interface InboxMessage {
   attachments: string[];
   authentication_results: string | null;
   received_spf: string | null;
+  /**
+   * Cadre's own verdict (migration 023), from its SMTP listener; null for a message it did not verify. Optional
+   * here so that the paths that store other messages need not name them: they are stored as null.
+   */
+  spf_result?: string | null;
+  dkim_result?: string | null;
+  dmarc_result?: string | null;
+  verified_authentication_results?: string | null;
   run_id: string | null;
   note: string | null;
   created_at: Date;

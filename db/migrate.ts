@@ -19,6 +19,7 @@ import * as eventTriggers from './migrations/019_event_triggers';
 import * as inbox from './migrations/020_inbox';
 import * as chat from './migrations/021_chat';
 import * as wizardSessions from './migrations/022_wizard_sessions';
+import * as inboxAuthentication from './migrations/023_inbox_authentication';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -43,6 +44,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '020_inbox': inbox,
   '021_chat': chat,
   '022_wizard_sessions': wizardSessions,
+  '023_inbox_authentication': inboxAuthentication,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -51,3 +51,25 @@ export function replyHeaders(
 export function replyMessageId(idempotencyKey: string, domain: string): string {
   return `<${idempotencyKey.replace(/[^\w.-]/g, '.')}@${domain}>`;
 }
+
+/** The RFC 8601 result words Cadre records for SPF, DKIM and DMARC when it verifies a message it received. */
+export const authenticationResults = [
+  'pass',
+  'fail',
+  'softfail',
+  'neutral',
+  'none',
+  'temperror',
+  'permerror',
+  'policy',
+] as const;
+export type AuthenticationResult = (typeof authenticationResults)[number];
+
+/** Cadre's own verdict on who sent a message (api/inbox/authentication.ts). */
+export interface MailVerdict {
+  spf: AuthenticationResult;
+  dkim: AuthenticationResult;
+  dmarc: AuthenticationResult;
+  /** The Authentication-Results header value Cadre wrote, unfolded; null when verification gave up. */
+  authentication_results: string | null;
+}

@@ -15,6 +15,12 @@ export interface components {
       attachments: string[];
       authentication_results: string | null;
       received_spf: string | null;
+      verification: {
+        spf: 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror' | 'policy';
+        dkim: 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror' | 'policy';
+        dmarc: 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror' | 'policy';
+        authentication_results: string | null;
+      } | null;
       run: {
         id: string;
         status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';

@@ -11,6 +11,7 @@ import { recordEvent } from '../../db/timeline';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { ApiError } from '../problem';
 import type { Logger } from '../logger';
+import type { MailVerdict } from '../../model/inbox';
 
 export interface IntakeDeps extends RunServiceDeps {
   domain: string;
@@ -52,7 +53,13 @@ async function textOf(mail: ParsedMail): Promise<string> {
   return text.replace(/\r\n/g, '\n').trim();
 }
 
-export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: ParsedMail): Promise<IntakeOutcome> {
+/** `verdict`: Cadre's own SPF/DKIM/DMARC verification, when it received the message itself (its SMTP listener). */
+export async function receiveMail(
+  deps: IntakeDeps,
+  agent: AgentRow,
+  mail: ParsedMail,
+  verdict?: MailVerdict,
+): Promise<IntakeOutcome> {
   const { knex } = deps;
   const references = referencesOf(mail);
   const threadId = await threadOfMessageIds(knex, agent.id, [
@@ -74,6 +81,10 @@ export async function receiveMail(deps: IntakeDeps, agent: AgentRow, mail: Parse
     attachments,
     authentication_results: headerText(mail, 'authentication-results'),
     received_spf: headerText(mail, 'received-spf'),
+    spf_result: verdict?.spf ?? null,
+    dkim_result: verdict?.dkim ?? null,
+    dmarc_result: verdict?.dmarc ?? null,
+    verified_authentication_results: verdict?.authentication_results ?? null,
   });
   if (!message) return { outcome: 'duplicate' };
 

@@ -1,7 +1,8 @@
 // The Inbox's own SMTP server: takes mail for the agents' addresses (<local part>@CADRE_INBOX_DOMAIN) and hands
 // each message to the intake. It runs in the web process, beside the API: it needs only the database and the run
 // service. Refusals are made while the sender is still connected, so it learns why: an unknown recipient at RCPT
-// TO (550), a message over the size limit at MAIL FROM (its SIZE) or at the end of DATA (552).
+// TO (550), a message over the size limit at MAIL FROM (its SIZE) or at the end of DATA (552). Each message it takes
+// gets Cadre's own SPF/DKIM/DMARC verdict (./authentication.ts), recorded beside it and never a reason to refuse it.
 import fs from 'node:fs';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { simpleParser } from 'mailparser';
@@ -9,6 +10,7 @@ import { agentOfLocalPart } from '../../db/inbox';
 import { splitAddress } from '../../model/inbox';
 import type { CadreConfig } from '../../cadre.config';
 import { receiveMail, type IntakeDeps } from './intake';
+import { verifyMessage, type DnsResolver } from './authentication';
 
 export interface InboxListener {
   port: number;
@@ -23,10 +25,16 @@ async function readAll(stream: SMTPServerDataStream): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+export interface InboxListenerDeps extends Omit<IntakeDeps, 'domain'> {
+  /** The DNS the SPF/DKIM/DMARC checks ask (tests serve their own records); the system's resolver by default. */
+  resolver?: DnsResolver;
+}
+
 export async function startInboxListener(
-  deps: Omit<IntakeDeps, 'domain'>,
+  listenerDeps: InboxListenerDeps,
   inbox: CadreConfig['inbox'] & { smtpPort: number },
 ): Promise<InboxListener> {
+  const { resolver, ...deps } = listenerDeps;
   const { knex, logger } = deps;
   const megabytes = Math.round((inbox.maxBytes / 1024 / 1024) * 10) / 10;
 
@@ -59,13 +67,34 @@ export async function startInboxListener(
         .then(async (raw) => {
           if (stream.sizeExceeded)
             return callback(smtpError(552, `5.3.4 the message is over the ${megabytes} MB this inbox takes`));
-          const mail = await simpleParser(raw);
+          const { mailFrom } = session.envelope;
+          const [mail, verdict] = await Promise.all([
+            simpleParser(raw),
+            verifyMessage(
+              raw,
+              {
+                ip: session.remoteAddress,
+                helo: session.hostNameAppearsAs,
+                sender: mailFrom ? mailFrom.address : undefined,
+                mta: inbox.domain,
+                resolver,
+              },
+              (err) => logger?.warn({ err }, 'inbox: SPF/DKIM/DMARC verification gave up (recorded as temperror)'),
+            ),
+          ]);
           for (const rcpt of session.envelope.rcptTo) {
             const { agent } = await agentOf(rcpt.address);
             if (!agent) continue; // refused at RCPT TO; an agent deleted since then gets nothing
-            const result = await receiveMail({ ...deps, domain: inbox.domain }, agent, mail);
+            const result = await receiveMail({ ...deps, domain: inbox.domain }, agent, mail, verdict);
             logger?.info(
-              { agent_id: agent.id, outcome: result.outcome, run_id: 'runId' in result ? result.runId : undefined },
+              {
+                agent_id: agent.id,
+                outcome: result.outcome,
+                run_id: 'runId' in result ? result.runId : undefined,
+                spf: verdict.spf,
+                dkim: verdict.dkim,
+                dmarc: verdict.dmarc,
+              },
               'inbox: message received',
             );
           }

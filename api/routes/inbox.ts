@@ -24,6 +24,15 @@ export function messageJson(m: InboxMessage & { run_status?: string | null }) {
     attachments: m.attachments,
     authentication_results: m.authentication_results,
     received_spf: m.received_spf,
+    verification:
+      m.spf_result && m.dkim_result && m.dmarc_result
+        ? {
+            spf: m.spf_result,
+            dkim: m.dkim_result,
+            dmarc: m.dmarc_result,
+            authentication_results: m.verified_authentication_results ?? null,
+          }
+        : null,
     run: m.run_id ? { id: m.run_id, status: m.run_status ?? 'unknown' } : null,
     note: m.note,
     created_at: iso(m.created_at),

@@ -1,7 +1,7 @@
 // The Inbox in a real browser against the real stack: mail delivered over SMTP to Cadre's listener shows up as a
 // thread of the agent with the run it started; on the thread page an operator edits the drafted reply and sends it,
-// and the edited reply reaches the recording SMTP server (SMTP_URL) and joins the thread. Screenshots go to
-// test-output/screenshots (ignored by git).
+// and the edited reply reaches the recording SMTP server (SMTP_URL) and joins the thread. Each request shows Cadre's
+// own SPF/DKIM/DMARC verdict, a failing check marked. Screenshots go to test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -14,6 +14,7 @@ import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Pag
 import { createHarness, createLiveAgent, createTestWorkspace, waitForRun, type Harness } from '../support/harness';
 import { startSmtpSink, type SmtpSink } from '../support/sinks';
 import { startInboxListener, type InboxListener } from '../../api/inbox/smtp-listener';
+import { fakeDns } from '../support/dns';
 
 const domain = 'inbox.test';
 
@@ -29,6 +30,12 @@ describe('the Inbox in a browser: threads, runs and an edited reply', function (
   let workspaceId = '';
   const operator = { email: `olga-${randomUUID().slice(0, 6)}@example.test`, password: 'olga password 12' };
   const problems: string[] = [];
+  // example.com lets 127.0.0.1 send its mail and publishes a DMARC policy; forged.example.net allows another host.
+  const dns = fakeDns();
+  dns.txt('example.com', 'v=spf1 ip4:127.0.0.1 -all');
+  dns.txt('_dmarc.example.com', 'v=DMARC1; p=none');
+  dns.txt('forged.example.net', 'v=spf1 ip4:192.0.2.10 -all');
+  dns.txt('_dmarc.forged.example.net', 'v=DMARC1; p=reject');
 
   before(async function () {
     browser = await launchBrowser(this);
@@ -36,7 +43,7 @@ describe('the Inbox in a browser: threads, runs and an edited reply', function (
     const inbox = { smtpPort: undefined, smtpHost: '127.0.0.1', domain, maxBytes: 1024 * 1024, tls: undefined };
     h = await createHarness({ config: { smtp: { url: sink.url, from: 'Cadre <cadre@test>' }, inbox } });
     listener = await startInboxListener(
-      { knex: h.stack.knex, temporal: h.client, temporalConfig: h.temporalConfig },
+      { knex: h.stack.knex, temporal: h.client, temporalConfig: h.temporalConfig, resolver: dns.resolver },
       { ...inbox, smtpPort: 0 },
     );
     workspaceId = (await createTestWorkspace(h)).workspace.id;
@@ -107,6 +114,8 @@ describe('the Inbox in a browser: threads, runs and an edited reply', function (
     await page.click('a:has-text("Broken widget")');
     await page.waitForSelector('[data-testid="draft"] textarea');
     assert.match(await text('[data-testid="message"]'), /My widget arrived broken\./);
+    assert.equal((await text('[data-testid="verification"]')).trim(), 'SPF pass · DKIM none · DMARC pass');
+    assert.equal(await page.$('[data-testid="verification"] .failed'), null);
     assert.equal(await page.inputValue('[data-testid="draft"] textarea'), 'Thanks, we got Broken widget');
     await page.fill('[data-testid="draft"] textarea', 'Sorry about that: a new widget is on its way.');
     await shot('inbox-thread-draft');
@@ -129,6 +138,41 @@ describe('the Inbox in a browser: threads, runs and an edited reply', function (
     assert.match(thread, /Sorry about that: a new widget is on its way\./);
     assert.equal(await page.$('[data-testid="draft"]'), null);
     await shot('inbox-thread-replied');
+    assert.deepEqual(problems, []);
+  });
+
+  it('marks a sender that fails its checks on the thread page (still signed in from the test above)', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Payments Desk',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'count' },
+        { kind: 'tool', id: 'count', tool: 'state.increment', arguments: { key: 'requests' } },
+      ],
+    });
+    await page.goto(`${base}/agents/${agent.id}/inbox`);
+    const address = (await text('[data-testid="inbox-address"]')).trim();
+    await createTransport({ host: '127.0.0.1', port: listener.port, secure: false, ignoreTLS: true }).sendMail({
+      from: 'The CEO <ceo@forged.example.net>',
+      to: address,
+      subject: 'Urgent transfer',
+      text: 'Wire the money today.',
+    });
+    const message = async () => h.stack.knex('inbox_messages').where({ agent_id: agent.id }).first();
+    for (let i = 0; i < 300 && !(await message())?.run_id; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await waitForRun(h, (await message()).run_id)).status, 'completed');
+
+    await page.goto(`${base}/agents/${agent.id}/inbox`);
+    await page.click('a:has-text("Urgent transfer")');
+    await page.waitForSelector('[data-testid="verification"]');
+    assert.match(
+      await text('[data-testid="verification"]'),
+      /^SPF fail · DKIM none · DMARC fail\s+— the sender may not be who it claims$/,
+    );
+    const marked = await page.evaluate(
+      `[...document.querySelectorAll('[data-testid="verification"] .failed')].map((e) => e.textContent)`,
+    );
+    assert.deepEqual(marked, ['SPF fail', 'DMARC fail']);
+    await shot('inbox-thread-failed-checks');
     assert.deepEqual(problems, []);
   });
 });
