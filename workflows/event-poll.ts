@@ -10,6 +10,9 @@ import { runWorkflowOptions } from '../model/run-identity';
 
 const poller = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
+  // A poll whose worker died is tried again on another within this, not after the whole five minutes (meanwhile
+  // the schedule skips its fires, as this poll is still under way).
+  heartbeatTimeout: '20 seconds',
   // A failed poll is told on the timeline by the activity; the next interval polls again.
   retry: { maximumAttempts: 3 },
 });
