@@ -10,8 +10,8 @@ export function createAccountErasureActivities({ knex, temporal }: ActivityDeps)
       const schedules = await knex('triggers')
         .whereIn('workspace_id', knex('memberships').where({ user_id: userId, role: 'owner' }).select('workspace_id'))
         .whereIn('workspace_id', knex('workspaces').whereNotNull('deleted_at').select('id'))
-        .where({ kind: 'schedule' })
-        .select('id', 'agent_id');
+        .whereIn('kind', ['schedule', 'event'])
+        .select('id', 'agent_id', 'kind');
       if (temporal) for (const t of schedules) await deleteSchedule({ temporal }, t);
       return (await eraseAccount(knex, userId)) === null ? 'recovered' : 'erased';
     },

@@ -18,6 +18,7 @@ import type { EventBatch } from './connectors/connector';
 import type { ActivityDeps } from './deps';
 import { openTriggeredRun, type OpenedRun } from './triggers';
 import { runFileId, runFileSaver } from './run-files';
+import { keepReceivedMail, keepsMailInInbox, noteRunOfMail } from './inbox-mailbox';
 
 /** How a run's item names a file that came with its event: the id it is stored under (the same on every retry). */
 const describeFile = (key: string, f: { name: string; contentType: string; content: Buffer; part: string }) => ({
@@ -71,13 +72,19 @@ export function createEventTriggerActivities(deps: ActivityDeps) {
   async function runOf(trigger: TriggerRow, config: EventConfig, event: TriggerEvent): Promise<OpenedRun | undefined> {
     const key = `event:${trigger.id}:${event.id}`;
     const files = (event.files ?? []).map((f, i) => ({ ...f, part: String(i) }));
-    const item = files.length > 0 ? { ...event.data, files: files.map((f) => describeFile(key, f)) } : event.data;
+    const inboxed = keepsMailInInbox(config) ? await keepReceivedMail(knex, trigger, config, event) : undefined;
+    const item = {
+      ...event.data,
+      ...(inboxed ? { thread_id: inboxed.thread_id } : {}),
+      ...(files.length > 0 ? { files: files.map((f) => describeFile(key, f)) } : {}),
+    };
     const opened = await openTriggeredRun(knex, trigger, {
       input: JSON.stringify([item]),
       idempotencyKey: key,
       because: `${describe(config, event)} happened`,
       event: { event: config.event, id: event.id },
     });
+    if (inboxed) await noteRunOfMail(knex, inboxed, 'skipped' in opened ? opened : { runId: opened.id });
     if ('skipped' in opened) return undefined;
     const save = runFileSaver(knex, opened.id, key);
     for (const file of files) await save(file);
@@ -92,6 +99,7 @@ export function createEventTriggerActivities(deps: ActivityDeps) {
   /** Adds the event to the trigger's open batch (once: its id is the delivery key). */
   async function batchOf(trigger: TriggerRow, config: EventConfig, event: TriggerEvent) {
     const batch = config.batch!;
+    const inboxed = keepsMailInInbox(config) ? await keepReceivedMail(knex, trigger, config, event) : undefined;
     const temporal = deps.temporal;
     if (!temporal) throw new Error('batching event triggers need the worker to have a Temporal client');
     try {
@@ -99,7 +107,7 @@ export function createEventTriggerActivities(deps: ActivityDeps) {
         knex,
         trigger,
         batch,
-        { key: event.id, data: event.data },
+        { key: event.id, data: inboxed ? { ...event.data, thread_id: inboxed.thread_id } : event.data },
         async (batchId) => {
           await temporal.workflow.start<typeof deliveryBatch>('deliveryBatch', {
             workflowId: batchWorkflowId(batchId),

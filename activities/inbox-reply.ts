@@ -1,11 +1,17 @@
 // What `email.reply` needs of the Inbox, for one run: the thread it answers (only a thread of the run's own agent),
-// and the reply stored in it once sent. Sending itself is the tool handler's (tools/handlers.ts).
+// and the reply stored in it once sent. Sending itself is the tool handler's (tools/handlers.ts): from the agent's
+// address, or, for a thread whose mail came through a connected mailbox, from that mailbox.
 import type { Knex } from 'knex';
 import { findMessage, storeMessage, threadForReply, type InboxMessage } from '../db/inbox';
-import { replyHeaders, replyMessageId, replySubject } from '../model/inbox';
+import { connectionByName } from '../db/connections';
+import { emailConfigSchema } from '../model/connectors/email';
+import { replyHeaders, replyMessageId, replySubject, splitAddress } from '../model/inbox';
+import type { EmailConnection } from './connectors/email/imap';
 
 export interface ReplyDraft {
   threadId: string;
+  /** The connected mailbox the thread's mail came through, which the reply is sent from; none: the agent's address. */
+  via?: string;
   from: string;
   to: string;
   subject: string;
@@ -20,24 +26,49 @@ export interface InboxReplies {
   /** The reply already sent by this call (a retry after the send), if any. */
   sent(messageId: string): Promise<InboxMessage | undefined>;
   record(draft: ReplyDraft, text: string): Promise<void>;
+  /** The connected mailbox a thread's replies go out from (ReplyDraft.via). */
+  mailbox(name: string): Promise<EmailConnection>;
 }
 
-export function inboxReplies(knex: Knex, runId: string, domain: string): InboxReplies {
+/** The bare address of "Name <a@b>" or "a@b". */
+const bareAddress = (address: string) => /<([^>]+)>\s*$/.exec(address)?.[1] ?? address.trim();
+
+/** The address a connected mailbox sends as, from its settings (no secret is needed for that). */
+async function mailboxAddressOf(knex: Knex, workspaceId: string, name: string): Promise<string | undefined> {
+  const row = await connectionByName(knex, workspaceId, name);
+  const config = row?.kind === 'email' ? emailConfigSchema.safeParse(row.config).data : undefined;
+  return config ? (config.from ?? config.imap.user) : undefined;
+}
+
+export function inboxReplies(
+  knex: Knex,
+  runId: string,
+  domain: string,
+  openMailbox: (name: string) => Promise<EmailConnection>,
+): InboxReplies {
   let agentId: string | undefined;
   return {
     async draft(threadId, idempotencyKey) {
       const found = await threadForReply(knex, runId, threadId);
       if (!found) return { refused: `the agent has no Inbox thread ${threadId}` };
-      agentId = found.thread.agent_id as string;
+      const { thread } = found;
+      agentId = thread.agent_id as string;
       const headers = replyHeaders(found.messages);
       if (!headers) return { refused: `thread ${threadId} has no message to reply to` };
       const lastInbound = [...found.messages].reverse().find((m) => m.direction === 'inbound')!;
+      const via = (thread.connection as string | null) ?? undefined;
+      const from = via
+        ? await mailboxAddressOf(knex, thread.workspace_id as string, via)
+        : `${thread.local_part}@${domain}`;
+      if (!from)
+        return { refused: `the mailbox "${via}" this thread came through is no longer connected: reconnect it` };
       return {
         threadId,
-        from: `${found.thread.local_part}@${domain}`,
+        via,
+        from,
         to: lastInbound.from_address,
-        subject: replySubject(found.thread.subject as string),
-        messageId: replyMessageId(idempotencyKey, domain),
+        subject: replySubject(thread.subject as string),
+        messageId: replyMessageId(idempotencyKey, splitAddress(bareAddress(from))?.domain ?? domain),
         ...headers,
       };
     },
@@ -62,5 +93,6 @@ export function inboxReplies(knex: Knex, runId: string, domain: string): InboxRe
         run_id: runId,
       });
     },
+    mailbox: openMailbox,
   };
 }

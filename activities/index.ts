@@ -8,6 +8,7 @@ import { createRunLifecycleActivities } from './run-lifecycle';
 import { createRunPhaseActivities } from './run-phases';
 import { createTriggerActivities } from './triggers';
 import { createEventTriggerActivities } from './event-triggers';
+import { createMailboxWatchActivities } from './mailbox-watch';
 import { createAgentCallActivities } from './agent-calls';
 import { createFailureNoticeActivities } from './failure-notice';
 import { createSourceIndexingActivities } from './sources/indexing';
@@ -26,6 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReviewActivities(deps),
     ...createTriggerActivities(deps),
     ...createEventTriggerActivities(deps),
+    ...createMailboxWatchActivities(deps),
     ...createAgentCallActivities(deps),
     ...createFailureNoticeActivities(deps),
     ...createSourceIndexingActivities(deps),

@@ -45,6 +45,12 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
 // ---- Shapes of responses -------------------------------------------------------------------------------------
 const ts = { type: 'string', format: 'date-time' };
 const nullable = (s: object) => ({ anyOf: [s, { type: 'null' }] });
+/** An Inbox thread's connected mailbox (an email.received trigger's), which its replies go out from. */
+const mailboxOfThread = {
+  ...nullable({ type: 'string' }),
+  description:
+    "the connected mailbox the thread's mail came through, which replies are sent from; null: the agent's address",
+};
 const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
   type: 'object',
   properties,
@@ -1450,6 +1456,7 @@ export const routes: Route[] = [
             id: { type: 'string', format: 'uuid' },
             agent_id: { type: 'string', format: 'uuid' },
             subject: { type: 'string' },
+            connection: mailboxOfThread,
             created_at: ts,
             last_message_at: ts,
             message_count: { type: 'integer' },
@@ -1476,6 +1483,7 @@ export const routes: Route[] = [
         agent_id: { type: 'string', format: 'uuid' },
         agent_name: { type: 'string' },
         address: { type: 'string' },
+        connection: mailboxOfThread,
         subject: { type: 'string' },
         created_at: ts,
         last_message_at: ts,

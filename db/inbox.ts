@@ -93,6 +93,7 @@ export async function storeMessage(
   workspaceId: string,
   threadId: string | undefined,
   message: NewMessage,
+  newThread: { connection?: string } = {},
 ): Promise<InboxMessage | undefined> {
   return knex
     .transaction(async (trx) => {
@@ -104,6 +105,7 @@ export async function storeMessage(
           workspace_id: workspaceId,
           agent_id: message.agent_id,
           subject: message.subject,
+          connection: newThread.connection ?? null,
         });
       }
       const [row] = await trx('inbox_messages')
@@ -126,6 +128,26 @@ export async function storeMessage(
       if (err instanceof AlreadyStored) return undefined;
       throw err;
     });
+}
+
+/**
+ * Keeps an inbound message in the thread its In-Reply-To and References point to, or in a new one (of `connection`
+ * when it came through a connected mailbox). A message the agent already has (read again) is answered as it was
+ * stored, with `fresh` false.
+ */
+export async function keepInbound(
+  knex: Knex,
+  workspaceId: string,
+  message: NewMessage,
+  newThread: { connection?: string } = {},
+): Promise<{ message: InboxMessage; fresh: boolean }> {
+  const threadId = await threadOfMessageIds(knex, message.agent_id, [
+    ...(message.in_reply_to ? [message.in_reply_to] : []),
+    ...message.references,
+  ]);
+  const stored = await storeMessage(knex, workspaceId, threadId, message, newThread);
+  if (stored) return { message: stored, fresh: true };
+  return { message: (await findMessage(knex, message.agent_id, message.message_id))!, fresh: false };
 }
 
 export async function findMessage(knex: Knex, agentId: string, messageId: string) {
@@ -193,7 +215,8 @@ export async function listThreads(knex: Knex, agentId: string, limit = 100) {
 export async function threadForReply(knex: Knex, runId: string, threadId: string) {
   const thread = await knex('inbox_threads')
     .join('runs', 'runs.agent_id', 'inbox_threads.agent_id')
-    .join('inbox_addresses', 'inbox_addresses.agent_id', 'inbox_threads.agent_id')
+    // An agent whose mail comes only through a connected mailbox may never have had its own address made.
+    .leftJoin('inbox_addresses', 'inbox_addresses.agent_id', 'inbox_threads.agent_id')
     .where({ 'runs.id': runId, 'inbox_threads.id': threadId })
     .first('inbox_threads.*', 'inbox_addresses.local_part');
   if (!thread) return undefined;

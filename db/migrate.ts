@@ -20,6 +20,7 @@ import * as inbox from './migrations/020_inbox';
 import * as chat from './migrations/021_chat';
 import * as wizardSessions from './migrations/022_wizard_sessions';
 import * as inboxAuthentication from './migrations/023_inbox_authentication';
+import * as inboxMailboxThreads from './migrations/024_inbox_mailbox_threads';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -45,6 +46,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '021_chat': chat,
   '022_wizard_sessions': wizardSessions,
   '023_inbox_authentication': inboxAuthentication,
+  '024_inbox_mailbox_threads': inboxMailboxThreads,
 };
 
 const source: Knex.MigrationSource<string> = {

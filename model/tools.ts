@@ -153,8 +153,8 @@ const builtInTools = {
   'email.reply': {
     name: 'email.reply',
     description:
-      "Reply in an Inbox thread of the agent (the item's thread_id): sent from the agent's address to the thread's " +
-      'sender, as a reply to its last message.',
+      "Reply in an Inbox thread of the agent (the item's thread_id): sent from the agent's address (or from the " +
+      "connected mailbox the thread's mail came through) to the thread's sender, as a reply to its last message.",
     input: z.object({
       thread_id: z.uuid('thread_id must be the id of an Inbox thread (the item\'s "thread_id")'),
       text: z.string().min(1, 'the reply has no text').max(1_000_000),

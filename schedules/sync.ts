@@ -1,8 +1,16 @@
 // Keeps Temporal Schedules equal to the schedule and event triggers in the database: one schedule per trigger with a
-// stable id (an event trigger's fires its poller, workflows/event-poll.ts), paused exactly while its agent is not Live. The database is the source of truth; reconcile()
+// stable id (an event trigger's fires its poller, workflows/event-poll.ts), paused exactly while its agent is not
+// Live; an email.received trigger also has its mailbox watch (IMAP IDLE) exactly while Live. The database is the
+// source of truth; reconcile()
 // at start repairs any drift (a schedule deleted by hand, a crash between the database write and Temporal).
 // Outside api/ because the API (triggers, lifecycle) and the activities (account erasure) both manage schedules.
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  WorkflowNotFoundError,
+  type Client,
+  type ScheduleOptions,
+} from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { AgentState } from '../db/agents';
 import { listScheduleTriggers, type TriggerRow } from '../db/triggers';
@@ -10,6 +18,7 @@ import type { TemporalConfig } from '../temporal.config';
 import { eventConfigSchema, scheduleConfigSchema } from '../model/trigger';
 import type { scheduledRun } from '../workflows/scheduled-run';
 import type { eventPoll } from '../workflows/event-poll';
+import type { mailboxWatch } from '../workflows/mailbox-watch';
 import { temporalSpec } from './spec';
 
 export const scheduleIdOf = (t: Pick<TriggerRow, 'agent_id' | 'id'>) => `agent-${t.agent_id}-trigger-${t.id}`;
@@ -68,6 +77,37 @@ function scheduleOptions(deps: ScheduleSyncDeps, trigger: TriggerRow, agentState
   } satisfies Omit<ScheduleOptions, 'scheduleId'>;
 }
 
+export const mailboxWatchWorkflowId = (triggerId: string) => `mailbox-watch-${triggerId}`;
+
+/** An email.received trigger also waits on its folder with IMAP IDLE (workflows/mailbox-watch.ts) while Live. */
+const watchesMailbox = (t: TriggerRow) =>
+  t.kind === 'event' && eventConfigSchema.safeParse(t.config).data?.event === 'email.received';
+
+/** Starts the trigger's mailbox watch afresh (an edited trigger's watch must read its new settings). */
+async function startMailboxWatch(deps: ScheduleSyncDeps, trigger: TriggerRow) {
+  await deps.temporal.workflow.start<typeof mailboxWatch>('mailboxWatch', {
+    workflowId: mailboxWatchWorkflowId(trigger.id),
+    taskQueue: deps.temporalConfig.taskQueue,
+    args: [{ triggerId: trigger.id }],
+    workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+  });
+}
+
+/** Ends the trigger's mailbox watch, if it has one; terminated rather than cancelled, so a restart cannot race it. */
+async function stopMailboxWatch(deps: Pick<ScheduleSyncDeps, 'temporal'>, triggerId: string, reason: string) {
+  try {
+    await deps.temporal.workflow.getHandle(mailboxWatchWorkflowId(triggerId)).terminate(reason);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+}
+
+async function syncMailboxWatch(deps: ScheduleSyncDeps, trigger: TriggerRow, agentState: AgentState) {
+  if (!watchesMailbox(trigger)) return stopMailboxWatch(deps, trigger.id, 'the trigger no longer waits for mail');
+  if (agentState === 'live') await startMailboxWatch(deps, trigger);
+  else await stopMailboxWatch(deps, trigger.id, pauseNote(agentState));
+}
+
 /** Creates the trigger's schedule, or brings an existing one in line with the trigger and its agent. */
 export async function upsertSchedule(deps: ScheduleSyncDeps, trigger: TriggerRow, agentState: AgentState) {
   const scheduleId = scheduleIdOf(trigger);
@@ -78,17 +118,20 @@ export async function upsertSchedule(deps: ScheduleSyncDeps, trigger: TriggerRow
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
     await deps.temporal.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, ...options }));
   }
+  if (trigger.kind === 'event') await syncMailboxWatch(deps, trigger, agentState);
 }
 
+/** Deletes the trigger's schedule, and its mailbox watch if it has one. */
 export async function deleteSchedule(
   deps: Pick<ScheduleSyncDeps, 'temporal'>,
-  trigger: Pick<TriggerRow, 'agent_id' | 'id'>,
+  trigger: Pick<TriggerRow, 'agent_id' | 'id' | 'kind'>,
 ) {
   try {
     await deps.temporal.schedule.getHandle(scheduleIdOf(trigger)).delete();
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
   }
+  if (trigger.kind === 'event') await stopMailboxWatch(deps, trigger.id, 'the trigger was removed');
 }
 
 /** Pauses (agent paused) or unpauses (agent live again) every schedule of the agent. */
@@ -105,8 +148,9 @@ export async function setSchedulesPaused(
         else await handle.pause(pauseNote(agentState));
       } catch (err) {
         if (!(err instanceof ScheduleNotFoundError)) throw err;
-        await upsertSchedule(deps, t, agentState); // missing: recreate it in the right state
+        return upsertSchedule(deps, t, agentState); // missing: recreate it in the right state
       }
+      if (t.kind === 'event') await syncMailboxWatch(deps, t, agentState);
     }),
   );
 }

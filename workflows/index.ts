@@ -6,3 +6,4 @@ export * from './index-source';
 export * from './account-erasure';
 export * from './plan-change';
 export * from './delivery-batch';
+export * from './mailbox-watch';

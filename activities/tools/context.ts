@@ -5,6 +5,7 @@ import { connectionOpener } from '../connectors/opened';
 import { runFileReader, runFileSaver } from '../run-files';
 import type { ToolContext } from './handlers';
 import { inboxReplies } from '../inbox-reply';
+import type { EmailConnection } from '../connectors/email/imap';
 
 export function toolContext(
   deps: ActivityDeps,
@@ -18,6 +19,13 @@ export function toolContext(
     readFile: runFileReader(deps.knex, call.runId),
     sqlClient: sqlClientResolver(deps, call),
     connection: connectionOpener(deps, call),
-    inbox: inboxReplies(deps.knex, call.runId, deps.config.inbox.domain),
+    // A thread's mailbox is the one its agent's own trigger reads: replies may use it without the agent listing it.
+    inbox: inboxReplies(
+      deps.knex,
+      call.runId,
+      deps.config.inbox.domain,
+      async (name) =>
+        (await connectionOpener(deps, { runId: call.runId, connections: [name] })('email', name)) as EmailConnection,
+    ),
   };
 }

@@ -11,6 +11,7 @@ import { connectorToolHandlers } from '../connectors';
 import type { OpenConnection } from '../connectors/opened';
 import type { RunFile } from '../run-files';
 import type { InboxReplies } from '../inbox-reply';
+import { sendOnce } from '../connectors/email/send';
 
 export interface ToolContext {
   idempotencyKey: string;
@@ -110,32 +111,36 @@ async function sendEmail(input: ToolInput<'email.send'>, ctx: ToolContext): Prom
 }
 
 /**
- * `email.reply`: from the agent's address to the thread's last sender, In-Reply-To their message and References
- * the thread's chain, with a Message-ID from the call's key; stored in the thread once it is sent. A retry after
- * the store sends nothing; a retry between send and store sends the same Message-ID again, which mail systems
- * recognise as one message.
+ * `email.reply`: from the agent's address (or the connected mailbox the thread came through) to the thread's last
+ * sender, In-Reply-To their message and References the thread's chain, with a Message-ID from the call's key; stored
+ * in the thread once it is sent. A retry after the store sends nothing; a retry between send and store sends the same
+ * Message-ID again, which mail systems recognise as one message (and a mailbox with a sent folder does not resend).
  */
 async function replyInThread(input: ToolInput<'email.reply'>, ctx: ToolContext): Promise<unknown> {
-  if (!ctx.smtp.url) {
-    throw ApplicationFailure.nonRetryable('no SMTP server configured: set SMTP_URL to send email', 'NoSmtp');
-  }
   if (!ctx.inbox) throw ApplicationFailure.nonRetryable('email.reply needs a run to reply from', 'NoRun');
   const draft = await ctx.inbox.draft(input.thread_id, ctx.idempotencyKey);
   if ('refused' in draft) throw ApplicationFailure.nonRetryable(draft.refused, 'NoThread');
   const already = await ctx.inbox.sent(draft.messageId);
   if (!already) {
-    await transport(ctx.smtp.url).sendMail({
-      from: draft.from,
-      to: draft.to,
+    const message = {
       subject: draft.subject,
       text: input.text,
       inReplyTo: draft.inReplyTo,
       references: draft.references,
       messageId: draft.messageId,
-    });
+    };
+    if (draft.via) await sendOnce(await ctx.inbox.mailbox(draft.via), { ...message, to: [draft.to] });
+    else if (ctx.smtp.url) await transport(ctx.smtp.url).sendMail({ ...message, from: draft.from, to: draft.to });
+    else throw ApplicationFailure.nonRetryable('no SMTP server configured: set SMTP_URL to send email', 'NoSmtp');
     await ctx.inbox.record(draft, input.text);
   }
-  return { message_id: draft.messageId, thread_id: draft.threadId, to: draft.to, subject: draft.subject };
+  return {
+    message_id: draft.messageId,
+    thread_id: draft.threadId,
+    from: draft.from,
+    to: draft.to,
+    subject: draft.subject,
+  };
 }
 
 async function generateFile(input: ToolInput<'file.generate'>, ctx: ToolContext): Promise<unknown> {

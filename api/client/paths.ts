@@ -4005,6 +4005,7 @@ export interface paths {
                 id: string;
                 agent_id: string;
                 subject: string;
+                connection: string | null;
                 created_at: string;
                 last_message_at: string;
                 message_count: number;
@@ -4040,6 +4041,7 @@ export interface paths {
               agent_id: string;
               agent_name: string;
               address: string;
+              connection: string | null;
               subject: string;
               created_at: string;
               last_message_at: string;

@@ -15,7 +15,7 @@ import { lastRunPerAgent, runsThisMonthPerAgent } from '../../db/runs';
 import { recordEvent } from '../../db/timeline';
 import { dailyStats } from '../../db/stats';
 import { listTriggers } from '../../db/triggers';
-import { deleteSchedule, setSchedulesPaused } from '../../schedules/sync';
+import { deleteSchedule, isScheduled, setSchedulesPaused } from '../../schedules/sync';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
 import { planStatus, runsThisMonth, type Workspace } from '../../db/workspaces';
 import { planLimits } from '../../model/plan';
@@ -144,7 +144,7 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   r.delete('/agents/:id', requirePermission('manage'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
-    for (const t of await listTriggers(knex, agent.id)) if (t.kind === 'schedule') await deleteSchedule(deps, t);
+    for (const t of await listTriggers(knex, agent.id)) if (isScheduled(t)) await deleteSchedule(deps, t);
     await deleteAgent(knex, req.auth!.workspace.id, param(req, 'id'));
     res.status(204).end();
   });

@@ -169,7 +169,19 @@ export const emailConnector = defineConnector({
     },
   },
   events: {
-    'email.received': { description: 'A new message arrived in the connection’s folder.' },
+    'email.received': {
+      description: 'A new message arrived in the connection’s folder.',
+      options: z
+        .object({
+          inbox: z
+            .boolean()
+            .default(false)
+            .describe(
+              "keep each message as a thread of the agent's Inbox, where email.reply answers it from this mailbox",
+            ),
+        })
+        .default({ inbox: false }),
+    },
   },
   where: (config) => `${config.imap.host} as ${config.imap.user}`,
   toolsFor: (config) => [

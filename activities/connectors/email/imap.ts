@@ -65,7 +65,7 @@ export const mustUpgrade = (host: string, allowHosts: readonly string[]) =>
   !allowHosts.map((h) => h.toLowerCase()).includes(host.toLowerCase());
 
 /** A client logged in to the connection's IMAP server (the caller logs it out). */
-export async function login(c: EmailConnection): Promise<ImapFlow> {
+export async function login(c: EmailConnection, opts: { socketTimeoutMs?: number } = {}): Promise<ImapFlow> {
   const { imap } = c.config;
   await assertPublicHost(imap.host, imapPort(c.config), c.limits.allowHosts);
   const client = new ImapFlow({
@@ -78,7 +78,7 @@ export async function login(c: EmailConnection): Promise<ImapFlow> {
     disableAutoIdle: true, // a kept client is closed when idle, not held open with IDLE
     connectionTimeout: 20_000,
     greetingTimeout: 15_000,
-    socketTimeout: 120_000,
+    socketTimeout: opts.socketTimeoutMs ?? 120_000,
     clientInfo: { name: 'Cadre' },
   });
   // A dropped connection is noticed on the next call (client.usable); an unheard 'error' event would end the worker.

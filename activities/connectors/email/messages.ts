@@ -155,6 +155,7 @@ export async function readMessage(client: ImapFlow, folder: string, uid: number)
     to: addressList(env.to),
     cc: addressList(env.cc),
     date: new Date(env.date ?? msg.internalDate ?? 0).toISOString(),
+    received_at: new Date(msg.internalDate ?? 0).toISOString(),
     flags: [...(msg.flags ?? [])],
     text,
     text_truncated: truncated,

@@ -1,10 +1,11 @@
 // The email.received event: messages that arrived in the connection's folder since the cursor, `UIDVALIDITY:UID` of
 // the last one reported. UIDs only grow within one UIDVALIDITY; when the server changes it (the folder was rebuilt,
 // every UID is new) the cursor starts again from now rather than reporting the whole folder as new.
+import { ApplicationFailure } from '@temporalio/common';
 import type { ImapFlow } from 'imapflow';
 import type { EventBatch } from '../connector';
 import { inFolder, type EmailConnection } from './imap';
-import { attachmentsOf, downloadPart, summaryOf } from './messages';
+import { attachmentsOf, downloadPart, readMessage } from './messages';
 
 /** At most this many messages per poll: the next poll goes on from the cursor. */
 const batchSize = 50;
@@ -21,6 +22,24 @@ async function filesOf(client: ImapFlow, folder: string, uid: number) {
     else files.push({ name: a.name, contentType: a.content_type, content });
   }
   return { files, skipped };
+}
+
+/**
+ * The message as its run's item: its headers, its text (an HTML-only message as text), the attachments' names and
+ * their types (so a trigger's conditions can ask for PDFs only, say); undefined when it was expunged in between.
+ */
+async function receivedMessage(client: ImapFlow, folder: string, uid: number) {
+  try {
+    const { attachments, has_html: _html, ...message } = await readMessage(client, folder, uid);
+    return {
+      ...message,
+      attachments: attachments.map((a) => a.name),
+      attachment_types: [...new Set(attachments.map((a) => a.content_type))],
+    };
+  } catch (err) {
+    if (err instanceof ApplicationFailure && err.type === 'EmailNotFound') return undefined;
+    throw err;
+  }
 }
 
 const parseCursor = (cursor: string | undefined) => {
@@ -46,13 +65,13 @@ export async function pollReceived(c: EmailConnection, cursor: string | undefine
       .slice(0, batchSize);
     const events: EventBatch['events'] = [];
     for (const uid of uids) {
-      const message = await summaryOf(client, uid);
+      const message = await receivedMessage(client, folder, uid);
       if (!message) continue; // expunged in between
       const { files, skipped } = await filesOf(client, folder, uid);
       events.push({
         id: `${validity}:${uid}`,
         occurred_at: message.received_at,
-        data: { folder, ...message, ...(skipped.length > 0 ? { attachments_too_large: skipped } : {}) },
+        data: { ...message, ...(skipped.length > 0 ? { attachments_too_large: skipped } : {}) },
         files,
       });
     }

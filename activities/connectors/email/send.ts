@@ -68,14 +68,42 @@ async function sentFolder(c: EmailConnection): Promise<string | undefined> {
 const asList = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]);
 
 export async function sendAsMailbox(input: SendInput, c: EmailConnection, ctx: ToolContext) {
+  return sendOnce(c, {
+    to: asList(input.to),
+    cc: asList(input.cc),
+    subject: input.subject,
+    text: input.text,
+    html: input.html,
+    messageId: stableMessageId(ctx.idempotencyKey, domainOf(mailboxAddress(c))),
+    inReplyTo: input.in_reply_to,
+    references: input.in_reply_to,
+  });
+}
+
+/** The address the mailbox sends as. */
+export const mailboxAddress = (c: Pick<EmailConnection, 'config'>) => c.config.from ?? c.config.imap.user;
+
+export interface OutgoingMail {
+  to?: string[];
+  cc?: string[];
+  subject: string;
+  text: string;
+  html?: string;
+  /** Derived from the call's key, so a retried step is recognised as the same message. */
+  messageId: string;
+  inReplyTo?: string;
+  references?: string | string[];
+}
+
+/** Sends as the mailbox, unless its sent folder already holds a message of this Message-ID (a retried step). */
+export async function sendOnce(c: EmailConnection, message: OutgoingMail) {
   const { smtp } = c.config;
   if (!smtp)
     throw refused(
       `connection "${c.name}" only reads mail: give it an SMTP server in Integrations to send`,
       'EmailNoSmtp',
     );
-  const from = c.config.from ?? c.config.imap.user;
-  const messageId = stableMessageId(ctx.idempotencyKey, domainOf(from));
+  const { messageId } = message;
   const sent = await sentFolder(c);
   if (sent) {
     const found = await inFolder(c, sent, (client) =>
@@ -83,17 +111,7 @@ export async function sendAsMailbox(input: SendInput, c: EmailConnection, ctx: T
     );
     if (found && found.length > 0) return { message_id: messageId, already_sent: true, sent_folder: sent };
   }
-  const mail = new MailComposer({
-    from,
-    to: asList(input.to),
-    cc: asList(input.cc),
-    subject: input.subject,
-    text: input.text,
-    html: input.html,
-    messageId,
-    inReplyTo: input.in_reply_to,
-    references: input.in_reply_to,
-  }).compile();
+  const mail = new MailComposer({ from: mailboxAddress(c), ...message }).compile();
   const raw = await mail.build();
   let info;
   try {

@@ -109,7 +109,7 @@ describe('example: Book emailed invoices (IMAP → model → SQL → Slack)', fu
       kind: 'event',
       connection: 'mailbox',
       event: 'email.received',
-      poll_interval_seconds: 3600, // polled by hand below: the schedule's fire, now
+      poll_interval_seconds: 3600, // the mailbox watch (IMAP IDLE) fires its poll when mail arrives
     });
     assert.equal(trigger.status, 201, JSON.stringify(trigger.body));
     const poll = async () => String(await pollNow(h, trigger.body));
@@ -138,9 +138,12 @@ describe('example: Book emailed invoices (IMAP → model → SQL → Slack)', fu
       .compile()
       .build();
     await imap.append('INBOX', raw);
-    assert.match(await poll(), /1 events, 1 runs started/);
-
-    const [run] = await h.stack.knex('runs').where({ agent_id: agent.id, trigger: 'event' });
+    let run;
+    for (let i = 0; i < 600 && !run; i++) {
+      [run] = await h.stack.knex('runs').where({ agent_id: agent.id, trigger: 'event' });
+      if (!run) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(run, 'the invoice email started a run');
     const pending = await c.waitForApproval(run.id);
     assert.equal(pending.tool, 'sql.insert');
     assert.deepEqual(pending.arguments.rows, [
