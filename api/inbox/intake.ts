@@ -5,7 +5,7 @@
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { randomUUID } from 'node:crypto';
 import type { AgentRow } from '../../db/agents';
-import { noteOnMessage, storeMessage, threadOfMessageIds, type InboxMessage } from '../../db/inbox';
+import { keepInbound, noteOnMessage, type InboxMessage } from '../../db/inbox';
 import { runFileSaver } from '../../activities/run-files';
 import { recordEvent } from '../../db/timeline';
 import { startRun, type RunServiceDeps } from '../run-service';
@@ -61,19 +61,14 @@ export async function receiveMail(
   verdict?: MailVerdict,
 ): Promise<IntakeOutcome> {
   const { knex } = deps;
-  const references = referencesOf(mail);
-  const threadId = await threadOfMessageIds(knex, agent.id, [
-    ...(mail.inReplyTo ? [mail.inReplyTo] : []),
-    ...references,
-  ]);
   const attachments = mail.attachments.map((a, i) => a.filename ?? `attachment-${i + 1}`);
-  const message = await storeMessage(knex, agent.workspace_id, threadId, {
+  const { message, fresh } = await keepInbound(knex, agent.workspace_id, {
     agent_id: agent.id,
     direction: 'inbound',
     // A message without one (rare, but legal) still needs an id to be replied to.
     message_id: mail.messageId ?? `<${randomUUID()}@${deps.domain}>`,
     in_reply_to: mail.inReplyTo ?? null,
-    references,
+    references: referencesOf(mail),
     from_address: mail.from?.text ?? '',
     to_addresses: addressesOf(mail.to),
     subject: mail.subject ?? '(no subject)',
@@ -86,7 +81,7 @@ export async function receiveMail(
     dmarc_result: verdict?.dmarc ?? null,
     verified_authentication_results: verdict?.authentication_results ?? null,
   });
-  if (!message) return { outcome: 'duplicate' };
+  if (!fresh) return { outcome: 'duplicate' };
 
   const timeline = (kind: 'trigger_fired' | 'trigger_skipped', what: string, details: Record<string, unknown>) =>
     recordEvent(knex, {
