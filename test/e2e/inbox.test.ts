@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createTransport } from 'nodemailer';
 import { simpleParser } from 'mailparser';
 import { addMember, createUser } from '../../db/accounts';
+import { keepInbound } from '../../db/inbox';
 import { secretBox } from '../../db/secret-box';
 import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
 import { createHarness, createLiveAgent, createTestWorkspace, waitForRun, type Harness } from '../support/harness';
@@ -173,6 +174,43 @@ describe('the Inbox in a browser: threads, runs and an edited reply', function (
     );
     assert.deepEqual(marked, ['SPF fail', 'DMARC fail']);
     await shot('inbox-thread-failed-checks');
+    assert.deepEqual(problems, []);
+  });
+  it('shows a thread whose mail came through a connected mailbox, and that replies go out from it', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Mailbox Desk',
+      nodes: [{ kind: 'input', id: 'in', format: 'json', next: null }],
+    });
+    // As an email.received trigger with options.inbox keeps a message it read (activities/inbox-mailbox.ts; the
+    // whole path against Dovecot is test/integration/events/email-received.test.ts).
+    await keepInbound(
+      h.stack.knex,
+      workspaceId,
+      {
+        agent_id: agent.id,
+        direction: 'inbound',
+        message_id: '<lost-parcel@example.com>',
+        in_reply_to: null,
+        references: [],
+        from_address: 'Carla Customer <carla@example.com>',
+        to_addresses: ['desk@example.test'],
+        subject: 'Lost parcel',
+        text: 'Where is my parcel?',
+        attachments: [],
+        authentication_results: null,
+        received_spf: null,
+      },
+      { connection: 'desk' },
+    );
+    await page.goto(`${base}/agents/${agent.id}/inbox`);
+    assert.match(await text('table.threads tbody tr'), /Lost parcel\s+via mailbox desk/);
+    await page.click('a:has-text("Lost parcel")');
+    await page.waitForSelector('[data-testid="thread-mailbox"]');
+    assert.match(
+      await text('[data-testid="thread-mailbox"]'),
+      /This mail came through the connected mailbox desk; replies go out\s+from it\./,
+    );
+    await shot('inbox-thread-from-mailbox');
     assert.deepEqual(problems, []);
   });
 });
