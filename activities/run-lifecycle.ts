@@ -31,11 +31,22 @@ export interface RunPlan {
 
 export const pageSize = 1_000;
 
-export function createRunLifecycleActivities({ knex, config }: ActivityDeps) {
+export interface FinishRunInput {
+  runId: string;
+  cancelled?: boolean;
+  stoppedBy?: string;
+  error?: string;
+}
+
+/**
+ * A run's first and last steps on a run row the caller has read (the opening phase reads it once for all its parts,
+ * activities/run-phases.ts); the activities below read it themselves.
+ */
+export function runLifecycle({ knex, config }: ActivityDeps) {
   return {
     /** Idempotent: a retry or a continued-as-new run finds its items already there. */
-    async prepareRun({ runId }: { runId: string }): Promise<RunPlan> {
-      const run = await loadRun(knex, runId);
+    async prepare(run: RunRow): Promise<RunPlan> {
+      const runId = run.id;
       const spec = await loadSpec(knex, run.agent_id, run.agent_version);
       const policy = spec.policy;
       const plan = (total: number): RunPlan => ({
@@ -86,18 +97,7 @@ export function createRunLifecycleActivities({ knex, config }: ActivityDeps) {
     },
 
     /** Builds output files, closes leftover items and approvals, and sets the run's final status. */
-    async finishRun({
-      runId,
-      cancelled,
-      stoppedBy,
-      error,
-    }: {
-      runId: string;
-      cancelled?: boolean;
-      stoppedBy?: string;
-      error?: string;
-    }): Promise<string> {
-      const run = await loadRun(knex, runId);
+    async finish(run: RunRow, { runId, cancelled, stoppedBy, error }: FinishRunInput): Promise<string> {
       if (!['running', 'needs_review'].includes(run.status)) return run.status; // already settled
       const spec = await loadSpec(knex, run.agent_id, run.agent_version);
       const interrupted = cancelled || stoppedBy !== undefined || error !== undefined;
@@ -184,6 +184,14 @@ export function createRunLifecycleActivities({ knex, config }: ActivityDeps) {
         return status;
       });
     },
+  };
+}
+
+export function createRunLifecycleActivities(deps: ActivityDeps) {
+  const { prepare, finish } = runLifecycle(deps);
+  return {
+    prepareRun: async ({ runId }: { runId: string }): Promise<RunPlan> => prepare(await loadRun(deps.knex, runId)),
+    finishRun: async (input: FinishRunInput): Promise<string> => finish(await loadRun(deps.knex, input.runId), input),
   };
 }
 

@@ -5,14 +5,11 @@
 // set-based nodes is a single activity; closing settles the run, sends the failure notice and opens chained runs.
 // Every part is idempotent already (they were separate activities, retried on their own), so a retry of the
 // whole phase is safe.
-import type { OpenedRun } from './triggers';
-import type { StepAction } from './page-advance';
-import type { RunPlan } from './run-lifecycle';
-import { createFailureNoticeActivities } from './failure-notice';
-import { createPageAdvanceActivities } from './page-advance';
-import { createRunLifecycleActivities } from './run-lifecycle';
-import { createTriggerActivities } from './triggers';
-import type { ActivityDeps } from './deps';
+import { chainedRunOpener, type OpenedRun } from './triggers';
+import { pageAdvancer, type StepAction } from './page-advance';
+import { runLifecycle, type FinishRunInput, type RunPlan } from './run-lifecycle';
+import { failureNotifier } from './failure-notice';
+import { loadRun, type ActivityDeps, type RunRow } from './deps';
 
 export interface RunEnd {
   status: string;
@@ -25,35 +22,33 @@ export type RunOpening =
   /** `actions`: the per-item steps of a run of one page, already advanced to them. */
   | { plan: RunPlan; actions?: StepAction[]; ended?: undefined };
 
-export interface CloseRunInput {
-  runId: string;
-  cancelled?: boolean;
-  stoppedBy?: string;
-  error?: string;
-}
+export type CloseRunInput = FinishRunInput;
 
 export function createRunPhaseActivities(deps: ActivityDeps) {
-  const { prepareRun, finishRun } = createRunLifecycleActivities(deps);
-  const { advancePage } = createPageAdvanceActivities(deps);
-  const { notifyFailures } = createFailureNoticeActivities(deps);
-  const { openChainedRuns } = createTriggerActivities(deps);
+  const { prepare, finish } = runLifecycle(deps);
+  const advance = pageAdvancer(deps);
+  const notifyFailures = failureNotifier(deps);
+  const openChained = chainedRunOpener(deps);
 
-  async function closeRun(input: CloseRunInput): Promise<RunEnd> {
-    const status = await finishRun(input);
+  // Each phase reads the run's row once and hands it to its parts: a one-item run's whole life is one activity,
+  // and every statement saved there is saved per run.
+  async function close(run: RunRow, input: CloseRunInput): Promise<RunEnd> {
+    const status = await finish(run, input);
     // The notice is a courtesy: a mail server that stays down must not keep a run that has ended from closing.
-    await notifyFailures({ runId: input.runId }).catch(() => undefined);
-    return { status, chained: await openChainedRuns({ runId: input.runId }) };
+    await notifyFailures(run).catch(() => undefined);
+    return { status, chained: await openChained({ ...run, status }) };
   }
 
   return {
-    closeRun,
+    closeRun: async (input: CloseRunInput): Promise<RunEnd> => close(await loadRun(deps.knex, input.runId), input),
 
     async openRun({ runId }: { runId: string }): Promise<RunOpening> {
-      const plan = await prepareRun({ runId });
+      const run = await loadRun(deps.knex, runId);
+      const plan = await prepare(run);
       if (plan.skipped || plan.total > plan.pageSize) return { plan };
-      const actions = await advancePage({ runId, fromSeq: 0, toSeq: plan.total });
+      const actions = await advance(run, { runId, fromSeq: 0, toSeq: plan.total });
       if (actions.length > 0) return { plan, actions };
-      return { plan, ended: await closeRun({ runId }) };
+      return { plan, ended: await close(run, { runId }) };
     },
   };
 }

@@ -12,7 +12,7 @@ import { chainTriggersFrom, findTrigger, type TriggerRow } from '../db/triggers'
 import { getWorkspace } from '../db/workspaces';
 import { matches } from '../workflows/interpreter';
 import { chainConfigSchema, scheduleConfigSchema } from '../model/trigger';
-import { loadRun, type ActivityDeps } from './deps';
+import { loadRun, type ActivityDeps, type RunRow } from './deps';
 
 /** What a workflow needs to start an opened run as its child. */
 export interface OpenedRun {
@@ -95,6 +95,7 @@ export async function runResults(knex: Knex, runId: string): Promise<unknown[]> 
 }
 
 export function createTriggerActivities({ knex }: ActivityDeps) {
+  const openChained = chainedRunOpener({ knex });
   return {
     async openScheduledRun({ triggerId, fireId }: { triggerId: string; fireId: string }): Promise<Opened> {
       const trigger = await findTrigger(knex, triggerId);
@@ -130,52 +131,58 @@ export function createTriggerActivities({ knex }: ActivityDeps) {
     },
 
     /** Opens a run of every agent chained to this run's agent whose conditions the finished run meets. */
-    async openChainedRuns({ runId }: { runId: string }): Promise<OpenedRun[]> {
-      const run = await loadRun(knex, runId);
-      if (run.trigger === 'test') return []; // a test run is not the agent doing its work
-      const triggers = await chainTriggersFrom(knex, run.agent_id);
-      if (triggers.length === 0) return [];
-      const counts = await knex('runs').where({ id: runId }).first('total', 'done', 'failed', 'needs_review');
-      const source = await knex('agents').where({ id: run.agent_id }).first('name');
-      const event = { run_id: runId, agent_id: run.agent_id, status: run.status, counts };
-      const results = await runResults(knex, runId);
+    openChainedRuns: async ({ runId }: { runId: string }): Promise<OpenedRun[]> =>
+      openChained(await loadRun(knex, runId)),
+  };
+}
 
-      const started: OpenedRun[] = [];
-      for (const trigger of triggers) {
-        const config = chainConfigSchema.parse(trigger.config);
-        const because = `${source?.name ?? 'the source agent'} finished ${run.status}`;
-        if (!config.on_statuses.includes(run.status as (typeof config.on_statuses)[number])) continue;
-        if (config.filter && !matches(config.filter, { ...event, outputs: results })) {
-          await recordEvent(knex, {
-            workspace_id: trigger.workspace_id,
-            agent_id: trigger.agent_id,
-            kind: 'trigger_skipped',
-            trigger_id: trigger.id,
-            message: `${trigger.name}: ${because}, skipped (filtered out by the trigger's conditions)`,
-            details: { reason: 'filtered_out', event },
-          });
-          continue;
-        }
-        const opened = await openTriggeredRun(knex, trigger, {
-          input: JSON.stringify(results),
-          idempotencyKey: `chain:${trigger.id}:${runId}`,
-          because,
-          event,
-        });
-        if ('skipped' in opened) continue;
-        started.push(withoutFresh(opened) as OpenedRun);
-        if (!opened.fresh) continue;
+/** Opens the chained runs of a finished run whose row (with its final status) the caller has read. */
+export function chainedRunOpener({ knex }: Pick<ActivityDeps, 'knex'>) {
+  return async (run: RunRow): Promise<OpenedRun[]> => {
+    const runId = run.id;
+    if (run.trigger === 'test') return []; // a test run is not the agent doing its work
+    const triggers = await chainTriggersFrom(knex, run.agent_id);
+    if (triggers.length === 0) return [];
+    const counts = await knex('runs').where({ id: runId }).first('total', 'done', 'failed', 'needs_review');
+    const source = await knex('agents').where({ id: run.agent_id }).first('name');
+    const event = { run_id: runId, agent_id: run.agent_id, status: run.status, counts };
+    const results = await runResults(knex, runId);
+
+    const started: OpenedRun[] = [];
+    for (const trigger of triggers) {
+      const config = chainConfigSchema.parse(trigger.config);
+      const because = `${source?.name ?? 'the source agent'} finished ${run.status}`;
+      if (!config.on_statuses.includes(run.status as (typeof config.on_statuses)[number])) continue;
+      if (config.filter && !matches(config.filter, { ...event, outputs: results })) {
         await recordEvent(knex, {
-          workspace_id: run.workspace_id,
-          agent_id: run.agent_id,
-          kind: 'chain_fired',
-          run_id: runId,
+          workspace_id: trigger.workspace_id,
+          agent_id: trigger.agent_id,
+          kind: 'trigger_skipped',
           trigger_id: trigger.id,
-          message: `this run's completion started a run of another agent (chain "${trigger.name}")`,
-          details: { started_run_id: opened.id, target_agent_id: trigger.agent_id },
+          message: `${trigger.name}: ${because}, skipped (filtered out by the trigger's conditions)`,
+          details: { reason: 'filtered_out', event },
         });
+        continue;
       }
-      return started;
-    },
+      const opened = await openTriggeredRun(knex, trigger, {
+        input: JSON.stringify(results),
+        idempotencyKey: `chain:${trigger.id}:${runId}`,
+        because,
+        event,
+      });
+      if ('skipped' in opened) continue;
+      started.push(withoutFresh(opened) as OpenedRun);
+      if (!opened.fresh) continue;
+      await recordEvent(knex, {
+        workspace_id: run.workspace_id,
+        agent_id: run.agent_id,
+        kind: 'chain_fired',
+        run_id: runId,
+        trigger_id: trigger.id,
+        message: `this run's completion started a run of another agent (chain "${trigger.name}")`,
+        details: { started_run_id: opened.id, target_agent_id: trigger.agent_id },
+      });
+    }
+    return started;
   };
 }
