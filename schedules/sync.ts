@@ -103,7 +103,8 @@ async function stopMailboxWatch(deps: Pick<ScheduleSyncDeps, 'temporal'>, trigge
 }
 
 async function syncMailboxWatch(deps: ScheduleSyncDeps, trigger: TriggerRow, agentState: AgentState) {
-  if (!watchesMailbox(trigger)) return stopMailboxWatch(deps, trigger.id, 'the trigger no longer waits for mail');
+  // A trigger edited to wait for another event: its watch sees that when its wait ends, and stops by itself.
+  if (!watchesMailbox(trigger)) return;
   if (agentState === 'live') await startMailboxWatch(deps, trigger);
   else await stopMailboxWatch(deps, trigger.id, pauseNote(agentState));
 }
