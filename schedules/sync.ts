@@ -1,8 +1,8 @@
 // Keeps Temporal Schedules equal to the schedule and event triggers in the database: one schedule per trigger with a
 // stable id (an event trigger's fires its poller, workflows/event-poll.ts), paused exactly while its agent is not
 // Live; an email.received trigger also has its mailbox watch (IMAP IDLE) exactly while Live. The database is the
-// source of truth; reconcile()
-// at start repairs any drift (a schedule deleted by hand, a crash between the database write and Temporal).
+// source of truth; reconcile() at start repairs any drift (a schedule deleted by hand, a crash between the database
+// write and Temporal).
 // Outside api/ because the API (triggers, lifecycle) and the activities (account erasure) both manage schedules.
 import {
   ScheduleAlreadyRunning,
