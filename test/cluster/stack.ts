@@ -293,16 +293,33 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
       },
       120_000,
     );
-  // Both at once, as a deployment starts them: their migrations of the empty database must not trip over each other.
-  const webs: Cluster['webs'] = await Promise.all(
-    ['web-a', 'web-b'].map(async (name) => {
+  /**
+   * A web process on a free port, ready. The port is free when picked but not reserved: one of the cluster's own
+   * outgoing connections can take it before the web binds it, and then the web exits saying so; it is started again on
+   * another port. Any other exit fails at once, with the end of its log.
+   */
+  const startWeb = async (name: string): Promise<Cluster['webs'][number]> => {
+    for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
-      const process = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
-      await webReady(url);
-      return { url, process };
-    }),
-  );
+      const logFrom = fs.existsSync(path.join(dir, `${name}.log`))
+        ? fs.statSync(path.join(dir, `${name}.log`)).size
+        : 0;
+      const web = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
+      const logOf = () => fs.readFileSync(web.log, 'utf8').slice(logFrom);
+      const exited = new Promise<boolean>((resolve) => web.child.once('exit', () => resolve(false)));
+      const ready = webReady(url).then(() => true);
+      ready.catch(() => undefined); // raced below; a web that exited leaves it to run out unheard
+      const up = await Promise.race([ready, exited]).catch((err: Error) => {
+        throw new Error(`${err.message}\n${name}'s log:\n${logOf().slice(-3000)}`);
+      });
+      if (up) return { url, process: web };
+      if (attempt < 3 && /already in use/.test(logOf())) continue;
+      throw new Error(`${name} exited before it was ready:\n${logOf().slice(-3000)}`);
+    }
+  };
+  // Both at once, as a deployment starts them: their migrations of the empty database must not trip over each other.
+  const webs: Cluster['webs'] = await Promise.all(['web-a', 'web-b'].map(startWeb));
   const workers = [startWorker(), startWorker()];
   await waitFor(
     'the workers',
