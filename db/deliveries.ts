@@ -46,15 +46,17 @@ export async function acceptDelivery(
   delivery: { key: string | null; data: unknown },
   onOpened: (batchId: string) => Promise<void>,
 ): Promise<AcceptedDelivery> {
+  const id = randomUUID();
+  const data = JSON.stringify(delivery.data);
+  // Most deliveries find a batch open: one statement claims the place and stores the delivery.
+  const joined = await joinOpenBatch(knex, trigger.id, batch.max_items, { id, key: delivery.key, data });
+  if (joined) return { id, batchId: joined.id, opened: false, full: joined.size >= batch.max_items };
   return knex.transaction(async (trx) => {
-    const claimed = await trx.raw(
-      `update delivery_batches set size = size + 1
-       where id = (select id from delivery_batches
-                   where trigger_id = ? and status = 'collecting' and size < ? and closes_at > now()
-                   order by created_at desc limit 1)
-       returning id, size`,
-      [trigger.id, batch.max_items],
-    );
+    const claimed = await trx.raw(`${claimOpenBatch} returning id, size`, [
+      trigger.id,
+      batch.max_items,
+      batch.max_items,
+    ]);
     let place: { id: string; size: number } | undefined = claimed.rows[0];
     const opened = !place;
     if (!place) {
@@ -68,14 +70,7 @@ export async function acceptDelivery(
       });
     }
     const [stored] = await trx('trigger_deliveries')
-      .insert({
-        id: randomUUID(),
-        trigger_id: trigger.id,
-        batch_id: place.id,
-        seq: place.size - 1,
-        delivery_key: delivery.key,
-        data: JSON.stringify(delivery.data),
-      })
+      .insert({ id, trigger_id: trigger.id, batch_id: place.id, seq: place.size - 1, delivery_key: delivery.key, data })
       .onConflict(['trigger_id', 'delivery_key'])
       .ignore()
       .returning('id');
@@ -85,8 +80,44 @@ export async function acceptDelivery(
       throw new DuplicateDelivery(earlier.id, earlier.run_id);
     }
     if (opened) await onOpened(place.id);
-    return { id: stored.id, batchId: place.id, opened, full: place.size >= batch.max_items };
+    return { id, batchId: place.id, opened, full: place.size >= batch.max_items };
   });
+}
+
+// Takes a place in the trigger's newest batch that is still collecting, has room and time left. The conditions
+// stand in the outer WHERE too: a batch closed or filled while this update waited for its row is re-checked
+// there (Postgres re-evaluates the WHERE on the row's new version, not the subquery).
+const claimOpenBatch = `update delivery_batches set size = size + 1
+  where id = (select id from delivery_batches
+              where trigger_id = ? and status = 'collecting' and size < ? and closes_at > now()
+              order by created_at desc limit 1)
+    and status = 'collecting' and size < ? and closes_at > now()`;
+
+/**
+ * The common case in one statement: claims a place in the open batch and stores the delivery there. Nothing is
+ * claimed when there is no open batch, or when the key was stored before (the caller's transaction then opens a
+ * batch, or finds the duplicate), so a batch's size counts its deliveries (but for the place of a twin delivery
+ * that raced this one between the check and the insert: a gap in `seq`, harmless).
+ */
+async function joinOpenBatch(
+  knex: Knex,
+  triggerId: string,
+  maxItems: number,
+  delivery: { id: string; key: string | null; data: string },
+): Promise<{ id: string; size: number } | undefined> {
+  const { rows } = await knex.raw(
+    `with place as (
+       ${claimOpenBatch}
+         and not exists (select 1 from trigger_deliveries where trigger_id = ? and delivery_key = ?)
+       returning id, size
+     )
+     insert into trigger_deliveries (id, trigger_id, batch_id, seq, delivery_key, data)
+     select ?, ?, place.id, place.size - 1, ?, ? from place
+     on conflict (trigger_id, delivery_key) do nothing
+     returning batch_id as id, seq + 1 as size`,
+    [triggerId, maxItems, maxItems, triggerId, delivery.key, delivery.id, triggerId, delivery.key, delivery.data],
+  );
+  return rows[0];
 }
 
 export interface ClosedBatch {

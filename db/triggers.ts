@@ -61,6 +61,19 @@ export async function findTrigger(knex: Knex, id: string): Promise<TriggerRow | 
   return knex('triggers').where({ id }).whereIn('workspace_id', liveWorkspaceIds(knex)).first();
 }
 
+/** findTrigger with its agent's state, in one query: what a public endpoint checks on every delivery. */
+export async function findTriggerWithAgentState(
+  knex: Knex,
+  id: string,
+): Promise<(TriggerRow & { agent_state: AgentState }) | undefined> {
+  if (!isUuid(id)) return undefined;
+  return knex('triggers as t')
+    .join('agents as a', 'a.id', 't.agent_id')
+    .where('t.id', id)
+    .whereIn('t.workspace_id', liveWorkspaceIds(knex))
+    .first('t.*', 'a.state as agent_state');
+}
+
 export function listTriggers(knex: Knex, agentId: string): Promise<TriggerRow[]> {
   return knex('triggers').where({ agent_id: agentId }).orderBy('created_at');
 }

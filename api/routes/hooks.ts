@@ -1,11 +1,11 @@
 // The public doors of triggers, reached without an API key: webhook deliveries (authenticated by their
 // signature) and form definitions and submissions (public by design, rate limited per client).
 import express, { Router, type Response } from 'express';
-import { getAgent, type AgentRow } from '../../db/agents';
+import { getAgentHint } from '../../db/agents';
 import { acceptDelivery, DuplicateDelivery } from '../../db/deliveries';
 import type { SecretBox } from '../../db/secret-box';
 import { recordEvent } from '../../db/timeline';
-import { findTrigger, type TriggerRow } from '../../db/triggers';
+import { findTriggerWithAgentState, type TriggerRow } from '../../db/triggers';
 import { getWorkspace } from '../../db/workspaces';
 import { matches } from '../../workflows/interpreter';
 import {
@@ -25,6 +25,8 @@ import type { RouteDeps } from './agents';
 import { jsonBody, param } from '../validation';
 import { verifyWebhook } from '../webhook-signature';
 
+type PublicTrigger = NonNullable<Awaited<ReturnType<typeof findTriggerWithAgentState>>>;
+
 export interface HookDeps extends RunServiceDeps, Pick<RouteDeps, 'budgetScope'> {
   secrets: SecretBox;
   links: Links;
@@ -38,11 +40,11 @@ export function hookRoutes(deps: HookDeps): Router {
   const r = Router();
   const formLimiter = new RateLimiter(knex, `${deps.budgetScope ?? ''}form`, deps.formRateLimit ?? 10, 60_000);
 
+  // The agent's state comes with the trigger (one query per delivery); a run's start reads the agent itself.
   const loadTrigger = async (id: string, kind: 'webhook' | 'form') => {
-    const trigger = await findTrigger(knex, id);
+    const trigger = await findTriggerWithAgentState(knex, id);
     if (!trigger || trigger.kind !== kind) throw new ApiError(404, `${kind}_not_found`, `no ${kind} ${id}`);
-    const agent = (await getAgent(knex, trigger.workspace_id, trigger.agent_id))!;
-    return { trigger, agent };
+    return trigger;
   };
 
   const skipped = (trigger: TriggerRow, reason: string, message: string, details: Record<string, unknown> = {}) =>
@@ -55,15 +57,16 @@ export function hookRoutes(deps: HookDeps): Router {
       details: { reason, ...details },
     });
 
-  const refuseUnlessLive = async (trigger: TriggerRow, agent: AgentRow, what: string) => {
-    if (agent.state === 'live') return;
-    await skipped(trigger, 'paused', `${what} refused, skipped (the agent is ${agent.state})`);
+  const refuseUnlessLive = async (trigger: PublicTrigger, what: string) => {
+    const state = trigger.agent_state;
+    if (state === 'live') return;
+    await skipped(trigger, 'paused', `${what} refused, skipped (the agent is ${state})`);
     throw new ApiError(
       409,
       'agent_not_live',
-      `the agent is ${agent.state}; it takes ${what}s only while live`,
+      `the agent is ${state}; it takes ${what}s only while live`,
       {},
-      { state: agent.state },
+      { state },
     );
   };
 
@@ -83,15 +86,10 @@ export function hookRoutes(deps: HookDeps): Router {
     return true;
   };
 
-  const start = async (
-    res: Response,
-    trigger: TriggerRow,
-    agent: AgentRow,
-    input: string,
-    key: string | undefined,
-    what: string,
-  ) => {
+  const start = async (res: Response, trigger: TriggerRow, input: string, key: string | undefined, what: string) => {
     const workspace = (await getWorkspace(knex, trigger.workspace_id))!;
+    // A hint: startRun opens the run only if the agent is still live at this version.
+    const agent = (await getAgentHint(knex, trigger.workspace_id, trigger.agent_id))!;
     const { run, created } = await startRun(deps, {
       workspace,
       agent,
@@ -146,7 +144,7 @@ export function hookRoutes(deps: HookDeps): Router {
 
   // Webhooks: the raw body is kept, since the signature covers its exact bytes.
   r.post('/hooks/:id', express.raw({ type: () => true, limit: deps.bodyLimit }), async (req, res) => {
-    const { trigger, agent } = await loadTrigger(param(req, 'id'), 'webhook');
+    const trigger = await loadTrigger(param(req, 'id'), 'webhook');
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const check = verifyWebhook(
       deps.secrets.open(trigger.secret_encrypted!),
@@ -192,7 +190,7 @@ export function hookRoutes(deps: HookDeps): Router {
         );
       };
       // A delivery stored before is found by the insert itself (one query fewer for every other delivery).
-      await refuseUnlessLive(trigger, agent, 'webhook delivery');
+      await refuseUnlessLive(trigger, 'webhook delivery');
       if (await filteredOut(res, trigger, config.filter, event, `delivery ${check.id}`)) return;
       try {
         return await accept(res, trigger, config.batch, { key: check.id, data: event });
@@ -203,13 +201,13 @@ export function hookRoutes(deps: HookDeps): Router {
     }
     if (await knex('runs').where({ workspace_id: trigger.workspace_id, idempotency_key: key }).first('id'))
       return duplicate();
-    await refuseUnlessLive(trigger, agent, 'webhook delivery');
+    await refuseUnlessLive(trigger, 'webhook delivery');
     if (await filteredOut(res, trigger, config.filter, event, `delivery ${check.id}`)) return;
-    if (!(await start(res, trigger, agent, raw.toString('utf8'), key, `delivery ${check.id}`))) return duplicate();
+    if (!(await start(res, trigger, raw.toString('utf8'), key, `delivery ${check.id}`))) return duplicate();
   });
 
   r.get('/forms/:id', async (req, res) => {
-    const { trigger, agent } = await loadTrigger(param(req, 'id'), 'form');
+    const trigger = await loadTrigger(param(req, 'id'), 'form');
     const config = formConfigSchema.parse(trigger.config);
     res.json({
       id: trigger.id,
@@ -217,12 +215,12 @@ export function hookRoutes(deps: HookDeps): Router {
       description: config.description,
       fields: config.fields,
       submit_label: config.submit_label,
-      accepting: agent.state === 'live',
+      accepting: trigger.agent_state === 'live',
     });
   });
 
   r.post('/forms/:id/submissions', ...jsonBody(deps.bodyLimit), async (req, res) => {
-    const { trigger, agent } = await loadTrigger(param(req, 'id'), 'form');
+    const trigger = await loadTrigger(param(req, 'id'), 'form');
     const wait = await formLimiter.take(`${trigger.id}:${req.ip}`);
     if (wait > 0) {
       throw new ApiError(429, 'rate_limited', `too many submissions from this client; try again in ${wait} s`, {
@@ -236,10 +234,10 @@ export function hookRoutes(deps: HookDeps): Router {
     if (errors.length > 0) {
       throw new ApiError(422, 'invalid_submission', errors.map((e) => e.message).join('; '), {}, { errors });
     }
-    await refuseUnlessLive(trigger, agent, 'form submission');
+    await refuseUnlessLive(trigger, 'form submission');
     if (await filteredOut(res, trigger, config.filter, data, 'a submission')) return;
     if (config.batch) return accept(res, trigger, config.batch, { key: null, data });
-    await start(res, trigger, agent, JSON.stringify(data), undefined, 'a submission'); // each submission is its own run
+    await start(res, trigger, JSON.stringify(data), undefined, 'a submission'); // each submission is its own run
   });
 
   return r;
