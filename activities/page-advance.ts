@@ -72,9 +72,16 @@ export interface PageRange {
   toSeq: number;
 }
 
-/** Advances a page of a run whose row the caller has read (activities/run-phases.ts reads it once per phase). */
+/**
+ * Advances a page of a run whose row the caller has read (activities/run-phases.ts reads it once per phase).
+ * `closingFollows`: the caller closes the run at once when no item stops, and the closing sets the run's counts.
+ */
 export function pageAdvancer({ knex }: Pick<ActivityDeps, 'knex'>) {
-  return async (run: RunRow, { runId, fromSeq, toSeq }: PageRange): Promise<StepAction[]> => {
+  return async (
+    run: RunRow,
+    { runId, fromSeq, toSeq }: PageRange,
+    { closingFollows = false } = {},
+  ): Promise<StepAction[]> => {
     const spec = await loadSpec(knex, run.agent_id, run.agent_version);
     const byId = new Map(spec.nodes.map((n) => [n.id, n]));
     const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
@@ -265,7 +272,7 @@ export function pageAdvancer({ knex }: Pick<ActivityDeps, 'knex'>) {
       }
       await recordNodeActivity(trx, runId, counters);
       await appendRunLog(trx, logs);
-      await refreshRunCounts(trx, runId);
+      if (actions.length > 0 || !closingFollows) await refreshRunCounts(trx, runId);
 
       // Items waiting on a person carry the approval id the page workflow waits for (a model step's approvals,
       // keyed by call, reach the workflow from the step itself).

@@ -1,7 +1,7 @@
 // The first and last activities of a run: expand the input into items, and settle the run at the end.
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { appendRunLog, refreshRunCounts } from '../db/run-progress';
+import { appendRunLog, settleRun } from '../db/run-progress';
 import { recordEvent } from '../db/timeline';
 import type { AgentSpec } from '../model/agent';
 import { InputError, parseInput } from './input-parsing';
@@ -81,18 +81,27 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
         throw err;
       }
       const first = inputNode.next ?? null;
-      await knex.transaction(async (trx) => {
-        // One statement for the whole input: the items travel as one JSON parameter.
-        await trx.raw(
-          `insert into run_items (run_id, seq, status, data, node_id)
+      // One statement for the whole input (the items travel as one JSON parameter), the run's total and its log
+      // line: nothing held open across round trips (the embedded database serves one transaction at a time).
+      await knex.raw(
+        `with items as (
+           insert into run_items (run_id, seq, status, data, node_id)
            select :runId, (e.ord - 1)::int, :status, e.value, :first
            from jsonb_array_elements(:items::jsonb) with ordinality as e(value, ord)
-           on conflict do nothing`,
-          { runId, status: first ? 'pending' : 'done', first, items: JSON.stringify(items) },
-        );
-        await trx('runs').where({ id: runId }).update({ total: items.length, started_at: trx.fn.now() });
-        await appendRunLog(trx, [{ run_id: runId, level: 'info', message: `input parsed into ${items.length} items` }]);
-      });
+           on conflict do nothing
+         ), run as (
+           update runs set total = :total, started_at = now() where id = :runId
+         )
+         insert into run_logs (run_id, level, message) values (:runId, 'info', :message)`,
+        {
+          runId,
+          status: first ? 'pending' : 'done',
+          first,
+          items: JSON.stringify(items),
+          total: items.length,
+          message: `input parsed into ${items.length} items`,
+        },
+      );
       return plan(items.length);
     },
 
@@ -149,16 +158,11 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
         if (files.length > 0) {
           await trx('files').insert(files.map((f) => ({ ...f, workspace_id: run.workspace_id, run_id: runId })));
         }
-        const counts = await refreshRunCounts(trx, runId);
-        const status = cancelled
-          ? 'cancelled'
-          : interrupted || (counts.total > 0 && counts.failed === counts.total)
-            ? 'failed'
-            : counts.needs_review > 0
-              ? 'needs_review'
-              : 'completed';
-        const failure = error ?? stoppedBy ?? (status === 'failed' ? `all ${counts.total} items failed` : null);
-        await trx('runs').where({ id: runId }).update({ status, error: failure, ended_at: trx.fn.now() });
+        const { status, counts } = await settleRun(trx, runId, {
+          cancelled: cancelled === true,
+          interrupted,
+          error: error ?? stoppedBy ?? null,
+        });
         await recordEvent(trx, {
           workspace_id: run.workspace_id,
           agent_id: run.agent_id,

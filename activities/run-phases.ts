@@ -46,7 +46,7 @@ export function createRunPhaseActivities(deps: ActivityDeps) {
       const run = await loadRun(deps.knex, runId);
       const plan = await prepare(run);
       if (plan.skipped || plan.total > plan.pageSize) return { plan };
-      const actions = await advance(run, { runId, fromSeq: 0, toSeq: plan.total });
+      const actions = await advance(run, { runId, fromSeq: 0, toSeq: plan.total }, { closingFollows: true });
       if (actions.length > 0) return { plan, actions };
       return { plan, ended: await close(run, { runId }) };
     },

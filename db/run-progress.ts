@@ -9,6 +9,17 @@ export interface RunCounts {
   needs_review: number;
 }
 
+// The run's item counts, as columns of a subquery `c` (with `pending_approvals`).
+const itemCounts = `(
+  select
+    count(*) filter (where i.status = 'done') as done,
+    count(*) filter (where i.status = 'failed') as failed,
+    count(*) filter (where i.status = 'needs_review') as needs_review,
+    count(*) filter (where i.status = 'skipped') as skipped,
+    (select count(*) from approvals a where a.run_id = :runId and a.status = 'pending') as pending_approvals
+  from run_items i where i.run_id = :runId
+) c`;
+
 /** Returns the counts it set. */
 export async function refreshRunCounts(knex: Knex | Knex.Transaction, runId: string): Promise<RunCounts> {
   const { rows } = await knex.raw(
@@ -18,20 +29,46 @@ export async function refreshRunCounts(knex: Knex | Knex.Transaction, runId: str
          when r.status in ('running', 'needs_review')
            then case when c.needs_review > 0 or c.pending_approvals > 0 then 'needs_review' else 'running' end
          else r.status end
-     from (
-       select
-         count(*) filter (where i.status = 'done') as done,
-         count(*) filter (where i.status = 'failed') as failed,
-         count(*) filter (where i.status = 'needs_review') as needs_review,
-         count(*) filter (where i.status = 'skipped') as skipped,
-         (select count(*) from approvals a where a.run_id = :runId and a.status = 'pending') as pending_approvals
-       from run_items i where i.run_id = :runId
-     ) c
+     from ${itemCounts}
      where r.id = :runId
      returning r.total, r.done, r.failed, r.needs_review`,
     { runId },
   );
   return rows[0];
+}
+
+export interface SettledRun {
+  status: 'completed' | 'failed' | 'needs_review' | 'cancelled';
+  counts: RunCounts;
+}
+
+/**
+ * A run's end in one statement: its counts, and the status they give. Cancelled, or `interrupted` (stopped, or
+ * an error) is failed; so is a run whose every item failed; one with flagged items left needs review.
+ */
+export async function settleRun(
+  knex: Knex | Knex.Transaction,
+  runId: string,
+  how: { cancelled: boolean; interrupted: boolean; error: string | null },
+): Promise<SettledRun> {
+  const { rows } = await knex.raw(
+    `update runs r set
+       done = c.done, failed = c.failed, needs_review = c.needs_review, skipped = c.skipped,
+       status = s.status,
+       error = coalesce(:error, case when s.status = 'failed' then 'all ' || r.total || ' items failed' end),
+       ended_at = now()
+     from ${itemCounts}
+     cross join lateral (select case
+         when :cancelled then 'cancelled'
+         when :interrupted or (c.failed > 0 and c.failed = (select total from runs where id = :runId)) then 'failed'
+         when c.needs_review > 0 then 'needs_review'
+         else 'completed' end as status) s
+     where r.id = :runId
+     returning r.status, r.total, r.done, r.failed, r.needs_review`,
+    { runId, ...how },
+  );
+  const { status, ...counts } = rows[0];
+  return { status, counts };
 }
 
 export async function appendRunLog(
