@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { applyStateOps } from '../db/state-store';
 import type { AgentNode } from '../model/agent';
 import { nextNodeId, render, saveResult, type ItemData } from '../workflows/interpreter';
-import { stateOpFor } from './page-advance';
+import { stateOpFor } from './page-walk';
 import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
 import { checkCitations } from './sources/citations';

@@ -10,7 +10,7 @@ import { Ajv } from 'ajv';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentNode, AgentSpec } from '../model/agent';
 import type { ItemData } from '../workflows/interpreter';
-import { approvalRequired } from './page-advance';
+import { approvalRequired } from './page-walk';
 import { modelCostUsd } from './model-pricing';
 import { resolveTools, type StepTool } from './tools/resolve';
 import { toolContext } from './tools/context';

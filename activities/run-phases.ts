@@ -6,7 +6,8 @@
 // Every part is idempotent already (they were separate activities, retried on their own), so a retry of the
 // whole phase is safe.
 import { chainedRunOpener, type OpenedRun } from './triggers';
-import { pageAdvancer, type StepAction } from './page-advance';
+import { pageAdvancer } from './page-advance';
+import type { StepAction } from './page-walk';
 import { runLifecycle, type FinishRunInput, type RunPlan } from './run-lifecycle';
 import { failureNotifier } from './failure-notice';
 import { loadRun, type ActivityDeps, type RunRow } from './deps';

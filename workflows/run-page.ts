@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { Decision, StepResult } from '../activities/item-steps';
-import type { StepAction } from '../activities/page-advance';
+import type { StepAction } from '../activities/page-walk';
 import type { ReviewDecision } from '../model/review';
 import type { RunPlan } from '../activities/run-lifecycle';
 import type { agentRun } from './agent-run';
