@@ -36,6 +36,28 @@ export async function loadRun(knex: Knex, runId: string): Promise<RunRow> {
   return run;
 }
 
+/** A run as its opening and closing phases read it: with its agent's state and whether chains start from it. */
+export interface PhaseRun extends RunRow {
+  agent_state?: string;
+  /** False when no chain trigger starts from the run's agent. */
+  chained?: boolean;
+}
+
+export async function loadPhaseRun(knex: Knex, runId: string): Promise<PhaseRun> {
+  const run = await knex('runs as r')
+    .join('agents as a', 'a.id', 'r.agent_id')
+    .where('r.id', runId)
+    .first(
+      'r.*',
+      'a.state as agent_state',
+      knex.raw(
+        `exists (select 1 from triggers t where t.kind = 'chain' and t.source_agent_id = r.agent_id) as chained`,
+      ),
+    );
+  if (!run) throw new Error(`run ${runId} does not exist`);
+  return run;
+}
+
 export function nodeById(spec: AgentSpec, nodeId: string) {
   const node = spec.nodes.find((n) => n.id === nodeId);
   if (!node) throw new Error(`node "${nodeId}" is not in the agent's graph`);

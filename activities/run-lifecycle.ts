@@ -1,14 +1,17 @@
 // The first and last activities of a run: expand the input into items, and settle the run at the end.
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { appendRunLog, settleRun } from '../db/run-progress';
-import { recordEvent } from '../db/timeline';
+import { appendRunLog, settleRun, type RunCounts } from '../db/run-progress';
+import { asStoredJsonb, writeSettledRun } from '../db/settled-run';
+import { recordEvent, type TimelineEvent } from '../db/timeline';
 import type { AgentSpec } from '../model/agent';
+import type { ItemData } from '../workflows/interpreter';
+import { pageWalker, type ItemRow } from './page-walk';
 import { InputError, parseInput } from './input-parsing';
 import { renderOutputFile } from './output-files';
 import type { Knex } from 'knex';
 import { currentMonth } from '../db/workspaces';
-import { ActivityDeps, loadRun, loadSpec, type RunRow } from './deps';
+import { ActivityDeps, loadRun, loadSpec, type PhaseRun, type RunRow } from './deps';
 
 export interface RunPlan {
   /** The agent version the run pinned, so per-item steps need not read the run again. */
@@ -31,6 +34,13 @@ export interface RunPlan {
 
 export const pageSize = 1_000;
 
+/** A run's input read into items, before any is stored; `first`: the node after the input node. */
+interface FreshInput {
+  spec: AgentSpec;
+  items: ItemData[];
+  first: string | null;
+}
+
 export interface FinishRunInput {
   runId: string;
   cancelled?: boolean;
@@ -43,66 +53,172 @@ export interface FinishRunInput {
  * activities/run-phases.ts); the activities below read it themselves.
  */
 export function runLifecycle({ knex, config }: ActivityDeps) {
-  return {
-    /** Idempotent: a retry or a continued-as-new run finds its items already there. */
-    async prepare(run: RunRow): Promise<RunPlan> {
-      const runId = run.id;
-      const spec = await loadSpec(knex, run.agent_id, run.agent_version);
-      const policy = spec.policy;
-      const plan = (total: number): RunPlan => ({
-        agentId: run.agent_id,
-        agentVersion: run.agent_version,
-        total,
-        pageSize,
-        pageWindow: 4,
-        concurrency: policy.concurrency,
-        itemAttempts: policy.error_policy.retries + 1,
-        modelUnavailableRetries: config.model.unavailableRetries,
-        stopOnFailure: policy.error_policy.on_item_failure === 'stop',
-        approvalTimeoutSeconds: policy.approval_timeout_seconds,
-        onApprovalTimeout: policy.on_approval_timeout,
-      });
-      if (run.status === 'skipped') return { ...plan(0), skipped: run.error ?? 'skipped' };
-      if (run.total > 0) return plan(run.total);
-      // No scheduled or triggered run executes while the agent is paused, even one already on its way when
-      // the agent was paused. Test runs are how a person tries an agent in any state.
-      if (run.trigger !== 'test') {
-        const agent = await knex('agents').where({ id: run.agent_id }).first('state');
-        if (agent.state !== 'live') return { ...plan(0), skipped: await skipRun(knex, run, agent.state) };
-      }
+  const planOf = (run: RunRow, spec: AgentSpec, total: number): RunPlan => ({
+    agentId: run.agent_id,
+    agentVersion: run.agent_version,
+    total,
+    pageSize,
+    pageWindow: 4,
+    concurrency: spec.policy.concurrency,
+    itemAttempts: spec.policy.error_policy.retries + 1,
+    modelUnavailableRetries: config.model.unavailableRetries,
+    stopOnFailure: spec.policy.error_policy.on_item_failure === 'stop',
+    approvalTimeoutSeconds: spec.policy.approval_timeout_seconds,
+    onApprovalTimeout: spec.policy.on_approval_timeout,
+  });
 
-      const inputNode = spec.nodes[0];
-      if (inputNode.kind !== 'input') throw ApplicationFailure.nonRetryable('the agent has no input node');
-      let items;
-      try {
-        items = parseInput(inputNode, run.input);
-      } catch (err) {
-        if (err instanceof InputError) throw ApplicationFailure.nonRetryable(err.message, 'InputError');
-        throw err;
-      }
-      const first = inputNode.next ?? null;
-      // One statement for the whole input (the items travel as one JSON parameter), the run's total and its log
-      // line: nothing held open across round trips (the embedded database serves one transaction at a time).
-      await knex.raw(
-        `with items as (
-           insert into run_items (run_id, seq, status, data, node_id)
-           select :runId, (e.ord - 1)::int, :status, e.value, :first
-           from jsonb_array_elements(:items::jsonb) with ordinality as e(value, ord)
-           on conflict do nothing
-         ), run as (
-           update runs set total = :total, started_at = now() where id = :runId
-         )
-         insert into run_logs (run_id, level, message) values (:runId, 'info', :message)`,
-        {
-          runId,
-          status: first ? 'pending' : 'done',
-          first,
-          items: JSON.stringify(items),
-          total: items.length,
-          message: `input parsed into ${items.length} items`,
-        },
-      );
-      return plan(items.length);
+  /** The run's plan; for a run that has not begun yet, its input read into items too (nothing stored yet). */
+  async function begin(run: PhaseRun): Promise<{ plan: RunPlan; fresh?: FreshInput }> {
+    const spec = await loadSpec(knex, run.agent_id, run.agent_version);
+    if (run.status === 'skipped') return { plan: { ...planOf(run, spec, 0), skipped: run.error ?? 'skipped' } };
+    if (run.total > 0) return { plan: planOf(run, spec, run.total) };
+    // No scheduled or triggered run executes while the agent is paused, even one already on its way when
+    // the agent was paused. Test runs are how a person tries an agent in any state.
+    if (run.trigger !== 'test') {
+      const state = run.agent_state ?? (await knex('agents').where({ id: run.agent_id }).first('state')).state;
+      if (state !== 'live') return { plan: { ...planOf(run, spec, 0), skipped: await skipRun(knex, run, state) } };
+    }
+
+    const inputNode = spec.nodes[0];
+    if (inputNode.kind !== 'input') throw ApplicationFailure.nonRetryable('the agent has no input node');
+    let items: ItemData[];
+    try {
+      items = parseInput(inputNode, run.input);
+    } catch (err) {
+      if (err instanceof InputError) throw ApplicationFailure.nonRetryable(err.message, 'InputError');
+      throw err;
+    }
+    return { plan: planOf(run, spec, items.length), fresh: { spec, items, first: inputNode.next ?? null } };
+  }
+
+  /** Idempotent: a retry or a continued-as-new run finds its items already there. */
+  async function storeItems(run: RunRow, { items, first }: FreshInput): Promise<void> {
+    // One statement for the whole input (the items travel as one JSON parameter), the run's total and its log
+    // line: nothing held open across round trips (the embedded database serves one transaction at a time).
+    await knex.raw(
+      `with items as (
+         insert into run_items (run_id, seq, status, data, node_id)
+         select :runId, (e.ord - 1)::int, :status, e.value, :first
+         from jsonb_array_elements(:items::jsonb) with ordinality as e(value, ord)
+         on conflict do nothing
+       ), run as (
+         update runs set total = :total, started_at = now() where id = :runId
+       )
+       insert into run_logs (run_id, level, message) values (:runId, 'info', :message)`,
+      {
+        runId: run.id,
+        status: first ? 'pending' : 'done',
+        first,
+        items: JSON.stringify(items),
+        total: items.length,
+        message: parsedMessage(items.length),
+      },
+    );
+  }
+
+  /**
+   * A fresh run whose every item ends within set-based nodes (no model, tool, person, state store or other agent
+   * on its way) is walked in memory and written with its end in one statement: the common event-driven run of one
+   * item then costs two statements where the paged path makes some twenty. Undefined, having written nothing,
+   * for any other run.
+   */
+  async function settleAtOnce(
+    run: RunRow,
+    { spec, items: parsed, first }: FreshInput,
+    workflowId: string,
+  ): Promise<string | undefined> {
+    if (parsed.length > pageSize) return undefined;
+    // Walked on the items as the paged path reads them back from the database, so both give the same results.
+    const items: ItemRow[] = parsed.map((data, seq) => ({
+      seq,
+      status: first ? 'pending' : 'done',
+      data: asStoredJsonb(data) as ItemData,
+      node_id: first,
+      output: null,
+      output_node: null,
+      error: null,
+    }));
+    const walker = pageWalker(spec, run, workflowId);
+    for (const item of items) if (walker.walk(item) !== undefined) return undefined; // a state-store operation
+    if (walker.actions.length > 0 || walker.flagged.length > 0) return undefined;
+
+    const outputsAt = (nodeId: string) =>
+      items.filter((i) => i.output_node === nodeId).map((i) => asStoredJsonb(i.output) as Record<string, unknown>);
+    const { outputs, files } = await renderOutputs(spec, outputsAt);
+    const failed = items.filter((i) => i.status === 'failed').length;
+    const counts = { total: items.length, done: items.length - failed, failed, needs_review: 0 };
+    const status = counts.total > 0 && failed === counts.total ? 'failed' : 'completed';
+    const written = await writeSettledRun(knex, {
+      run,
+      end: { status, error: status === 'failed' ? allFailed(counts.total) : null, ...counts },
+      items: items.map(({ seq, status, data, node_id, output, output_node, error }) => ({
+        seq,
+        status,
+        data,
+        node_id,
+        output: output ?? null,
+        output_node,
+        error,
+      })),
+      activity: [...walker.counters].map(([node_id, c]) => ({
+        node_id,
+        kind: c.kind,
+        items_in: c.in,
+        items_done: c.done,
+        items_failed: c.failed,
+      })),
+      logs: [
+        { level: 'info', message: parsedMessage(items.length) },
+        ...walker.logs.map(({ run_id: _, ...log }) => log),
+        endLog(status, counts),
+      ],
+      outputs,
+      files,
+      event: endEvent(run, status, counts),
+      tested: run.trigger === 'test' && status === 'completed',
+    });
+    return written ? status : undefined;
+  }
+
+  /** Each output node's outputs (as stored, in item order; the first 1,000 kept on the run) and its file. */
+  async function renderOutputs(
+    spec: AgentSpec,
+    outputsAt: (nodeId: string) => Promise<Record<string, unknown>[]> | Record<string, unknown>[],
+  ) {
+    const files: { id: string; name: string; content_type: string; size: number; content: Buffer }[] = [];
+    const outputs: { node_id: string; data: Record<string, unknown>[] }[] = [];
+    for (const node of spec.nodes) {
+      if (node.kind !== 'output') continue;
+      const data = await outputsAt(node.id);
+      outputs.push({ node_id: node.id, data: data.slice(0, 1_000) });
+      if (data.length === 0) continue;
+      const file = await renderOutputFile(node.format, node.file_name ?? node.id, data, node.fields);
+      files.push({
+        id: randomUUID(),
+        name: file.name,
+        content_type: file.contentType,
+        size: file.content.length,
+        content: file.content,
+      });
+    }
+    return { outputs, files };
+  }
+
+  return {
+    async prepare(run: PhaseRun): Promise<RunPlan> {
+      const { plan, fresh } = await begin(run);
+      if (fresh) await storeItems(run, fresh);
+      return plan;
+    },
+
+    /** prepare, or, for a small run that needs no per-item step, the whole run at once (see settleAtOnce). */
+    async prepareOrSettle(run: PhaseRun, workflowId: string): Promise<{ plan: RunPlan; settled?: string }> {
+      const { plan, fresh } = await begin(run);
+      if (!fresh) return { plan };
+      const settled = await settleAtOnce(run, fresh, workflowId);
+      if (settled) return { plan, settled };
+      await storeItems(run, fresh);
+      return { plan };
     },
 
     /** Builds output files, closes leftover items and approvals, and sets the run's final status. */
@@ -110,27 +226,13 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
       if (!['running', 'needs_review'].includes(run.status)) return run.status; // already settled
       const spec = await loadSpec(knex, run.agent_id, run.agent_version);
       const interrupted = cancelled || stoppedBy !== undefined || error !== undefined;
-
-      const files: { id: string; name: string; content_type: string; size: number; content: Buffer }[] = [];
-      const outputs: { run_id: string; node_id: string; data: string }[] = [];
-      for (const node of spec.nodes) {
-        if (node.kind !== 'output') continue;
+      const { outputs, files } = await renderOutputs(spec, async (nodeId) => {
         const rows: { output: Record<string, unknown> }[] = await knex('run_items')
-          .where({ run_id: runId, output_node: node.id })
+          .where({ run_id: runId, output_node: nodeId })
           .orderBy('seq')
           .select('output');
-        const data = rows.map((r) => r.output);
-        outputs.push({ run_id: runId, node_id: node.id, data: JSON.stringify(data.slice(0, 1_000)) });
-        if (data.length === 0) continue;
-        const file = await renderOutputFile(node.format, node.file_name ?? node.id, data, node.fields);
-        files.push({
-          id: randomUUID(),
-          name: file.name,
-          content_type: file.contentType,
-          size: file.content.length,
-          content: file.content,
-        });
-      }
+        return rows.map((r) => r.output);
+      });
 
       return knex.transaction(async (trx) => {
         if (interrupted) {
@@ -153,7 +255,10 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
             .update({ status: 'cancelled', reason: why });
         }
         if (outputs.length > 0) {
-          await trx('run_outputs').insert(outputs).onConflict(['run_id', 'node_id']).merge();
+          await trx('run_outputs')
+            .insert(outputs.map((o) => ({ run_id: runId, node_id: o.node_id, data: JSON.stringify(o.data) })))
+            .onConflict(['run_id', 'node_id'])
+            .merge();
         }
         if (files.length > 0) {
           await trx('files').insert(files.map((f) => ({ ...f, workspace_id: run.workspace_id, run_id: runId })));
@@ -162,32 +267,44 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
           cancelled: cancelled === true,
           interrupted,
           error: error ?? stoppedBy ?? null,
+          allFailed: allFailed(run.total),
         });
-        await recordEvent(trx, {
-          workspace_id: run.workspace_id,
-          agent_id: run.agent_id,
-          kind: run.trigger === 'test' ? 'test_run' : 'run_finished',
-          run_id: runId,
-          trigger_id: run.trigger_id,
-          message: `${run.trigger === 'test' ? 'test run' : `${run.trigger} run`} of version ${run.agent_version} ${status}: ${counts.done} done, ${counts.failed} failed, ${counts.needs_review} need review of ${counts.total}`,
-          details: { status, trigger: run.trigger, counts },
-        });
+        await recordEvent(trx, endEvent(run, status, counts));
         if (run.trigger === 'test' && status === 'completed') {
           // A successful test run of this version is what lets the agent move from Draft to Ready.
           await trx('agents')
             .where({ id: run.agent_id, current_version: run.agent_version })
             .update({ tested_version: run.agent_version });
         }
-        await appendRunLog(trx, [
-          {
-            run_id: runId,
-            level: status === 'failed' ? 'error' : 'info',
-            message: `run ${status}: ${counts.done} done, ${counts.failed} failed, ${counts.needs_review} need review of ${counts.total}`,
-          },
-        ]);
+        await appendRunLog(trx, [{ run_id: runId, ...endLog(status, counts) }]);
         return status;
       });
     },
+  };
+}
+
+const parsedMessage = (total: number) => `input parsed into ${total} items`;
+const allFailed = (total: number) => `all ${total} items failed`;
+
+/** The run's last log line. */
+function endLog(status: string, counts: RunCounts): { level: 'info' | 'error'; message: string } {
+  return {
+    level: status === 'failed' ? 'error' : 'info',
+    message: `run ${status}: ${counts.done} done, ${counts.failed} failed, ${counts.needs_review} need review of ${counts.total}`,
+  };
+}
+
+/** The agent's timeline entry for the run's end. */
+function endEvent(run: RunRow, status: string, counts: RunCounts): TimelineEvent {
+  const what = run.trigger === 'test' ? 'test run' : `${run.trigger} run`;
+  return {
+    workspace_id: run.workspace_id,
+    agent_id: run.agent_id,
+    kind: run.trigger === 'test' ? 'test_run' : 'run_finished',
+    run_id: run.id,
+    trigger_id: run.trigger_id,
+    message: `${what} of version ${run.agent_version} ${status}: ${counts.done} done, ${counts.failed} failed, ${counts.needs_review} need review of ${counts.total}`,
+    details: { status, trigger: run.trigger, counts },
   };
 }
 

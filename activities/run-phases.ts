@@ -4,13 +4,15 @@
 // takes a small run as far as it goes without a per-item call (and ends it when nothing is left), so a run of
 // set-based nodes is a single activity; closing settles the run, sends the failure notice and opens chained runs.
 // Every part is idempotent already (they were separate activities, retried on their own), so a retry of the
-// whole phase is safe.
+// whole phase is safe. A small run that needs no per-item step is settled at once, in one statement
+// (run-lifecycle.ts settleAtOnce).
 import { chainedRunOpener, type OpenedRun } from './triggers';
 import { pageAdvancer } from './page-advance';
 import type { StepAction } from './page-walk';
 import { runLifecycle, type FinishRunInput, type RunPlan } from './run-lifecycle';
 import { failureNotifier } from './failure-notice';
-import { loadRun, type ActivityDeps, type RunRow } from './deps';
+import { Context } from '@temporalio/activity';
+import { loadPhaseRun, type ActivityDeps, type PhaseRun } from './deps';
 
 export interface RunEnd {
   status: string;
@@ -26,26 +28,30 @@ export type RunOpening =
 export type CloseRunInput = FinishRunInput;
 
 export function createRunPhaseActivities(deps: ActivityDeps) {
-  const { prepare, finish } = runLifecycle(deps);
+  const { prepareOrSettle, finish } = runLifecycle(deps);
   const advance = pageAdvancer(deps);
   const notifyFailures = failureNotifier(deps);
   const openChained = chainedRunOpener(deps);
 
-  // Each phase reads the run's row once and hands it to its parts: a one-item run's whole life is one activity,
-  // and every statement saved there is saved per run.
-  async function close(run: RunRow, input: CloseRunInput): Promise<RunEnd> {
-    const status = await finish(run, input);
+  /** What follows a run's end: the failure notice, and the runs of agents chained to it. */
+  async function afterEnd(run: PhaseRun, status: string): Promise<RunEnd> {
     // The notice is a courtesy: a mail server that stays down must not keep a run that has ended from closing.
     await notifyFailures(run).catch(() => undefined);
-    return { status, chained: await openChained({ ...run, status }) };
+    return { status, chained: run.chained === false ? [] : await openChained({ ...run, status }) };
   }
 
+  // Each phase reads the run's row once (with its agent's state, and whether chains start from it) and hands it
+  // to its parts: a one-item run's whole life is one activity, and every statement saved there is saved per run.
+  const close = async (run: PhaseRun, input: CloseRunInput) => afterEnd(run, await finish(run, input));
+
   return {
-    closeRun: async (input: CloseRunInput): Promise<RunEnd> => close(await loadRun(deps.knex, input.runId), input),
+    closeRun: async (input: CloseRunInput): Promise<RunEnd> => close(await loadPhaseRun(deps.knex, input.runId), input),
 
     async openRun({ runId }: { runId: string }): Promise<RunOpening> {
-      const run = await loadRun(deps.knex, runId);
-      const plan = await prepare(run);
+      const run = await loadPhaseRun(deps.knex, runId);
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+      const { plan, settled } = await prepareOrSettle(run, workflowId);
+      if (settled) return { plan, ended: await afterEnd({ ...run, status: settled }, settled) };
       if (plan.skipped || plan.total > plan.pageSize) return { plan };
       const actions = await advance(run, { runId, fromSeq: 0, toSeq: plan.total }, { closingFollows: true });
       if (actions.length > 0) return { plan, actions };

@@ -44,18 +44,19 @@ export interface SettledRun {
 
 /**
  * A run's end in one statement: its counts, and the status they give. Cancelled, or `interrupted` (stopped, or
- * an error) is failed; so is a run whose every item failed; one with flagged items left needs review.
+ * an error) is failed; so is a run whose every item failed (its error then `allFailed`); one with flagged items
+ * left needs review.
  */
 export async function settleRun(
   knex: Knex | Knex.Transaction,
   runId: string,
-  how: { cancelled: boolean; interrupted: boolean; error: string | null },
+  how: { cancelled: boolean; interrupted: boolean; error: string | null; allFailed: string },
 ): Promise<SettledRun> {
   const { rows } = await knex.raw(
     `update runs r set
        done = c.done, failed = c.failed, needs_review = c.needs_review, skipped = c.skipped,
        status = s.status,
-       error = coalesce(:error, case when s.status = 'failed' then 'all ' || r.total || ' items failed' end),
+       error = coalesce(:error, case when s.status = 'failed' then :allFailed end),
        ended_at = now()
      from ${itemCounts}
      cross join lateral (select case

@@ -1,0 +1,209 @@
+// A small run of set-based nodes is settled at once: walked in memory and written in one statement
+// (activities/run-lifecycle.ts settleAtOnce). What it leaves must be what the paged path leaves for the same items,
+// since which path a run takes depends only on its size.
+import assert from 'node:assert/strict';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  items,
+  startTestRun,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
+import { runWorkflowId } from '../../model/run-identity';
+import { getAgent } from '../../db/agents';
+import { startRun } from '../../api/run-service';
+
+const spec = {
+  name: 'split invoices',
+  nodes: [
+    { kind: 'input', id: 'rows', format: 'csv', next: 'clean' },
+    {
+      kind: 'transform',
+      id: 'clean',
+      cast: { amount: 'number' },
+      set: { label: '{{vendor}} ({{invoice}})', zone: 'eu' },
+      next: 'route',
+    },
+    {
+      kind: 'branch',
+      id: 'route',
+      branches: [{ when: { field: 'amount', op: 'gt', value: 100 }, next: 'large' }],
+      otherwise: 'small',
+    },
+    { kind: 'output', id: 'large', format: 'json', file_name: 'large.json' },
+    { kind: 'output', id: 'small', format: 'csv', file_name: 'small.csv' },
+  ],
+};
+
+// The first rows of both runs: one cannot be cleaned, one small, one large.
+const header = 'invoice,vendor,amount,notes';
+const rows = ['INV-1,Acme,not a number,x', 'INV-2,Globex,50,"a, b"', 'INV-3,Initech,500,'];
+
+describe('small runs settled at once', () => {
+  let h: Harness;
+  let ws: string;
+
+  before(async () => {
+    h = await createHarness();
+    ws = (await createTestWorkspace(h)).workspace.id;
+  });
+  after(async () => h?.close());
+
+  const activitiesOf = async (runId: string) => {
+    const history = await h.client.workflow.getHandle(runWorkflowId(runId)).fetchHistory();
+    return history.events!.filter((e) => e.activityTaskScheduledEventAttributes).length;
+  };
+  const fileOf = async (runId: string, name: string) =>
+    (await h.stack.knex('files').where({ run_id: runId, name }).first('content'))?.content.toString('utf8') as string;
+  const logsOf = async (runId: string) =>
+    (await h.stack.knex('run_logs').where({ run_id: runId }).orderBy('id').select('level', 'message', 'item_seq')).map(
+      (l) => ({ ...l }),
+    );
+
+  it('records what the paged path records for the same items: items, outputs, files, node counters, logs', async () => {
+    const agent = await createLiveAgent(h, ws, spec);
+    const more = Array.from({ length: 1_000 }, (_, i) => `INV-${i + 4},Hooli,${i % 2 ? 20 : 200},`);
+    const small = await startTestRun(h, ws, agent.id, [header, ...rows].join('\n'));
+    const paged = await startTestRun(h, ws, agent.id, [header, ...rows, ...more].join('\n'));
+    const [a, b] = await Promise.all([waitForRun(h, small.id), waitForRun(h, paged.id, undefined, 120_000)]);
+
+    // The small run was one activity; the large one took the paged path (opening, pages, closing).
+    assert.equal(await activitiesOf(small.id), 1);
+    assert.ok((await activitiesOf(paged.id)) >= 2);
+
+    assert.equal(a.status, 'completed');
+    assert.deepEqual([b.status, b.total, b.failed], ['completed', 1_003, 1]);
+    assert.deepEqual(
+      { total: a.total, done: a.done, failed: a.failed, needs_review: a.needs_review, error: a.error },
+      { total: 3, done: 2, failed: 1, needs_review: 0, error: null },
+    );
+    assert.ok(a.started_at && a.ended_at);
+
+    const fields = (i: Record<string, unknown>) => ({
+      seq: i.seq,
+      status: i.status,
+      data: i.data,
+      node_id: i.node_id,
+      output: i.output,
+      output_node: i.output_node,
+      error: i.error,
+    });
+    const smallItems = (await items(h, small.id)).map(fields);
+    assert.deepEqual(smallItems, (await items(h, paged.id)).slice(0, 3).map(fields));
+    assert.equal(smallItems[0].status, 'failed');
+    assert.match(String(smallItems[0].error), /^clean: /);
+    // Object keys in the order the database keeps them, on both paths (the CSV's columns follow them).
+    assert.deepEqual(Object.keys(smallItems[2].output as object), Object.keys((await items(h, paged.id))[2].output));
+
+    const csvA = (await fileOf(small.id, 'small.csv')).trim().split('\n');
+    const csvB = (await fileOf(paged.id, 'small.csv')).trim().split('\n');
+    assert.equal(csvA.length, 2); // header and INV-2
+    assert.deepEqual(csvA, csvB.slice(0, 2));
+    assert.match(csvA[1], /INV-2/);
+    const jsonA = JSON.parse(await fileOf(small.id, 'large.json'));
+    const jsonB = JSON.parse(await fileOf(paged.id, 'large.json'));
+    assert.deepEqual(jsonA, jsonB.slice(0, 1));
+    assert.equal(jsonA[0].invoice, 'INV-3');
+
+    const outputsOf = async (runId: string) =>
+      Object.fromEntries(
+        (await h.stack.knex('run_outputs').where({ run_id: runId }).select('node_id', 'data')).map((o) => [
+          o.node_id,
+          o.data,
+        ]),
+      );
+    const [outA, outB] = [await outputsOf(small.id), await outputsOf(paged.id)];
+    assert.deepEqual(Object.keys(outA).sort(), ['large', 'small']);
+    assert.deepEqual(outA.small, outB.small.slice(0, 1));
+    assert.deepEqual(outA.large, outB.large.slice(0, 1));
+
+    const activity = await h.stack
+      .knex('node_activity')
+      .where({ run_id: small.id })
+      .orderBy('node_id')
+      .select('node_id', 'kind', 'items_in', 'items_done', 'items_failed');
+    assert.deepEqual(
+      activity.map((r) => ({ ...r })),
+      [
+        { node_id: 'clean', kind: 'transform', items_in: 3, items_done: 2, items_failed: 1 },
+        { node_id: 'large', kind: 'output', items_in: 1, items_done: 1, items_failed: 0 },
+        { node_id: 'route', kind: 'branch', items_in: 2, items_done: 2, items_failed: 0 },
+        { node_id: 'small', kind: 'output', items_in: 1, items_done: 1, items_failed: 0 },
+      ],
+    );
+
+    const pagedNodes = await h.stack
+      .knex('node_activity')
+      .where({ run_id: paged.id })
+      .orderBy('node_id')
+      .pluck('node_id');
+    assert.deepEqual(
+      pagedNodes,
+      activity.map((r) => r.node_id),
+    );
+
+    const [logsA, logsB] = [await logsOf(small.id), await logsOf(paged.id)];
+    assert.deepEqual(logsA, [
+      { level: 'info', message: 'input parsed into 3 items', item_seq: null },
+      logsB.find((l) => l.item_seq === 0),
+      { level: 'info', message: 'run completed: 2 done, 1 failed, 0 need review of 3', item_seq: null },
+    ]);
+
+    const events = await h.stack.knex('agent_events').where({ run_id: small.id }).select('kind', 'message', 'details');
+    assert.equal(events.length, 1);
+    assert.equal(events[0].kind, 'run_finished');
+    assert.equal(events[0].message, 'manual run of version 1 completed: 2 done, 1 failed, 0 need review of 3');
+    assert.deepEqual(events[0].details, {
+      status: 'completed',
+      trigger: 'manual',
+      counts: { total: 3, done: 2, failed: 1, needs_review: 0 },
+    });
+  });
+
+  it('a test run of a draft that completes at once marks its version tested', async () => {
+    const agent = await createLiveAgent(h, ws, spec, 'draft');
+    const workspace = await h.stack.knex('workspaces').where({ id: ws }).first();
+    const { run } = await startRun(
+      { knex: h.stack.knex, temporal: h.client, temporalConfig: h.temporalConfig },
+      { workspace, agent, input: [header, ...rows].join('\n'), trigger: 'test' },
+    );
+    assert.equal((await waitForRun(h, run.id)).status, 'completed');
+    assert.equal(await activitiesOf(run.id), 1);
+    assert.equal((await getAgent(h.stack.knex, ws, agent.id))!.tested_version, agent.current_version);
+    const [event] = await h.stack.knex('agent_events').where({ run_id: run.id }).select('kind');
+    assert.equal(event.kind, 'test_run');
+  });
+
+  it('fails a small run whose every item failed, with the reason, as the paged path does', async () => {
+    const agent = await createLiveAgent(h, ws, spec);
+    const run = await startTestRun(h, ws, agent.id, `${header}\nINV-9,Acme,n/a,`);
+    const ended = await waitForRun(h, run.id);
+    assert.equal(ended.status, 'failed');
+    assert.equal(ended.error, 'all 1 items failed');
+    assert.equal(await activitiesOf(run.id), 1);
+    assert.equal(await h.stack.knex('files').where({ run_id: run.id }).first(), undefined);
+  });
+
+  it('leaves a small run whose items need a person to the paged path', async () => {
+    const agent = await createLiveAgent(h, ws, {
+      ...spec,
+      nodes: [
+        ...spec.nodes.slice(0, 3),
+        { kind: 'flag_for_review', id: 'large', reason: '{{invoice}} is large' },
+        spec.nodes[4],
+      ],
+    });
+    const run = await startTestRun(h, ws, agent.id, [header, ...rows].join('\n'));
+    const waiting = await waitForRun(h, run.id, (r) => r.status === 'needs_review');
+    assert.equal(waiting.needs_review, 1);
+    const reviews = await h.stack.knex('item_reviews').where({ run_id: run.id }).select('item_seq', 'status');
+    assert.deepEqual(
+      reviews.map((r) => ({ ...r })),
+      [{ item_seq: 2, status: 'pending' }],
+    );
+    await h.client.workflow.getHandle(runWorkflowId(run.id)).cancel();
+    assert.equal((await waitForRun(h, run.id)).status, 'cancelled');
+  });
+});
