@@ -8,7 +8,7 @@ import { failUnstartedRun, openRun } from '../db/open-run';
 import { getRun, type RunRecord, type Trigger } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
 import type { TemporalConfig } from '../temporal.config';
-import type { agentRun } from '../workflows/agent-run';
+import type { agentRunV2 } from '../workflows/agent-run';
 import { runWorkflowOptions } from '../model/run-identity';
 import { ApiError } from './problem';
 
@@ -151,7 +151,7 @@ export async function startRunWorkflow(
   deps: Pick<RunServiceDeps, 'temporal' | 'temporalConfig'>,
   run: Pick<RunRecord, 'id' | 'workspace_id' | 'agent_id' | 'trigger'>,
 ): Promise<void> {
-  await deps.temporal.workflow.start<typeof agentRun>('agentRun', {
+  await deps.temporal.workflow.start<typeof agentRunV2>('agentRunV2', {
     ...runWorkflowOptions(run),
     taskQueue: deps.temporalConfig.taskQueue,
   });

@@ -46,19 +46,38 @@ export function pageWorkflowId(runWorkflowId: string, page: number): string {
   return `${runWorkflowId}/page-${page}`;
 }
 
+/**
+ * A run, as every run started by the API, a webhook, a form or a test has started since a run's opening and closing
+ * became one activity each (activities/run-phases.ts). The type agentRun below asks `patched('run-phases')` which
+ * way its run went; asking writes a marker and a search-attribute upsert into every history, a tenth of the
+ * server's CPU for a one-item run (bench:runs). A new type never needs to ask: a worker that does not know it yet
+ * (web processes upgrade first) fails its task until an upgraded worker takes it, where a patch dropped from
+ * agentRun would break the replay of its runs under way.
+ */
+export async function agentRunV2(input: AgentRunInput): Promise<string> {
+  return runAgent(input, true, agentRunV2);
+}
+
+/**
+ * The run type of runs started before agentRunV2, and still of runs other workflows start (schedules, event polls,
+ * delivery batches, chains and agent calls of agentRun runs), whose recorded histories name it.
+ */
 export async function agentRun(input: AgentRunInput): Promise<string> {
+  // Runs that began before a run's opening and closing became one activity each replay the way they ran.
+  return runAgent(input, patched('run-phases'), agentRun);
+}
+
+/** `chainType`: the type chained runs start as (a history records it, so each type keeps its own). */
+async function runAgent(input: AgentRunInput, phased: boolean, chainType: typeof agentRun): Promise<string> {
   const { runId } = input;
-  // Runs that began before a run's opening and closing became one activity each (activities/run-phases.ts)
-  // replay the way they ran.
-  const phased = patched('run-phases');
   const close = async (how: Omit<CloseRunInput, 'runId'>): Promise<string> => {
     if (!phased) {
       const status = await CancellationScope.nonCancellable(() => db.finishRun({ runId, ...how }));
-      await afterEnd(runId);
+      await afterEnd(runId, chainType);
       return status;
     }
     const ended = await CancellationScope.nonCancellable(() => db.closeRun({ runId, ...how }));
-    await CancellationScope.nonCancellable(() => startChained(ended.chained));
+    await CancellationScope.nonCancellable(() => startChained(ended.chained, chainType));
     return ended.status;
   };
   // The opening may already stop the first page's items for a person, and a run of one page waits for them here.
@@ -70,7 +89,7 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
     return close({ error: `the input could not be read: ${failureMessage(err)}`, cancelled: isCancellation(err) });
   }
   if (opening.ended) {
-    await CancellationScope.nonCancellable(() => startChained(opening.ended.chained));
+    await CancellationScope.nonCancellable(() => startChained(opening.ended.chained, chainType));
     return opening.ended.status;
   }
   const { plan, actions: firstActions } = opening;
@@ -139,23 +158,19 @@ export async function agentRun(input: AgentRunInput): Promise<string> {
 }
 
 /** What a run's end sets off, however it ended: the failure notice, and chains. */
-async function afterEnd(runId: string): Promise<void> {
+async function afterEnd(runId: string, chainType: typeof agentRun): Promise<void> {
   // Cancellation of this run must not stop them (a chain may be on "cancelled").
   await CancellationScope.nonCancellable(async () => {
     // The notice is a courtesy: a mail server that stays down must not fail a run that has already ended.
     await db.notifyFailures({ runId }).catch(() => undefined);
-    await startChainedRuns(runId);
+    await startChained(await db.openChainedRuns({ runId }), chainType);
   });
 }
 
 /** Agents chained to this one ("when A completes, run B") start now, as abandoned children of this run. */
-async function startChainedRuns(runId: string): Promise<void> {
-  await startChained(await db.openChainedRuns({ runId }));
-}
-
-async function startChained(chained: OpenedRun[]): Promise<void> {
+async function startChained(chained: OpenedRun[], type: typeof agentRun): Promise<void> {
   for (const run of chained) {
-    await startChild(agentRun, {
+    await startChild(type, {
       ...runWorkflowOptions(run),
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });

@@ -90,6 +90,16 @@ describe('determinism and visibility', () => {
     assert.equal(await replay(histories), recorded.length);
   });
 
+  it('replays agentRun histories recorded with the run-phases patch (runs started before agentRunV2)', async () => {
+    // A run that waited on an approval in its one page, and a one-item run of set-based nodes settled at once.
+    const file = path.join(__dirname, '../fixtures/histories/with-run-phases-patch.json');
+    const recorded = Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>);
+    assert.equal(recorded.length, 2);
+    const histories = recorded.map(([workflowId, json]) => ({ workflowId, history: historyFromJSON(json) }));
+    assert.ok(histories.every((r) => r.history.events?.some((e) => e.markerRecordedEventAttributes)));
+    assert.equal(await replay(histories), recorded.length);
+  });
+
   it('runs a one-item run of set-based nodes as one workflow with one activity, as raw Temporal would', async () => {
     const spec = JSON.parse(fs.readFileSync(path.join(__dirname, '../../examples/route-csv-rows.json'), 'utf8'));
     const agent = await createLiveAgent(h, ws, spec);
@@ -102,6 +112,10 @@ describe('determinism and visibility', () => {
       (history.events ?? []).filter((e) => e.eventType === type).length;
     assert.equal(count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 1, 'one activity');
     assert.equal(count(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED), 0, 'no page child workflow');
+    // Nothing raw Temporal's workflow would not have: no patch marker, no search-attribute upsert.
+    assert.equal(count(EventType.EVENT_TYPE_MARKER_RECORDED), 0, 'no marker');
+    assert.equal(count(EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES), 0, 'no upsert');
+    assert.equal(history.events!.length, 11);
     const [item] = await h.stack.knex('run_items').where({ run_id: run.id }).select('status', 'output_node');
     assert.deepEqual(item, { status: 'done', output_node: 'report' });
     assert.equal(await replay([{ workflowId: `run-${run.id}`, history }]), 1);
