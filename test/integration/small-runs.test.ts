@@ -2,11 +2,13 @@
 // (activities/run-lifecycle.ts settleAtOnce). What it leaves must be what the paged path leaves for the same items,
 // since which path a run takes depends only on its size.
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
 import {
   createHarness,
   createLiveAgent,
   createTestWorkspace,
   items,
+  spawnWorker,
   startTestRun,
   waitForRun,
   type Harness,
@@ -205,5 +207,76 @@ describe('small runs settled at once', () => {
     );
     await h.client.workflow.getHandle(runWorkflowId(run.id)).cancel();
     assert.equal((await waitForRun(h, run.id)).status, 'cancelled');
+  });
+});
+
+describe('small runs under a worker kill and a cancel', () => {
+  let h: Harness;
+  let ws: string;
+  const workers: ChildProcess[] = [];
+
+  before(async () => {
+    h = await createHarness({ worker: false }); // these runs go to worker processes, which the tests kill
+    ws = (await createTestWorkspace(h)).workspace.id;
+  });
+  after(async () => {
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await h?.close();
+  });
+  const startWorker = () => {
+    const child = spawnWorker(h);
+    workers.push(child);
+    return child;
+  };
+  const countWhere = async (table: string, runIds: string[], where: Record<string, unknown> = {}) =>
+    (await h.stack.knex(table).whereIn('run_id', runIds).where(where).count({ n: '*' }))[0].n;
+
+  it('a worker SIGKILLed amid a burst of one-item runs: every run ends once, with its item, file and timeline entry once', async () => {
+    const agent = await createLiveAgent(h, ws, spec);
+    const runs = 150;
+    const ids: string[] = [];
+    for (let i = 0; i < runs; i++)
+      ids.push((await startTestRun(h, ws, agent.id, `${header}\nINV-${i},Acme,${i % 2 ? 20 : 200},`)).id);
+    const first = startWorker();
+    // Killed once some runs have ended and others have not.
+    for (;;) {
+      const ended = Number(
+        await h.stack
+          .knex('runs')
+          .whereIn('id', ids)
+          .whereNotNull('ended_at')
+          .count({ n: '*' })
+          .then((r) => r[0].n),
+      );
+      if (ended >= 5) {
+        first.kill('SIGKILL');
+        assert.ok(ended < runs, 'the kill came while runs were still under way');
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => first.once('exit', r));
+    startWorker();
+    for (const id of ids) assert.equal((await waitForRun(h, id, undefined, 120_000)).status, 'completed');
+
+    assert.equal(Number(await countWhere('run_items', ids)), runs);
+    assert.equal(Number(await countWhere('run_items', ids, { status: 'done' })), runs);
+    assert.equal(Number(await countWhere('files', ids)), runs);
+    assert.equal(Number(await countWhere('agent_events', ids, { kind: 'run_finished' })), runs);
+    assert.equal(Number(await countWhere('run_logs', ids)), runs * 2); // input parsed, run completed
+    const totals = await h.stack.knex('runs').whereIn('id', ids).select('total', 'done', 'failed');
+    assert.ok(totals.every((r) => r.total === 1 && r.done === 1 && r.failed === 0));
+  });
+
+  it('a one-item run cancelled before any worker took it ends cancelled, with nothing run', async () => {
+    const agent = await createLiveAgent(h, ws, spec);
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    const run = await startTestRun(h, ws, agent.id, `${header}\nINV-1,Acme,20,`);
+    await h.client.workflow.getHandle(runWorkflowId(run.id)).cancel();
+    startWorker();
+    const ended = await waitForRun(h, run.id);
+    assert.equal(ended.status, 'cancelled');
+    assert.equal(Number(await countWhere('run_items', [run.id])), 0);
+    assert.equal(Number(await countWhere('files', [run.id])), 0);
   });
 });
