@@ -2,8 +2,8 @@
 // in memory: each item walks until it finishes, fails, or stops at a node that needs a per-item call (model,
 // external tool, a person, another agent). What the walk did is collected for the caller to write: items changed,
 // node counters, log lines, approvals and reviews to record, and the stops (actions) for the page workflow.
-// No I/O here: page-advance.ts walks a page read from the database inside its transaction, and run-phases.ts
-// walks a small run's freshly parsed items before anything is written.
+// No I/O here: page-advance.ts walks a page read from the database inside its transaction, and run-lifecycle.ts
+// (settleAtOnce) walks a small run's freshly parsed items before anything is written.
 import type { StateOp } from '../db/state-store';
 import type { appendRunLog } from '../db/run-progress';
 import type { AgentNode, AgentSpec } from '../model/agent';
