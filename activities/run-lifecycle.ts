@@ -119,8 +119,8 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
   /**
    * A fresh run whose every item ends within set-based nodes (no model, tool, person, state store or other agent
    * on its way) is walked in memory and written with its end in one statement: the common event-driven run of one
-   * item then costs two statements where the paged path makes some twenty. Undefined, having written nothing,
-   * for any other run.
+   * item then costs the worker two statements (reading the run, writing it) where the paged path makes some twenty.
+   * Undefined, having written nothing, for any other run.
    */
   async function settleAtOnce(
     run: RunRow,
@@ -177,7 +177,9 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
       event: endEvent(run, status, counts),
       tested: run.trigger === 'test' && status === 'completed',
     });
-    return written ? status : undefined;
+    // Opened or ended by another attempt meanwhile: the retry reads the run again and goes the way it now stands.
+    if (!written) throw new Error(`run ${run.id} changed while it was being settled; reading it again`);
+    return status;
   }
 
   /** Each output node's outputs (as stored, in item order; the first 1,000 kept on the run) and its file. */

@@ -2,6 +2,7 @@
 // (activities/run-lifecycle.ts settleAtOnce). What it leaves must be what the paged path leaves for the same items,
 // since which path a run takes depends only on its size.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import {
   createHarness,
@@ -16,6 +17,7 @@ import {
 import { runWorkflowId } from '../../model/run-identity';
 import { getAgent } from '../../db/agents';
 import { startRun } from '../../api/run-service';
+import { writeSettledRun } from '../../db/settled-run';
 
 const spec = {
   name: 'split invoices',
@@ -59,6 +61,8 @@ describe('small runs settled at once', () => {
   };
   const fileOf = async (runId: string, name: string) =>
     (await h.stack.knex('files').where({ run_id: runId, name }).first('content'))?.content.toString('utf8') as string;
+  const countOf = async (table: string, runId: string) =>
+    Number((await h.stack.knex(table).where({ run_id: runId }).count({ n: '*' }))[0].n);
   const logsOf = async (runId: string) =>
     (await h.stack.knex('run_logs').where({ run_id: runId }).orderBy('id').select('level', 'message', 'item_seq')).map(
       (l) => ({ ...l }),
@@ -186,6 +190,29 @@ describe('small runs settled at once', () => {
     assert.equal(ended.error, 'all 1 items failed');
     assert.equal(await activitiesOf(run.id), 1);
     assert.equal(await h.stack.knex('files').where({ run_id: run.id }).first(), undefined);
+  });
+
+  it('writes nothing over a run that is no longer fresh (ended, or opened by another attempt)', async () => {
+    const agent = await createLiveAgent(h, ws, spec);
+    const run = await startTestRun(h, ws, agent.id, `${header}\nINV-7,Acme,20,`);
+    const ended = await waitForRun(h, run.id);
+    const before = await Promise.all(['run_items', 'run_logs', 'files', 'agent_events'].map((t) => countOf(t, run.id)));
+    const written = await writeSettledRun(h.stack.knex, {
+      run: { id: run.id, workspace_id: ws, agent_id: agent.id, agent_version: agent.current_version },
+      end: { status: 'failed', error: 'again', total: 1, done: 0, failed: 1 },
+      items: [{ seq: 5, status: 'failed', data: {}, node_id: null, output: null, output_node: null, error: 'x' }],
+      activity: [{ node_id: 'clean', kind: 'transform', items_in: 1, items_done: 0, items_failed: 1 }],
+      logs: [{ level: 'info', message: 'again' }],
+      outputs: [{ node_id: 'small', data: [] }],
+      files: [{ id: randomUUID(), name: 'x.csv', content_type: 'text/csv', size: 1, content: Buffer.from('x') }],
+      event: { workspace_id: ws, agent_id: agent.id, kind: 'run_finished', message: 'again', run_id: run.id },
+      tested: false,
+    });
+    assert.equal(written, false);
+    const after = await Promise.all(['run_items', 'run_logs', 'files', 'agent_events'].map((t) => countOf(t, run.id)));
+    assert.deepEqual(after, before);
+    const row = await h.stack.knex('runs').where({ id: run.id }).first('status', 'error', 'ended_at');
+    assert.deepEqual(row, { status: 'completed', error: null, ended_at: ended.ended_at });
   });
 
   it('leaves a small run whose items need a person to the paged path', async () => {
