@@ -106,6 +106,77 @@ describe('Cadre on a Temporal cluster and PostgreSQL: two web processes, two wor
     assert.equal(run.counts.done, 1);
   });
 
+  it('one-item runs are settled at once on PostgreSQL, and deliveries to both web processes batch exactly once', async () => {
+    const spec = JSON.parse(fs.readFileSync(path.join(__dirname, '../../examples/route-csv-rows.json'), 'utf8'));
+    const csvAgent = await live('route-csv-rows.json');
+    const runs = [];
+    for (const web of [0, 1]) {
+      const started = await call(web, `/agents/${csvAgent}/run`, {
+        input: `invoice,vendor,amount\nINV-${web},Acme,12.5`,
+      });
+      assert.equal(started.status, 202, JSON.stringify(started.body));
+      runs.push(started.body.id as string);
+    }
+    for (const runId of runs) {
+      const run = await ended(runId);
+      assert.equal(run.status, 'completed');
+      assert.equal(run.counts.done, 1);
+      assert.equal(Number((await knex('files').where({ run_id: runId }).count({ n: '*' }))[0].n), 1);
+    }
+
+    // A micro-batching webhook fed by both web processes at once: each delivery claims its place in the open batch
+    // on the same row, concurrently, as only a real PostgreSQL server lets them.
+    const agent = await createAgent(
+      knex,
+      workspaceId,
+      agentSpecSchema.parse({ ...spec, nodes: [{ ...spec.nodes[0], format: 'json' }, ...spec.nodes.slice(1)] }),
+    );
+    await knex('agents').where({ id: agent.id }).update({ state: 'live' });
+    const hook = await call(0, `/agents/${agent.id}/triggers`, {
+      kind: 'webhook',
+      batch: { max_wait_ms: 1500, max_items: 50 },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    const secret = Buffer.from((hook.body.secret as string).slice('whsec_'.length), 'base64');
+    const deliveries = 200;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        for (let i = next++; i < deliveries; i = next++) {
+          const body = JSON.stringify({ invoice: `B-${i}`, vendor: 'Acme', amount: 10 });
+          const id = `msg_${i}_${randomUUID()}`;
+          const ts = Math.floor(Date.now() / 1000);
+          const mac = createHmac('sha256', secret).update(`${id}.${ts}.${body}`).digest('base64');
+          const res = await fetch(`${cluster.webs[i % 2].url}/v1/hooks/${hook.body.id}`, {
+            method: 'POST',
+            headers: { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${mac}` },
+            body,
+          });
+          assert.equal(res.status, 202, await res.clone().text());
+        }
+      }),
+    );
+    const batchRuns = await until('every delivery in an ended run', async () => {
+      const rows = await knex('runs').where({ agent_id: agent.id }).select('id', 'status', 'total');
+      const done = rows.filter((r) => r.status === 'completed').reduce((n, r) => n + r.total, 0);
+      return done === deliveries && rows.every((r) => r.status === 'completed') ? rows : undefined;
+    });
+    assert.ok(
+      batchRuns.every((r) => r.total <= 50),
+      'no batch beyond max_items',
+    );
+    const invoices = (
+      await knex('run_items')
+        .whereIn(
+          'run_id',
+          batchRuns.map((r) => r.id),
+        )
+        .select(knex.raw("data->>'invoice' as invoice"))
+    ).map((r: { invoice: string }) => r.invoice);
+    assert.equal(invoices.length, deliveries);
+    assert.equal(new Set(invoices).size, deliveries, 'each delivery is one item, in one run');
+  });
+
   it('a per-key rate limit is one budget across both web processes', async () => {
     const { key: fresh } = await createApiKey(knex, workspaceId, 'rate key', ['read']);
     // 5 a second in bursts of 50: 80 requests alternating between the two let about 50 through, not 80.
