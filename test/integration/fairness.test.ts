@@ -1,5 +1,9 @@
 // Fairness under bursts: every run carries its agent as Temporal's fairness key (with matching.enableFairness on
 // the server), so a backlog of one agent's runs does not make another agent's run wait behind all of it.
+// Temporal orders tasks fairly within each partition of a task queue (the dev server has four), and a partition's
+// turn comes when a poll lands on it: one other run can still wait for half the backlog when its partition is polled
+// late (measured: 0 to 148 of 300 ahead of it). So the test starts a run of each of eight other agents and judges
+// them together; in arrival order every one of them would end after all 300.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,6 +12,7 @@ import { createActivities } from '../../activities';
 import { createHarness, createLiveAgent, createTestWorkspace, startTestRun, type Harness } from '../support/harness';
 
 const burst = 300;
+const others = 8;
 
 /** Waits until the workflow task queue's partitions (the dev server's four) hold at least `count` tasks. */
 async function backlogOf(h: Harness, count: number) {
@@ -34,21 +39,22 @@ describe('fairness between agents under a burst', function () {
   let h: Harness;
   after(() => h?.close());
 
-  it(`a run of another agent, started after a backlog of ${burst} runs of one agent, ends before most of them`, async () => {
+  it(`runs of ${others} other agents, started after a backlog of ${burst} runs of one agent, end before most of them`, async () => {
     h = await createHarness({ worker: false }); // the worker comes once the backlog is there, as in a burst
     const spec = JSON.parse(fs.readFileSync(path.join(__dirname, '../../examples/route-csv-rows.json'), 'utf8'));
     const busyWs = (await createTestWorkspace(h)).workspace.id;
     const quietWs = (await createTestWorkspace(h)).workspace.id;
     const busy = await createLiveAgent(h, busyWs, spec);
-    const quiet = await createLiveAgent(h, quietWs, spec);
+    const quiet = await Promise.all(Array.from({ length: others }, () => createLiveAgent(h, quietWs, spec)));
     const input = 'invoice,vendor,amount\nINV-1,Acme,120.50';
     for (let i = 0; i < burst; i++) await startTestRun(h, busyWs, busy.id, input);
-    const other = await startTestRun(h, quietWs, quiet.id, input);
+    const otherRuns = [];
+    for (const agent of quiet) otherRuns.push(await startTestRun(h, quietWs, agent.id, input));
 
     // A start returns once the run's workflow exists; its first task reaches the task queue a moment later (the
     // server's transfer queue), in arrival order. The worker comes once all of them are there, so what is measured
     // is the task queue's dispatch order and not how far that hand-over lagged on a busy machine.
-    await backlogOf(h, burst + 1);
+    await backlogOf(h, burst + others);
     const connection = await NativeConnection.connect({ address: h.temporalConfig.address });
     const worker = await Worker.create({
       connection,
@@ -62,7 +68,7 @@ describe('fairness between agents under a burst', function () {
       for (;;) {
         const { open } = await h.stack
           .knex('runs')
-          .whereIn('agent_id', [busy.id, quiet.id])
+          .whereIn('agent_id', [busy.id, ...quiet.map((a) => a.id)])
           .first(h.stack.knex.raw(`count(*) filter (where ended_at is null)::int as open`));
         if (open === 0) break;
         await new Promise((r) => setTimeout(r, 200));
@@ -70,12 +76,22 @@ describe('fairness between agents under a burst', function () {
     });
     await connection.close();
 
-    const { ended_at: otherEnded } = await h.stack.knex('runs').where({ id: other.id }).first('ended_at');
-    const [{ before }] = await h.stack
-      .knex('runs')
-      .where({ agent_id: busy.id })
-      .select(h.stack.knex.raw(`count(*) filter (where ended_at < ?)::int as before`, [otherEnded]));
-    // In arrival order (no fairness) it would end after all of them.
-    assert.ok(before < burst / 2, `the other agent's run ended after ${before} of the ${burst} earlier runs`);
+    // For each other agent's run: how many of the burst's runs ended before it.
+    const ahead: number[] = [];
+    for (const run of otherRuns) {
+      const { ended_at: ended } = await h.stack.knex('runs').where({ id: run.id }).first('ended_at');
+      const [{ before }] = await h.stack
+        .knex('runs')
+        .where({ agent_id: busy.id })
+        .select(h.stack.knex.raw(`count(*) filter (where ended_at < ?)::int as before`, [ended]));
+      ahead.push(before);
+    }
+    ahead.sort((a, b) => a - b);
+    const median = ahead[others / 2];
+    assert.ok(
+      median < burst / 2,
+      `half of the other agents' runs waited for ${median} or more of the ${burst}: ${ahead}`,
+    );
+    assert.ok(ahead[others - 1] < burst, `one of them waited for the whole burst: ${ahead}`);
   });
 });
