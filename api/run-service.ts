@@ -1,16 +1,17 @@
 // Starting a run: the one path shared by the API, test runs, webhooks and forms. The run row, its idempotency
-// key and the plan allowance are written in one transaction (db/open-run.ts); the workflow starts after commit.
+// key and the plan allowance are written in one transaction (db/open-run.ts); its workflow's start is sent after
+// commit, and the caller does not wait for it (api/run-dispatch.ts).
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { InputError, parseInput } from '../activities/input-parsing';
 import { getVersion, rereadAgent, type AgentRow } from '../db/agents';
-import { failUnstartedRun, openRun } from '../db/open-run';
+import { markStartPending, openRun } from '../db/open-run';
 import { getRun, type RunRecord, type Trigger } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
 import type { TemporalConfig } from '../temporal.config';
-import type { agentRunV2 } from '../workflows/agent-run';
-import { runWorkflowOptions } from '../model/run-identity';
+import type { Logger } from './logger';
 import { ApiError } from './problem';
+import { dispatchRunStart } from './run-dispatch';
 
 export { runWorkflowId } from '../model/run-identity';
 
@@ -18,6 +19,8 @@ export interface RunServiceDeps {
   knex: Knex;
   temporal: Client;
   temporalConfig: TemporalConfig;
+  /** Where a start that failed is reported (the sweep retries it). */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 export interface StartRunRequest {
@@ -105,7 +108,8 @@ async function checkOpenAndStart(
     }
   }
 
-  const opened = await openRun(knex, req);
+  // A run with files is left out of the start sweep until they are stored (see below).
+  const opened = await openRun(knex, { ...req, startPending: !req.beforeStart });
   switch (opened.outcome) {
     case 'key_in_flight':
       throw new ApiError(
@@ -132,29 +136,17 @@ async function checkOpenAndStart(
       throw new AgentChanged();
   }
 
-  await req.beforeStart?.(opened.run);
-  try {
-    await startRunWorkflow(deps, opened.run);
-  } catch (err) {
-    await failUnstartedRun(knex, opened.run.id, (err as Error).message);
-    throw new ApiError(
-      503,
-      'engine_unavailable',
-      'the run engine (Temporal) is not reachable right now; the run was not started, try again shortly',
-    );
+  if (req.beforeStart) {
+    await req.beforeStart(opened.run);
+    await markStartPending(knex, opened.run.id);
   }
+  dispatchRunStart(deps, opened.run, (err) =>
+    deps.logger?.warn(
+      { run_id: opened.run.id, err: err.message },
+      'the run workflow did not start; the start sweep starts it once Temporal answers',
+    ),
+  );
   return { run: opened.run, created: true };
-}
-
-/** Starts the workflow of an opened run, findable in Temporal by workspace, agent and trigger. */
-export async function startRunWorkflow(
-  deps: Pick<RunServiceDeps, 'temporal' | 'temporalConfig'>,
-  run: Pick<RunRecord, 'id' | 'workspace_id' | 'agent_id' | 'trigger'>,
-): Promise<void> {
-  await deps.temporal.workflow.start<typeof agentRunV2>('agentRunV2', {
-    ...runWorkflowOptions(run),
-    taskQueue: deps.temporalConfig.taskQueue,
-  });
 }
 
 function secondsUntilNextMonth(now = new Date()): number {

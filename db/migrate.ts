@@ -21,6 +21,7 @@ import * as chat from './migrations/021_chat';
 import * as wizardSessions from './migrations/022_wizard_sessions';
 import * as inboxAuthentication from './migrations/023_inbox_authentication';
 import * as inboxMailboxThreads from './migrations/024_inbox_mailbox_threads';
+import * as runStartPending from './migrations/025_run_start_pending';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -47,6 +48,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '022_wizard_sessions': wizardSessions,
   '023_inbox_authentication': inboxAuthentication,
   '024_inbox_mailbox_threads': inboxMailboxThreads,
+  '025_run_start_pending': runStartPending,
 };
 
 const source: Knex.MigrationSource<string> = {

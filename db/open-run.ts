@@ -22,6 +22,8 @@ export interface OpenRunRequest {
   parent?: { runId: string; itemSeq: number; nodeId: string };
   /** The same key with the same request finds the run it started; with another request it is refused. */
   idempotencyKey?: string;
+  /** The web starts this run's workflow, and its start sweep may start it again (api/run-dispatch.ts). */
+  startPending?: boolean;
 }
 
 export type OpenRunOutcome =
@@ -69,6 +71,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
           input: req.input,
           idempotency_key: req.idempotencyKey ?? null,
           request_hash: requestHash,
+          start_pending: req.startPending ?? false,
         })
         .onConflict(['workspace_id', 'idempotency_key'])
         .ignore()
@@ -112,9 +115,9 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
        returning runs
      )
      insert into runs (id, workspace_id, agent_id, agent_version, trigger, trigger_id, run_link_id, parent_run_id,
-                       parent_item_seq, parent_node_id, input, request_hash)
+                       parent_item_seq, parent_node_id, input, request_hash, start_pending)
      select :id, :ws, :agent, :version, :trigger, :triggerId, :runLinkId, :parentRunId, :parentItemSeq::int,
-            :parentNodeId, :input, :hash
+            :parentNodeId, :input, :hash, :startPending
      where exists (select 1 from allowance where :limit::int is null or runs <= :limit::int)
      returning *, (select name from agent) as agent_name`,
     {
@@ -132,6 +135,7 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
       parentNodeId: req.parent?.nodeId ?? null,
       input: req.input,
       hash: requestHash,
+      startPending: req.startPending ?? false,
     },
   );
   if (result.rows.length > 0) return { outcome: 'created', run: result.rows[0] };
@@ -139,9 +143,29 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
   return (await agentAsRead(knex, req).first('id')) ? { outcome: 'allowance_exhausted' } : { outcome: 'agent_changed' };
 }
 
-/** Marks a run whose workflow could not be started, so it does not stay "running" forever. */
-export async function failUnstartedRun(knex: Knex, runId: string, reason: string): Promise<void> {
-  await knex('runs')
-    .where({ id: runId })
-    .update({ status: 'failed', error: `the run could not be started: ${reason}`, ended_at: knex.fn.now() });
+/** A run whose first step must find what came with it (files) is left to the start sweep once that is stored. */
+export async function markStartPending(knex: Knex, runId: string): Promise<void> {
+  await knex('runs').where({ id: runId }).update({ start_pending: true });
+}
+
+/**
+ * Runs the web opened more than `olderThanSeconds` ago whose first step has not stored their items yet: either
+ * their workflow never started, or it waits behind a backlog. Oldest first.
+ */
+export function runsAwaitingStart(
+  knex: Knex,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<Pick<RunRecord, 'id' | 'workspace_id' | 'agent_id' | 'trigger'>[]> {
+  return knex('runs')
+    .where({ start_pending: true, status: 'running', total: 0 })
+    .where('created_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [olderThanSeconds]))
+    .orderBy('created_at')
+    .limit(limit)
+    .select('id', 'workspace_id', 'agent_id', 'trigger');
+}
+
+/** These runs' workflows are known to have started: the sweep need not look at them again. */
+export async function markRunsStarted(knex: Knex, runIds: string[]): Promise<void> {
+  if (runIds.length > 0) await knex('runs').whereIn('id', runIds).update({ start_pending: false });
 }

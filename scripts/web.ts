@@ -12,6 +12,7 @@ import { connectDatabase, connectTemporal } from './connections';
 import { main } from './fail-fast';
 import { connectorLimitsOf } from '../activities/connectors/opened';
 import { startInboxListener } from '../api/inbox/smtp-listener';
+import { startRunSweeper } from '../api/run-dispatch';
 
 const consoleBuild = path.resolve(__dirname, '../ui/build/handler.js');
 
@@ -66,6 +67,13 @@ main('web', async () => {
   });
   logger.info({ url: config.web.publicUrl }, 'web listening');
 
+  // Runs are answered before their workflow starts (api/run-dispatch.ts): a start that never landed (this or another
+  // web process died, Temporal was down) is sent again. Ten seconds is far longer than a start takes.
+  const sweeper = startRunSweeper(
+    { knex: db.knex, temporal: temporal.client, temporalConfig: tc },
+    { intervalMs: 5_000, olderThanSeconds: 10, logger },
+  );
+
   const { smtpPort } = config.inbox;
   const inbox =
     smtpPort === undefined
@@ -80,7 +88,10 @@ main('web', async () => {
     void inbox?.close();
     server.close();
     server.closeAllConnections();
-    void Promise.allSettled([db.knex.destroy(), temporal.connection.close()]).then(() => process.exit(0));
+    void sweeper
+      .stop()
+      .then(() => Promise.allSettled([db.knex.destroy(), temporal.connection.close()]))
+      .then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -15,7 +15,7 @@ import {
 import { decideApproval } from '../approval-service';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
-import { runWorkflowId } from '../../model/run-identity';
+import { cancelRunWorkflow } from '../run-dispatch';
 import { runJson } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
@@ -30,7 +30,7 @@ function approvalJson(a: Record<string, unknown>) {
 }
 
 export function runRoutes(deps: RouteDeps): Router {
-  const { knex, temporal } = deps;
+  const { knex } = deps;
   const r = Router();
 
   const loadRun = async (workspaceId: string, id: string): Promise<RunRecord> => {
@@ -123,7 +123,7 @@ export function runRoutes(deps: RouteDeps): Router {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     if (finished.has(run.status))
       throw new ApiError(409, 'run_finished', `the run already ended (${run.status}); there is nothing to cancel`);
-    await temporal.workflow.getHandle(runWorkflowId(run.id)).cancel();
+    await cancelRunWorkflow(deps, run);
     res.status(202).json(runJson(run, deps.links));
   });
 

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { createApiKey } from '../../db/api-keys';
-import { createAgent } from '../../db/agents';
+import { createAgent, getAgent } from '../../db/agents';
+import { openRun } from '../../db/open-run';
 import { createKnex } from '../../db/knex';
 import { createWorkspace, setApiEnabled } from '../../db/workspaces';
 import { agentSpecSchema } from '../../model/agent';
@@ -175,6 +176,25 @@ describe('Cadre on a Temporal cluster and PostgreSQL: two web processes, two wor
     ).map((r: { invoice: string }) => r.invoice);
     assert.equal(invoices.length, deliveries);
     assert.equal(new Set(invoices).size, deliveries, 'each delivery is one item, in one run');
+  });
+
+  it("a run stored by a web process that died before sending its start is started by the web processes' sweep", async () => {
+    const agentId = await live('route-csv-rows.json');
+    const workspace = (await knex('workspaces').where({ id: workspaceId }).first())!;
+    const agent = (await getAgent(knex, workspaceId, agentId))!;
+    // What POST /run leaves when its process is killed between storing the run and sending the start.
+    const opened = await openRun(knex, {
+      workspace,
+      agent,
+      input: 'invoice,vendor,amount\nINV-9,Acme,12.5',
+      trigger: 'api',
+      startPending: true,
+    });
+    assert.equal(opened.outcome, 'created');
+    const runId = opened.outcome === 'created' ? opened.run.id : assert.fail();
+    const run = await ended(runId);
+    assert.equal(run.status, 'completed');
+    assert.equal(run.counts.done, 1);
   });
 
   it('a per-key rate limit is one budget across both web processes', async () => {

@@ -17,6 +17,7 @@ import {
 import { runWorkflowId } from '../../model/run-identity';
 import { getAgent } from '../../db/agents';
 import { startRun } from '../../api/run-service';
+import { cancelRunWorkflow } from '../../api/run-dispatch';
 import { writeSettledRun } from '../../db/settled-run';
 
 const spec = {
@@ -299,7 +300,8 @@ describe('small runs under a worker kill and a cancel', () => {
     const agent = await createLiveAgent(h, ws, spec);
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     const run = await startTestRun(h, ws, agent.id, `${header}\nINV-1,Acme,20,`);
-    await h.client.workflow.getHandle(runWorkflowId(run.id)).cancel();
+    // As the API's cancel does: the run is answered before its workflow's start lands.
+    await cancelRunWorkflow({ temporal: h.client, temporalConfig: h.temporalConfig }, run);
     startWorker();
     const ended = await waitForRun(h, run.id);
     assert.equal(ended.status, 'cancelled');

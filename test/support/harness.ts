@@ -133,11 +133,13 @@ export async function startApi(
     apiRateLimit?: number;
     /** Apps given the same scope share their request budgets, as one deployment's web processes do. */
     budgetScope?: string;
+    /** Another Temporal client than the harness's (one that cannot reach the server, say). */
+    temporal?: Client;
   } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
     knex: h.stack.knex,
-    temporal: h.client,
+    temporal: opts.temporal ?? h.client,
     temporalConfig: h.temporalConfig,
     links: { publicUrl: 'http://cadre.test', temporal: h.temporalConfig },
     bodyLimit: '64kb',
