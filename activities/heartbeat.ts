@@ -10,6 +10,8 @@ export function withHeartbeats<T extends Record<string, (...args: never[]) => Pr
       name,
       async (...args: never[]) => {
         const ctx = Context.current();
+        // A local activity has no heartbeats: the worker running it keeps its workflow task alive instead.
+        if (ctx.info.isLocal) return fn(...args);
         // No heartbeat at the start: Temporal counts the heartbeat timeout from the start anyway, and a step that
         // ends within 2 s (most items) then costs no heartbeat write on its workflow.
         const timer = setInterval(() => ctx.heartbeat(), heartbeatEveryMs);

@@ -5,7 +5,7 @@
 // set-based nodes is a single activity; closing settles the run, sends the failure notice and opens chained runs.
 // Every part is idempotent already (they were separate activities, retried on their own), so a retry of the
 // whole phase is safe. A small run that needs no per-item step is settled at once, in one statement
-// (run-lifecycle.ts settleAtOnce).
+// (run-lifecycle.ts settleAtOnce). Runs the web starts (agentRunV3) call the opening as a local activity.
 import { chainedRunOpener, type OpenedRun } from './triggers';
 import { pageAdvancer } from './page-advance';
 import type { StepAction } from './page-walk';

@@ -12,7 +12,7 @@ import type { RunRecord } from '../db/runs';
 import type { Logger } from './logger';
 import { runWorkflowId, runWorkflowOptions } from '../model/run-identity';
 import type { TemporalConfig } from '../temporal.config';
-import type { agentRunV2 } from '../workflows/agent-run';
+import type { agentRunV3 } from '../workflows/agent-run';
 
 export interface RunDispatchDeps {
   knex: Knex;
@@ -28,7 +28,7 @@ export async function ensureRunWorkflow(
   run: StartableRun,
 ): Promise<'started' | 'already_started'> {
   try {
-    await deps.temporal.workflow.start<typeof agentRunV2>('agentRunV2', {
+    await deps.temporal.workflow.start<typeof agentRunV3>('agentRunV3', {
       ...runWorkflowOptions(run),
       taskQueue: deps.temporalConfig.taskQueue,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

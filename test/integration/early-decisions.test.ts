@@ -3,10 +3,14 @@
 // reported back. An update or query that reaches a workflow before its handler is registered is refused, so the
 // run registers them before its first activity. Here the opening cannot run at all (no worker has the activities
 // yet) while the run is asked what it waits on; then a full worker comes and the approval is decided at once.
+// That is agentRunV2, whose opening is an activity; agentRunV3's opening is a local activity, run by the worker
+// that holds the workflow task, and its approval is decided the moment it exists too.
 import assert from 'node:assert/strict';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { runWorkflowId } from '../../model/run-identity';
+import { runWorkflowId, runWorkflowOptions } from '../../model/run-identity';
+import { openRun } from '../../db/open-run';
+import type { agentRunV2 } from '../../workflows/agent-run';
 import { decideUpdate, pendingApprovalsQuery } from '../../workflows/run-page';
 import {
   createHarness,
@@ -40,17 +44,39 @@ describe('a run of one page takes decisions from its first moment', function () 
       activities,
     });
 
-  it('answers what it waits on while its opening has not run, and takes a decision the moment the approval exists', async () => {
+  const approveEach = async () => {
     const ws = (await createTestWorkspace(h)).workspace.id;
-    const agent = await createLiveAgent(h, ws, {
+    return createLiveAgent(h, ws, {
       name: 'approve each',
       nodes: [
         { kind: 'input', id: 'in', format: 'json', next: 'gate' },
         { kind: 'approval', id: 'gate', message: 'Pay {{amount}}?', next: null },
       ],
     });
-    const run = await startTestRun(h, ws, agent.id, JSON.stringify([{ amount: 5000 }]));
-    const handle = h.client.workflow.getHandle(runWorkflowId(run.id));
+  };
+  const activities = () => createActivities({ knex: h.stack.knex, config: h.config, temporal: h.client });
+  /** Decides the run's approval the moment its row exists, before the opening that wrote it may have reported back. */
+  const decideAtOnce = async (runId: string) => {
+    let approval: { id: string } | undefined;
+    while (!(approval = await h.stack.knex('approvals').where({ run_id: runId }).first('id')))
+      await new Promise((r) => setTimeout(r, 5));
+    await h.client.workflow.getHandle(runWorkflowId(runId)).executeUpdate(decideUpdate, {
+      args: [{ approvalId: approval.id, approve: true, by: 'quick@reviewer.test' }],
+    });
+    const done = await waitForRun(h, runId);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.done, 1);
+  };
+
+  it('agentRunV2 answers what it waits on while its opening has not run, and takes a decision the moment the approval exists', async () => {
+    const agent = await approveEach();
+    const ws = (await h.stack.knex('workspaces').where({ id: agent.workspace_id }).first())!;
+    const opened = await openRun(h.stack.knex, { workspace: ws, agent, input: '[{"amount":5000}]', trigger: 'test' });
+    const run = opened.outcome === 'created' ? opened.run : assert.fail(opened.outcome);
+    const handle = await h.client.workflow.start<typeof agentRunV2>('agentRunV2', {
+      ...runWorkflowOptions(run),
+      taskQueue: h.temporalConfig.taskQueue,
+    });
 
     // Workflows only: the opening activity is scheduled and cannot run.
     const workflowsOnly = await worker({});
@@ -64,18 +90,14 @@ describe('a run of one page takes decisions from its first moment', function () 
     });
     assert.deepEqual(pending, [], 'the run answers before its opening has run');
 
-    const full = await worker(createActivities({ knex: h.stack.knex, config: h.config, temporal: h.client }));
-    await full.runUntil(async () => {
-      let approval: { id: string } | undefined;
-      while (!(approval = await h.stack.knex('approvals').where({ run_id: run.id }).first('id')))
-        await new Promise((r) => setTimeout(r, 5));
-      // At once: the opening that wrote the row may not have reported back to the workflow yet.
-      await handle.executeUpdate(decideUpdate, {
-        args: [{ approvalId: approval.id, approve: true, by: 'quick@reviewer.test' }],
-      });
-      const done = await waitForRun(h, run.id);
-      assert.equal(done.status, 'completed');
-      assert.equal(done.done, 1);
-    });
+    const full = await worker(activities());
+    await full.runUntil(decideAtOnce(run.id));
+  });
+
+  it('agentRunV3 takes a decision the moment the approval exists', async () => {
+    const agent = await approveEach();
+    const run = await startTestRun(h, agent.workspace_id, agent.id, JSON.stringify([{ amount: 5000 }]));
+    const full = await worker(activities());
+    await full.runUntil(decideAtOnce(run.id));
   });
 });

@@ -100,7 +100,21 @@ describe('determinism and visibility', () => {
     assert.equal(await replay(histories), recorded.length);
   });
 
-  it('runs a one-item run of set-based nodes as one workflow with one activity, as raw Temporal would', async () => {
+  it('replays agentRunV2 histories (runs the web started before agentRunV3, whose opening was an activity)', async () => {
+    // A run that waited on an approval in its one page, and a one-item run of set-based nodes settled at once.
+    const file = path.join(__dirname, '../fixtures/histories/agent-run-v2.json');
+    const recorded = Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>);
+    assert.equal(recorded.length, 2);
+    const histories = recorded.map(([workflowId, json]) => ({ workflowId, history: historyFromJSON(json) }));
+    const { EventType } = temporal.api.enums.v1;
+    for (const { history } of histories) {
+      assert.equal(history.events![0].workflowExecutionStartedEventAttributes!.workflowType!.name, 'agentRunV2');
+      assert.ok(history.events!.some((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED));
+    }
+    assert.equal(await replay(histories), recorded.length);
+  });
+
+  it('runs a one-item run of set-based nodes as one workflow task, its opening a local activity', async () => {
     const spec = JSON.parse(fs.readFileSync(path.join(__dirname, '../../examples/route-csv-rows.json'), 'utf8'));
     const agent = await createLiveAgent(h, ws, spec);
     const run = await startTestRun(h, ws, agent.id, 'invoice,vendor,amount\nINV-1,Acme,120.50');
@@ -110,12 +124,14 @@ describe('determinism and visibility', () => {
     const { EventType } = temporal.api.enums.v1;
     const count = (type: temporal.api.enums.v1.EventType) =>
       (history.events ?? []).filter((e) => e.eventType === type).length;
-    assert.equal(count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 1, 'one activity');
+    assert.equal(history.events![0].workflowExecutionStartedEventAttributes!.workflowType!.name, 'agentRunV3');
+    assert.equal(count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), 0, 'no activity task');
     assert.equal(count(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED), 0, 'no page child workflow');
-    // Nothing raw Temporal's workflow would not have: no patch marker, no search-attribute upsert.
-    assert.equal(count(EventType.EVENT_TYPE_MARKER_RECORDED), 0, 'no marker');
+    // The local activity's result is its one marker; no patch marker, no search-attribute upsert.
+    assert.equal(count(EventType.EVENT_TYPE_MARKER_RECORDED), 1, 'the local activity');
     assert.equal(count(EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES), 0, 'no upsert');
-    assert.equal(history.events!.length, 11);
+    assert.equal(count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED), 1, 'one workflow task');
+    assert.equal(history.events!.length, 6);
     const [item] = await h.stack.knex('run_items').where({ run_id: run.id }).select('status', 'output_node');
     assert.deepEqual(item, { status: 'done', output_node: 'report' });
     assert.equal(await replay([{ workflowId: `run-${run.id}`, history }]), 1);
