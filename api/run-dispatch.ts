@@ -105,7 +105,8 @@ export function startRunSweeper(
     pass ??= sweepUnstartedRuns(deps, opts)
       .then(
         (started) => {
-          if (started > 0) opts.logger.info({ started }, 'started the workflows of runs whose first start never landed');
+          if (started > 0)
+            opts.logger.info({ started }, 'started the workflows of runs whose first start never landed');
         },
         (err: Error) => opts.logger.warn({ err: err.message }, 'the run start sweep stopped early; it tries again'),
       )

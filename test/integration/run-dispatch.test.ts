@@ -131,7 +131,10 @@ describe('runs answered before their workflow starts', () => {
     const agent = await createLiveAgent(h, workspace.id, spec);
     const run = await openedOnly(agent.id, true);
     // Started on a task queue no worker polls: begun in Temporal, not yet in the database.
-    const idle = { ...deps(), temporalConfig: { ...h.temporalConfig, taskQueue: `${h.temporalConfig.taskQueue}-idle` } };
+    const idle = {
+      ...deps(),
+      temporalConfig: { ...h.temporalConfig, taskQueue: `${h.temporalConfig.taskQueue}-idle` },
+    };
     assert.equal(await ensureRunWorkflow(idle, run), 'started');
     assert.equal(await sweep(), 0, 'found started');
     const row = await h.stack.knex('runs').where({ id: run.id }).first('start_pending', 'status', 'total');
@@ -142,7 +145,6 @@ describe('runs answered before their workflow starts', () => {
     assert.equal(await sweep(), 0);
     assert.equal((await h.client.workflow.getHandle(runWorkflowId(run.id)).describe()).status.name, 'TERMINATED');
   });
-
 });
 
 describe('cancelling a run whose start has not landed', () => {
@@ -162,7 +164,13 @@ describe('cancelling a run whose start has not landed', () => {
 
   it('is accepted, and the run ends cancelled with nothing run', async () => {
     const agent = await createLiveAgent(h, workspace.id, spec);
-    const opened = await openRun(h.stack.knex, { workspace, agent, input: '[{"n":1}]', trigger: 'api', startPending: true });
+    const opened = await openRun(h.stack.knex, {
+      workspace,
+      agent,
+      input: '[{"n":1}]',
+      trigger: 'api',
+      startPending: true,
+    });
     assert.equal(opened.outcome, 'created');
     const run = opened.outcome === 'created' ? opened.run : assert.fail();
     const api = await startApi(h);

@@ -61,8 +61,7 @@ describe('small runs settled at once', () => {
     const history = await h.client.workflow.getHandle(runWorkflowId(runId)).fetchHistory();
     return history.events!.filter(
       (e) =>
-        e.activityTaskScheduledEventAttributes ||
-        e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+        e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     ).length;
   };
   const fileOf = async (runId: string, name: string) =>
