@@ -87,6 +87,16 @@ export function pageWalker(spec: AgentSpec, run: Pick<RunRow, 'id' | 'workspace_
   const flagged: number[] = []; // items waiting at a flag node, newly or still
   const changed = new Set<ItemRow>();
 
+  /** What a review and an approval both record: the item, the node, and the workflow that waits on the person. */
+  const waitingOn = (item: ItemRow, node: AgentNode) => ({
+    id: crypto.randomUUID(),
+    workspace_id: run.workspace_id,
+    run_id: run.id,
+    item_seq: item.seq,
+    node_id: node.id,
+    workflow_id: workflowId,
+  });
+
   // Walks one item until it finishes, fails, or stops at a node handled elsewhere. Returns the state
   // operation it waits on, if any, so a whole page of increments can be applied in one batch.
   const walk = (item: ItemRow): StateOp | undefined => {
@@ -108,15 +118,7 @@ export function pageWalker(spec: AgentSpec, run: Pick<RunRow, 'id' | 'workspace_
                 item.error = `flagged for review: ${reason}`;
                 count(node, 'done');
                 changed.add(item);
-                reviews.push({
-                  id: crypto.randomUUID(),
-                  workspace_id: run.workspace_id,
-                  run_id: run.id,
-                  item_seq: item.seq,
-                  node_id: node.id,
-                  workflow_id: workflowId,
-                  reason,
-                });
+                reviews.push({ ...waitingOn(item, node), reason });
               }
               flagged.push(item.seq);
               return undefined;
@@ -174,12 +176,7 @@ export function pageWalker(spec: AgentSpec, run: Pick<RunRow, 'id' | 'workspace_
       item.status = 'needs_review';
       changed.add(item);
       approvals.push({
-        id: crypto.randomUUID(),
-        workspace_id: run.workspace_id,
-        run_id: run.id,
-        item_seq: item.seq,
-        node_id: node.id,
-        workflow_id: workflowId,
+        ...waitingOn(item, node),
         tool,
         message: node.kind === 'approval' ? render(node.message, item.data) : null,
         arguments: JSON.stringify(args ?? {}),
