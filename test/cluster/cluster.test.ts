@@ -34,9 +34,14 @@ describe('Cadre on a Temporal cluster and PostgreSQL: two web processes, two wor
     workspaceId = ws.id;
     key = (await createApiKey(knex, ws.id, 'cluster key', ['run', 'read', 'manage'])).key;
   });
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
   after(async () => {
     await knex?.destroy();
-    await cluster?.stop();
+    const logs = await cluster?.stop({ keepLogs: failed });
+    if (logs) console.log(`the cluster's process logs are kept in ${logs}`);
   });
 
   const call = async (web: number, url: string, json?: unknown, apiKey = key, method?: string) => {

@@ -59,7 +59,8 @@ export interface Cluster {
   webReady(url: string): Promise<void>;
   /** Starts another worker (after one was killed, say). */
   startWorker(): ClusterProcess;
-  stop(): Promise<void>;
+  /** Stops every process and removes the cluster's directory; `keepLogs` keeps its processes' logs there. */
+  stop(opts?: { keepLogs?: boolean }): Promise<string | undefined>;
 }
 
 function temporalConfigYaml(p: {
@@ -342,7 +343,7 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     workers,
     webReady,
     startWorker,
-    async stop() {
+    async stop({ keepLogs = false } = {}) {
       for (const p of processes.reverse()) {
         try {
           process.kill(-p.child.pid!, 'SIGTERM');
@@ -358,7 +359,14 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
           // already gone
         }
       }
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (!keepLogs) {
+        fs.rmSync(dir, { recursive: true, force: true });
+        return undefined;
+      }
+      // The data directories go (hundreds of megabytes); each process's log stays for the failure to be read.
+      for (const entry of fs.readdirSync(dir))
+        if (!entry.endsWith('.log')) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+      return dir;
     },
   };
 }
