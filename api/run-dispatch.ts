@@ -40,13 +40,32 @@ export async function ensureRunWorkflow(
   }
 }
 
-/** Sends the start without waiting for it; a start that fails is the sweep's to retry. */
-export function dispatchRunStart(
-  deps: Pick<RunDispatchDeps, 'temporal' | 'temporalConfig'>,
-  run: StartableRun,
-  onError: (err: Error) => void,
-): void {
-  ensureRunWorkflow(deps, run).catch(onError);
+/**
+ * Sends the start without waiting for it; a start that fails is the sweep's to retry. One that lands is marked,
+ * so the sweep leaves the run alone however long it then waits behind a backlog (it would otherwise send the start
+ * again, every pass, for every run queued longer than its age).
+ */
+export function dispatchRunStart(deps: RunDispatchDeps, run: StartableRun, onError: (err: Error) => void): void {
+  ensureRunWorkflow(deps, run).then(() => markStartedSoon(deps.knex, run.id), onError);
+}
+
+// The marks of landed starts, written in one statement per `markDelayMs` rather than one per run. A mark lost to a
+// crash costs the sweep one start that Temporal answers "already started".
+const markDelayMs = 250;
+const pendingMarks = new Map<Knex, string[]>();
+
+function markStartedSoon(knex: Knex, runId: string): void {
+  const ids = pendingMarks.get(knex);
+  if (ids) {
+    ids.push(runId);
+    return;
+  }
+  pendingMarks.set(knex, [runId]);
+  setTimeout(() => {
+    const batch = pendingMarks.get(knex) ?? [];
+    pendingMarks.delete(knex);
+    markRunsStarted(knex, batch).catch(() => undefined); // the sweep finds them started
+  }, markDelayMs).unref();
 }
 
 /**

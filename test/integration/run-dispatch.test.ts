@@ -15,10 +15,11 @@ import {
   type Harness,
 } from '../support/harness';
 import { freePort } from '../support/ports';
-import { openRun } from '../../db/open-run';
+import { openRun, runsAwaitingStart } from '../../db/open-run';
 import { getAgent } from '../../db/agents';
 import { runWorkflowId } from '../../model/run-identity';
 import { ensureRunWorkflow, sweepUnstartedRuns } from '../../api/run-dispatch';
+import { startRun } from '../../api/run-service';
 import type { Workspace } from '../../db/workspaces';
 import { createLogger } from '../../api/logger';
 
@@ -144,6 +145,22 @@ describe('runs answered before their workflow starts', () => {
     await h.stack.knex('runs').where({ id: run.id }).update({ start_pending: true });
     assert.equal(await sweep(), 0);
     assert.equal((await h.client.workflow.getHandle(runWorkflowId(run.id)).describe()).status.name, 'TERMINATED');
+  });
+  it('marks a run whose start landed, so a backlog does not make the sweep send it again and again', async () => {
+    const agent = await createLiveAgent(h, workspace.id, spec);
+    // Its workflow begins on a task queue no worker polls: it waits, as behind a backlog, with no items stored.
+    const idle = {
+      ...deps(),
+      temporalConfig: { ...h.temporalConfig, taskQueue: `${h.temporalConfig.taskQueue}-idle` },
+    };
+    const { run } = await startRun(idle, { workspace, agent, input: '[{"n":1}]', trigger: 'api' });
+    const row = () => h.stack.knex('runs').where({ id: run.id }).first('start_pending', 'status', 'total');
+    while ((await row()).start_pending) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual({ ...(await row()) }, { start_pending: false, status: 'running', total: 0 });
+    assert.ok(await hasWorkflow(run.id));
+    const awaiting = await runsAwaitingStart(h.stack.knex, 0, 1000);
+    assert.ok(!awaiting.some((r) => r.id === run.id), 'the sweep no longer looks at it');
+    await h.client.workflow.getHandle(runWorkflowId(run.id)).terminate('test over');
   });
 });
 
