@@ -4,8 +4,9 @@
 // inside another's transaction. This queue takes turns per *exchange*: a connection keeps the backend from its
 // first message to its Sync (or simple Query), and for as long as its transaction is open. The connection
 // handler (wire framing, SSL and cancel requests) is the package's own.
-// The answers to an exchange's pipelined messages are held and sent in one socket write with the answer to its
-// Sync: PGlite hands them over in many small pieces, and a write per piece took a sixth of the server's CPU.
+// An exchange's pipelined messages (Parse, Bind, Describe, Execute) are run together with its Sync, in one call
+// into PGlite, and their answers sent in one socket write: PGlite hands answers over in many small pieces (a write
+// per piece took a sixth of the server's CPU), and each call costs about what a small statement does.
 import net from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
@@ -20,6 +21,7 @@ interface Pending {
 
 const SIMPLE_QUERY = 0x51; // 'Q'
 const SYNC = 0x53; // 'S'
+const TERMINATE = 0x58; // 'X'
 const syncMessage = new Uint8Array([SYNC, 0, 0, 0, 4]);
 // Parse, Bind, Describe, Execute, Close: a client sends Sync or Flush after them before it waits for an answer.
 const PIPELINED = new Set([0x50, 0x42, 0x44, 0x45, 0x43]);
@@ -35,7 +37,8 @@ export class ExchangeQueue {
   private processing = false;
   private owner: number | null = null; // the connection whose exchange or transaction is in progress
   private readonly closed = new Set<number>(); // connections gone; they must never keep the backend
-  private held: Uint8Array[] = []; // the owner's answers not yet sent (see PIPELINED)
+  private held: Uint8Array[] = []; // the answers to the owner's message being run, sent in one write
+  private batch: Uint8Array[] = []; // the owner's pipelined messages, run with its Sync (see PIPELINED)
 
   constructor(private readonly db: PGlite) {}
 
@@ -54,10 +57,22 @@ export class ExchangeQueue {
         const index = this.owner === null ? 0 : this.queue.findIndex((p) => p.handlerId === this.owner);
         if (index < 0 || this.queue.length === 0) return; // the owner's next message has not arrived yet
         const [next] = this.queue.splice(index, 1);
+        if (PIPELINED.has(next.message[0])) {
+          // Kept for the exchange's Sync: PGlite runs a buffer of many messages in one call, and a call per
+          // message cost as much again as the statement. The connection's next message is read meanwhile.
+          this.batch.push(next.message);
+          this.owner = next.handlerId;
+          next.resolve(0);
+          continue;
+        }
+        // A connection that ends before its Sync: Postgres would roll its exchange back, so it is dropped unrun.
+        if (next.message[0] === TERMINATE) this.batch = [];
+        const message = this.batch.length === 0 ? next.message : Buffer.concat([...this.batch, next.message]);
+        this.batch = [];
         let bytes = 0;
         try {
           await this.db.runExclusive(() =>
-            this.db.execProtocolRawStream(next.message, {
+            this.db.execProtocolRawStream(message, {
               onRawData: (data) => {
                 bytes += data.length;
                 // PGlite reuses its buffer: keep a copy.
@@ -70,7 +85,7 @@ export class ExchangeQueue {
           next.reject(err);
           continue;
         }
-        if (!PIPELINED.has(next.message[0]) && this.held.length > 0) {
+        if (this.held.length > 0) {
           next.onData(this.held.length === 1 ? this.held[0] : Buffer.concat(this.held));
           this.held = [];
         }
@@ -114,6 +129,7 @@ export class ExchangeQueue {
     // exec takes PGlite's lock itself: calling it inside runExclusive would wait on itself forever.
     if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
     this.held = [];
+    this.batch = [];
     if (this.owner !== null) this.closed.delete(this.owner);
     this.owner = null;
   }

@@ -61,4 +61,32 @@ describe('embedded Postgres server (db/pglite-server.ts)', () => {
     const rows = (await other.query('select id from t order by id')).rows;
     assert.deepEqual(rows, [{ id: 4 }]);
   });
+
+  it('answers an exchange whose statement fails with the error, and the connection goes on', async () => {
+    const c = await connect();
+    await assert.rejects(c.query('select * from no_such_table where id = $1', [1]), /no_such_table/);
+    await assert.rejects(c.query('insert into t values ($1, $2)', ['not a number', 'x']), /integer/);
+    assert.deepEqual((await c.query('select $1::int + 1 as v', [41])).rows, [{ v: 42 }]);
+  });
+
+  it('releases the backend, and keeps nothing, when a connection dies between its Execute and its Sync', async () => {
+    const [dying, other] = [await connect(), await connect()];
+    // Parse, Bind and Execute with no Sync: the exchange is open, and the backend is this connection's until it
+    // ends. Never synced, its insert is not committed, as Postgres rolls back a connection's unfinished exchange.
+    const raw = dying as unknown as {
+      connection: {
+        parse(q: object): void;
+        bind(b: object): void;
+        execute(e: object): void;
+        stream: { destroy(): void };
+      };
+    };
+    raw.connection.parse({ text: 'insert into t values ($1, $2)', types: [] });
+    raw.connection.bind({ values: ['5', 'dying'] });
+    raw.connection.execute({});
+    await new Promise((r) => setTimeout(r, 50));
+    raw.connection.stream.destroy();
+    await other.query('insert into t values (6, $1)', ['other']);
+    assert.deepEqual((await other.query('select id from t order by id')).rows, [{ id: 6 }]);
+  });
 });
