@@ -22,7 +22,9 @@ export function createLogger(level: string, name: string, destination?: pino.Des
         censor: '[redacted]',
       },
     },
-    destination,
+    // Standard output, written off the request's path: a synchronous write per request line cost the web a
+    // sixth of its CPU per run start under load. Lines still buffered are flushed when the process exits.
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }
 export type Logger = ReturnType<typeof createLogger>;
