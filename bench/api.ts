@@ -12,7 +12,7 @@ import { mochaGlobalTeardown } from '../test/support/global';
 import { createHarness, createLiveAgent, createTestWorkspace } from '../test/support/harness';
 import { freePort } from '../test/support/ports';
 import { waitFor } from '../scripts/supervisor';
-import { burst as burstOf, cpuMeter, openLoop } from './support';
+import { burst as burstOf, cpuMeter, openLoop, waitForStartsLanded } from './support';
 
 const rate = Number(process.env.BENCH_RATE ?? 100); // starts per second in the latency phases
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -20,11 +20,17 @@ const burst = Number(process.env.BENCH_BURST ?? 500); // starts in each throughp
 const parallel = 20;
 
 /** Closed loop with `parallel` callers; returns calls per second and the CPU ms per call of each process. */
-async function throughput(fn: () => Promise<unknown>, pids: Record<string, number>) {
+/**
+ * Closed loop with `parallel` callers: calls answered per second, and the CPU ms per call of each process, counted
+ * until `settled` (the work a call leaves behind it) is done.
+ */
+async function throughput(fn: () => Promise<unknown>, pids: Record<string, number>, settled?: () => Promise<void>) {
   const meter = cpuMeter(pids);
   const t = performance.now();
   await burstOf(burst, fn, parallel);
-  return { perSecond: burst / ((performance.now() - t) / 1000), cpu: meter(burst) };
+  const perSecond = burst / ((performance.now() - t) / 1000);
+  await settled?.();
+  return { perSecond, cpu: meter(burst) };
 }
 
 async function main() {
@@ -92,16 +98,18 @@ async function main() {
     });
   // Warm up: the web process has just started, and its first seconds (JIT, connection pools, caches) answered
   // 10–20 times slower than the rest; a deployed API serves for days. The same for the raw client.
-  await throughput(start, {});
+  const landed = () => waitForStartsLanded(h.stack.knex, agent.id);
+  await throughput(start, {}, landed);
   await throughput(rawStart, {});
 
   const api = await openLoop(rate, seconds, start);
+  await landed();
   const raw = await openLoop(rate, seconds, rawStart);
   console.log(`latency at ${rate}/s for ${seconds} s: API p50 ${api.p50} ms, p99 ${api.p99} ms`);
   console.log(`                         raw Temporal p50 ${raw.p50} ms, p99 ${raw.p99} ms`);
 
   const { temporal, postgres } = h.stack.pids;
-  const apiRun = await throughput(start, { bench: process.pid, web: web.pid!, postgres, temporal });
+  const apiRun = await throughput(start, { bench: process.pid, web: web.pid!, postgres, temporal }, landed);
   const rawRun = await throughput(rawStart, { bench: process.pid, temporal });
   console.log(
     `throughput with ${parallel} callers: API ${apiRun.perSecond.toFixed(0)} starts/s, raw Temporal ${rawRun.perSecond.toFixed(0)} starts/s`,

@@ -144,6 +144,24 @@ export function post(
   });
 }
 
+/**
+ * Waits until every run of the agent has had its workflow start land in Temporal (api/run-dispatch.ts marks them).
+ * Runs are answered before their workflow starts: a phase timed to its last answer must still wait for this, or
+ * Temporal's share of its starts would land in the next phase (the raw baseline's) and its CPU meter.
+ */
+export async function waitForStartsLanded(knex: Knex, agentId: string, timeoutMs = 300_000): Promise<void> {
+  await waitFor(
+    'the run starts to land in Temporal',
+    async () => {
+      const [{ n }] = await knex('runs')
+        .where({ agent_id: agentId, start_pending: true })
+        .count<{ n: number }[]>('* as n');
+      if (Number(n) > 0) throw new Error(`${n} runs not started yet`);
+    },
+    timeoutMs,
+  );
+}
+
 /** Polls the runs table until `count` runs of the agent ended; timings of the runs created since `from`. */
 export async function waitForEnded(knex: Knex, agentId: string, count: number, timeoutMs: number, from = new Date(0)) {
   const deadline = Date.now() + timeoutMs;
