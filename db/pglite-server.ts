@@ -66,8 +66,8 @@ export class ExchangeQueue {
           continue;
         }
         // A connection that ends before its Sync: Postgres would roll its exchange back, so it is dropped unrun.
-        if (next.message[0] === TERMINATE) this.batch = [];
-        const message = this.batch.length === 0 ? next.message : Buffer.concat([...this.batch, next.message]);
+        const runAlone = next.message[0] === TERMINATE || this.batch.length === 0;
+        const message = runAlone ? next.message : Buffer.concat([...this.batch, next.message]);
         this.batch = [];
         let bytes = 0;
         try {

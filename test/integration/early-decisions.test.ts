@@ -45,14 +45,15 @@ describe('a run of one page takes decisions from its first moment', function () 
     });
 
   const approveEach = async () => {
-    const ws = (await createTestWorkspace(h)).workspace.id;
-    return createLiveAgent(h, ws, {
+    const { workspace } = await createTestWorkspace(h);
+    const agent = await createLiveAgent(h, workspace.id, {
       name: 'approve each',
       nodes: [
         { kind: 'input', id: 'in', format: 'json', next: 'gate' },
         { kind: 'approval', id: 'gate', message: 'Pay {{amount}}?', next: null },
       ],
     });
+    return { workspace, agent };
   };
   const activities = () => createActivities({ knex: h.stack.knex, config: h.config, temporal: h.client });
   /** Decides the run's approval the moment its row exists, before the opening that wrote it may have reported back. */
@@ -69,9 +70,8 @@ describe('a run of one page takes decisions from its first moment', function () 
   };
 
   it('agentRunV2 answers what it waits on while its opening has not run, and takes a decision the moment the approval exists', async () => {
-    const agent = await approveEach();
-    const ws = (await h.stack.knex('workspaces').where({ id: agent.workspace_id }).first())!;
-    const opened = await openRun(h.stack.knex, { workspace: ws, agent, input: '[{"amount":5000}]', trigger: 'test' });
+    const { workspace, agent } = await approveEach();
+    const opened = await openRun(h.stack.knex, { workspace, agent, input: '[{"amount":5000}]', trigger: 'test' });
     const run = opened.outcome === 'created' ? opened.run : assert.fail(opened.outcome);
     const handle = await h.client.workflow.start<typeof agentRunV2>('agentRunV2', {
       ...runWorkflowOptions(run),
@@ -95,8 +95,8 @@ describe('a run of one page takes decisions from its first moment', function () 
   });
 
   it('agentRunV3 takes a decision the moment the approval exists', async () => {
-    const agent = await approveEach();
-    const run = await startTestRun(h, agent.workspace_id, agent.id, JSON.stringify([{ amount: 5000 }]));
+    const { workspace, agent } = await approveEach();
+    const run = await startTestRun(h, workspace.id, agent.id, JSON.stringify([{ amount: 5000 }]));
     const full = await worker(activities());
     await full.runUntil(decideAtOnce(run.id));
   });
