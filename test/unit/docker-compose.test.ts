@@ -19,6 +19,7 @@ interface ComposeService {
   command?: string | string[];
   entrypoint?: string | string[];
   environment?: Record<string, unknown> | string[];
+  cpu_shares?: number;
 }
 
 function readCompose(): { services: Record<string, ComposeService> } {
@@ -50,6 +51,13 @@ describe('docker/compose.yaml', () => {
       assert.equal(service.build.context, '..', `${name}: build context`);
       assert.equal(service.build.dockerfile, 'docker/Dockerfile', `${name}: dockerfile`);
     }
+  });
+
+  it('gives the API and its database CPU priority over background work, as `npm start` does', () => {
+    const shares = (name: string) => services[name].cpu_shares ?? 1024; // Docker's default
+    for (const background of ['worker', 'temporal'])
+      for (const api of ['web', 'cadre-db'])
+        assert.ok(shares(background) < shares(api), `${background} must yield the CPU to ${api}`);
   });
 
   it('gives web and worker only environment variables the config modules read', () => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { backgroundNice } from '../../scripts/priority';
 import { Supervisor, type ChildSpec, type RestartPolicy } from '../../scripts/supervisor';
 
 const policy: RestartPolicy = { initialDelayMs: 50, maxDelayMs: 400, crashWindowMs: 30_000, maxCrashesInWindow: 3 };
@@ -123,6 +124,41 @@ describe('supervisor (scripts/supervisor.ts)', function () {
     assert.equal(await h.exited, 1);
     assert.deepEqual(h.log, ['db exited unexpectedly (code 2); stopping the rest', 'stopping Cadre…']);
     assert.ok(!alive(steady.child.pid));
+  });
+
+  it('runs background children, restarts included, at a lower CPU priority than the rest, every thread of them', async () => {
+    const h = harness();
+    const web = h.supervisor.start(nodeChild('web', stayUp));
+    const worker = h.supervisor.start(nodeChild('worker', stayUp, { background: true }));
+    h.supervisor.healing = true;
+    const own = os.getPriority();
+    const lowered = Math.min(19, own + backgroundNice);
+    /** The nice value of each thread of `pid` (field 19 of its stat; the name in field 2 has no spaces here). */
+    const threadNices = (pid: number) =>
+      fs.existsSync(`/proc/${pid}/task`)
+        ? fs
+            .readdirSync(`/proc/${pid}/task`)
+            .map((t) => Number(fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(' ')[18]))
+        : [os.getPriority(pid)];
+    // `nice` sets the priority, then execs the program: a moment after the start, every thread of it runs lowered.
+    const assertLowered = async (pid: number) => {
+      await until('the worker to run lowered', () => threadNices(pid).every((n) => n === lowered));
+      // Where Linux shares the CPU between sessions first, the worker's session is lowered too.
+      if (fs.existsSync(`/proc/${pid}/autogroup`))
+        assert.match(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'), new RegExp(` nice ${backgroundNice}\\n?$`));
+    };
+    await until('the children to be running', () => alive(web.child.pid) && alive(worker.child.pid));
+    await assertLowered(worker.child.pid!);
+    assert.equal(os.getPriority(web.child.pid!), own, 'the web keeps the supervisor’s priority');
+    if (fs.existsSync(`/proc/${web.child.pid}/autogroup`))
+      assert.match(fs.readFileSync(`/proc/${web.child.pid}/autogroup`, 'utf8'), / nice 0\n?$/);
+
+    const firstPid = worker.child.pid!;
+    process.kill(firstPid, 'SIGKILL');
+    await until('the worker to be restarted', () => worker.child.pid !== firstPid && alive(worker.child.pid));
+    await assertLowered(worker.child.pid!);
+    await h.supervisor.shutdown(0);
+    assert.equal(await h.exited, 0);
   });
 
   it('does not restart a child that a shutdown stopped', async () => {

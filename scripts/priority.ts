@@ -1,0 +1,64 @@
+// The API answers first. When a burst of runs saturates the machine, the processes whose work can wait a few
+// milliseconds in a queue (the Temporal server, the worker) run at a lower CPU priority than the web process and the
+// database it reads. A start then still answers in tens of milliseconds while runs queue a little longer: the machine
+// does the same work either way, the scheduler only decides who waits. (npm run bench:runs measures it.)
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** nice 5 weighs a third of nice 0 in Linux's scheduler: enough for the API's few milliseconds a request. */
+export const backgroundNice = 5;
+
+let niceBinary: string | null | undefined;
+
+/** `nice` where this machine has one (it is POSIX, but a slim image may lack it). */
+function findNice(): string | null {
+  niceBinary ??=
+    (process.env.PATH ?? '')
+      .split(path.delimiter)
+      .map((dir) => path.join(dir, 'nice'))
+      .find((file) => {
+        try {
+          fs.accessSync(file, fs.constants.X_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      }) ?? null;
+  return niceBinary;
+}
+
+/**
+ * The command line that runs `command` at background priority. Through `nice`, which then execs the command (same
+ * pid), so every thread the program starts inherits the priority; lowering it from outside after the start would
+ * miss the threads already running (Linux keeps a nice value per thread).
+ */
+function inBackground(command: string, args: string[]): [string, string[]] {
+  const nice = findNice();
+  return nice ? [nice, ['-n', String(backgroundNice), command, ...args]] : [command, args];
+}
+
+/**
+ * A detached child leads a session of its own, and where Linux groups sessions (autogroups) it shares the CPU between
+ * the groups first, whatever their threads' nice: the child's group is lowered too. Elsewhere there is nothing to do.
+ */
+function lowerSessionPriority(pid: number): void {
+  try {
+    fs.writeFileSync(`/proc/${pid}/autogroup`, String(backgroundNice));
+  } catch {
+    // no autogroups here: another kernel, or another system
+  }
+}
+
+/** Spawns `command` detached (a session and process group of its own), at background priority when `background`. */
+export function spawnDetached(
+  command: string,
+  args: string[],
+  options: SpawnOptions,
+  background: boolean,
+): ChildProcess {
+  const [file, argv] = background ? inBackground(command, args) : [command, args];
+  const child = spawn(file, argv, { ...options, detached: true });
+  if (background && child.pid) lowerSessionPriority(child.pid);
+  return child;
+}
