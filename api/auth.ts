@@ -1,6 +1,7 @@
 // Who is calling, and may they? Two ways in: a Bearer API key (integrations; scopes; the workspace must have API
 // access) or a console session cookie (people; the role of their membership; a CSRF token on every change).
 // A missing or bad credential is 401 (with WWW-Authenticate for keys); a credential without the right is 403.
+import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { touchApiKey, verifyApiKey, type ApiKeyRecord } from '../db/api-keys';
@@ -75,6 +76,47 @@ export function sessionAccount(knex: Knex): RequestHandler {
   };
 }
 
+/**
+ * Keys verified a moment ago, by a digest of the whole header (never the key itself). Only a run start takes one
+ * (`startsRun`): the statement that opens the run checks the key again (db/open-run.ts), so a key revoked meanwhile
+ * opens nothing, and the start of every event saves a round trip to the database.
+ */
+const recentKeys = new Map<string, { caller: Caller; until: number }>();
+const recentKeyMs = 60_000;
+const maxRecentKeys = 1_000;
+const keyDigest = (header: string) => createHash('sha256').update(header).digest('base64');
+
+function rememberKey(header: string, caller: Caller): void {
+  if (recentKeys.size >= maxRecentKeys) recentKeys.delete(recentKeys.keys().next().value!);
+  recentKeys.set(keyDigest(header), { caller, until: Date.now() + recentKeyMs });
+}
+
+function recentCaller(knex: Knex, header: string): Caller | undefined {
+  const digest = keyDigest(header);
+  const recent = recentKeys.get(digest);
+  if (!recent) return undefined;
+  if (recent.until < Date.now()) {
+    recentKeys.delete(digest);
+    return undefined;
+  }
+  void touchApiKey(knex, recent.caller.key!.id).catch(() => undefined);
+  return { ...recent.caller };
+}
+
+/** The routes that start a run, through startRun with the key (api/routes/agents.ts): they check it again. */
+const startsRun = (req: Request) => req.method === 'POST' && /^\/agents\/[^/]+\/(run|manual-run)$/.test(req.path);
+
+/**
+ * Verifies the request's API key afresh, forgetting the verification remembered for it: throws the refusal (a 401
+ * or 403), or returns the workspace as it now is.
+ */
+export async function verifyKeyAgain(knex: Knex, req: Request): Promise<Workspace> {
+  const header = req.get('authorization')!;
+  recentKeys.delete(keyDigest(header));
+  req.auth = await callerFromKey(knex, header);
+  return req.auth.workspace;
+}
+
 async function callerFromKey(knex: Knex, header: string): Promise<Caller> {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) {
@@ -102,7 +144,9 @@ async function callerFromKey(knex: Knex, header: string): Promise<Caller> {
     );
   }
   void touchApiKey(knex, check.key.id).catch(() => undefined);
-  return { workspace: check.workspace, key: check.key, actor: `API key "${check.key.name}"` };
+  const caller = { workspace: check.workspace, key: check.key, actor: `API key "${check.key.name}"` };
+  rememberKey(header, caller);
+  return caller;
 }
 
 /** The workspace a session works in: the one it chose, while still a member, else the person's first. */
@@ -128,7 +172,7 @@ export function authenticate(knex: Knex, rateLimit = 0, budgetScope = ''): Reque
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     if (header) {
-      req.auth = await callerFromKey(knex, header);
+      req.auth = (startsRun(req) && recentCaller(knex, header)) || (await callerFromKey(knex, header));
       const wait = (await keyRates?.take(req.auth.key!.id)) ?? 0;
       if (wait > 0) {
         throw new ApiError(

@@ -33,6 +33,12 @@ export interface StartRunRequest {
   idempotencyKey?: string;
   /** Runs once the run is opened and before its workflow starts: what its first step must find (files that came with it). */
   beforeStart?: (run: RunRecord) => Promise<void>;
+  /**
+   * The API key that asked, when one did, perhaps verified a moment ago rather than on this request: the statement
+   * that opens the run checks it again (db/open-run.ts). When that check refuses, `verifyAgain` verifies the key
+   * afresh: it throws the refusal (revoked, API access disabled), or returns the workspace as it now is.
+   */
+  apiKey?: { id: string; verifyAgain: () => Promise<Workspace> };
 }
 
 /**
@@ -63,13 +69,37 @@ export async function currentAgent(
 /** The agent was paused, deleted or edited since the caller read it: nothing was opened. */
 class AgentChanged extends Error {}
 
+/** The API key that asked was revoked, or its workspace changed, since it was verified: nothing was opened. */
+class KeyChanged extends Error {}
+
 /**
  * Checks the input against the agent's input node, then opens and starts the run. The agent may be a row read a
  * moment ago (getAgentHint). If it has been paused, deleted or edited since, the run is not opened (openRun checks
  * in the same statement) and the agent is read again: then refused, or started on its current version. An input
- * refused by the version read is checked again against the current one before the refusal stands.
+ * refused by the version read is checked again against the current one before the refusal stands. The API key that
+ * asked is likewise checked in that statement, and verified afresh if that check refuses.
  */
 export async function startRun(
+  deps: RunServiceDeps,
+  req: StartRunRequest,
+): Promise<{ run: RunRecord; created: boolean }> {
+  try {
+    return await startOnAgentAsRead(deps, req);
+  } catch (err) {
+    if (!(err instanceof KeyChanged) || !req.apiKey) throw err;
+    const workspace = await req.apiKey.verifyAgain();
+    try {
+      return await startOnAgentAsRead(deps, { ...req, workspace });
+    } catch (again) {
+      if (again instanceof KeyChanged)
+        throw new ApiError(409, 'api_key_changing', 'the API key or its workspace is being changed; try again');
+      throw again;
+    }
+  }
+}
+
+/** startRun for the caller as verified: the agent read again if it changed. */
+async function startOnAgentAsRead(
   deps: RunServiceDeps,
   req: StartRunRequest,
 ): Promise<{ run: RunRecord; created: boolean }> {
@@ -109,7 +139,7 @@ async function checkOpenAndStart(
   }
 
   // A run with files is left out of the start sweep until they are stored (see below).
-  const opened = await openRun(knex, { ...req, startPending: !req.beforeStart });
+  const opened = await openRun(knex, { ...req, startPending: !req.beforeStart, apiKeyId: req.apiKey?.id });
   switch (opened.outcome) {
     case 'key_in_flight':
       throw new ApiError(
@@ -134,6 +164,8 @@ async function checkOpenAndStart(
       return { run: (await getRun(knex, req.workspace.id, opened.runId))!, created: false };
     case 'agent_changed':
       throw new AgentChanged();
+    case 'key_changed':
+      throw new KeyChanged();
   }
 
   if (req.beforeStart) {

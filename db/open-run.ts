@@ -3,7 +3,9 @@
 // workflow after it commits and turn a refusal into their own kind of answer.
 // The same statement checks that the agent is still live (any state for a test run) and still at the version the
 // caller read and checked the input against: an agent paused or edited meanwhile opens nothing ('agent_changed'),
-// so a run can never start on a paused agent or on a version its input was not checked for.
+// so a run can never start on a paused agent or on a version its input was not checked for. Likewise the API key that
+// asked, if one did: a key revoked meanwhile opens nothing ('key_changed'), so the caller may have verified it a
+// moment ago rather than on this request.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AgentRow } from './agents';
@@ -24,6 +26,11 @@ export interface OpenRunRequest {
   idempotencyKey?: string;
   /** The web starts this run's workflow, and its start sweep may start it again (api/run-dispatch.ts). */
   startPending?: boolean;
+  /**
+   * The API key that asked, when one did: the run opens only while the key is not revoked and its workspace is not
+   * deleted, is open to the API and is on `workspace.plan` (the plan its allowance is counted against).
+   */
+  apiKeyId?: string;
 }
 
 export type OpenRunOutcome =
@@ -49,13 +56,34 @@ function agentAsRead(knex: Knex, req: OpenRunRequest) {
     });
 }
 
-export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunOutcome> {
+/** The API key that asked, as the caller verified it: still valid, its workspace on the same plan. */
+function keyAsVerified(knex: Knex, req: OpenRunRequest) {
+  return knex('api_keys as k')
+    .join('workspaces as w', 'w.id', 'k.workspace_id')
+    .where({
+      'k.id': req.apiKeyId,
+      'k.workspace_id': req.workspace.id,
+      'w.api_enabled': true,
+      'w.plan': req.workspace.plan,
+    })
+    .whereNull('k.revoked_at')
+    .whereNull('w.deleted_at');
+}
+
+/** Only a start with an API key can find the key changed. */
+type KeyedOutcome = OpenRunOutcome | { outcome: 'key_changed' };
+
+export function openRun(knex: Knex, req: OpenRunRequest & { apiKeyId?: undefined }): Promise<OpenRunOutcome>;
+export function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOutcome>;
+export async function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOutcome> {
   const requestHash = createHash('sha256')
     .update(JSON.stringify([req.agent.id, req.input]))
     .digest('hex');
   if (!req.idempotencyKey) return openRunInOneStatement(knex, req, requestHash);
   try {
-    return await knex.transaction(async (trx): Promise<OpenRunOutcome> => {
+    return await knex.transaction(async (trx): Promise<KeyedOutcome> => {
+      // Before a replay too: a revoked key learns nothing, not even the run it opened.
+      if (req.apiKeyId && !(await keyAsVerified(trx, req).first('k.id'))) return { outcome: 'key_changed' };
       const inserted = await trx('runs')
         .insert({
           id: randomUUID(),
@@ -101,12 +129,18 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<OpenRunO
  * Without an idempotency key there is nothing to look up: the agent check, the allowance and the run row are one
  * statement (atomic on its own), one round trip instead of a transaction's four. This is the common start.
  */
-async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHash: string): Promise<OpenRunOutcome> {
+async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHash: string): Promise<KeyedOutcome> {
   const result = await knex.raw(
-    `with agent as ( -- agentAsRead
+    `with caller as ( -- keyAsVerified, when a key asked
+       select from api_keys k join workspaces w on w.id = k.workspace_id
+       where k.id = :key and k.workspace_id = :ws and w.api_enabled and w.plan = :plan
+         and k.revoked_at is null and w.deleted_at is null
+     ),
+     agent as ( -- agentAsRead
        select name from agents
        where id = :agent and workspace_id = :ws and current_version = :version
          and (:trigger::text = 'test' or state = 'live')
+         and (:key::uuid is null or exists (select from caller))
      ),
      allowance as (
        insert into workspace_usage (workspace_id, month, runs) select :ws, :month, 1 where exists (select from agent)
@@ -122,6 +156,8 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
      returning *, (select name from agent) as agent_name`,
     {
       ws: req.workspace.id,
+      key: req.apiKeyId ?? null,
+      plan: req.workspace.plan,
       month: currentMonth(),
       limit: planLimits[req.workspace.plan].runsPerMonth,
       id: randomUUID(),
@@ -140,6 +176,7 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
   );
   if (result.rows.length > 0) return { outcome: 'created', run: result.rows[0] };
   // Nothing opened: say which check refused (a second look, only on this rare path).
+  if (req.apiKeyId && !(await keyAsVerified(knex, req).first('k.id'))) return { outcome: 'key_changed' };
   return (await agentAsRead(knex, req).first('id')) ? { outcome: 'allowance_exhausted' } : { outcome: 'agent_changed' };
 }
 

@@ -27,7 +27,7 @@ import { loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
 import { skillWarnings } from '../skill-warnings';
-import { requirePermission } from '../auth';
+import { requirePermission, verifyKeyAgain } from '../auth';
 import { ApiError } from '../problem';
 import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
 import { agentJson, runJson, type Links } from '../serialize';
@@ -229,7 +229,10 @@ export function agentRoutes(deps: RouteDeps): Router {
       // A hint of an agent that is not live may be old: it may have gone live since.
       if (agent.state !== 'live') agent = await currentAgent(knex, ws, agent.id, trigger);
       const idempotencyKey = req.get('idempotency-key') || undefined;
-      const { run, created } = await startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey });
+      // The key may be one verified a moment ago (api/auth.ts): the statement that opens the run checks it again.
+      const key = req.auth!.key;
+      const apiKey = key && { id: key.id, verifyAgain: () => verifyKeyAgain(knex, req) };
+      const { run, created } = await startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey, apiKey });
       if (!created) res.setHeader('Idempotent-Replayed', 'true');
       res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
     };

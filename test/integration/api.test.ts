@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createApiKey, revokeApiKey } from '../../db/api-keys';
 import { checkedFetch } from '../support/openapi-check';
-import { currentMonth } from '../../db/workspaces';
+import { currentMonth, setApiEnabled, setPlan } from '../../db/workspaces';
+import { planLimits } from '../../model/plan';
 import { updateAgent } from '../../db/agents';
 import { agentSpecSchema } from '../../model/agent';
 import {
@@ -117,6 +118,41 @@ describe('API v1', () => {
       const other = await createTestWorkspace(h);
       await revokeApiKey(h.stack.knex, other.workspace.id, other.keyRecord.id);
       await problem(await run(agentId, { input: 'a\n1' }, { key: other.key }), 401, 'revoked_api_key');
+    });
+
+    // A start takes the key as verified a moment ago and checks it again in the statement that opens the run: a change
+    // made elsewhere (another web process, the CLI) must still count on the very next start.
+    it('sees at once a key revoked, API access closed or a plan changed after the key started runs', async () => {
+      const runsOf = async (agent: string) => (await h.stack.knex('runs').where({ agent_id: agent })).length;
+      const revoked = await createTestWorkspace(h);
+      const agentR = (await createLiveAgent(h, revoked.workspace.id, csvAgent)).id;
+      const replayed = { key: revoked.key, headers: { 'idempotency-key': 'same-start' } };
+      assert.equal((await run(agentR, { input: 'a\n1' }, { key: revoked.key })).status, 202);
+      assert.equal((await run(agentR, { input: 'a\n2' }, replayed)).status, 202);
+      await revokeApiKey(h.stack.knex, revoked.workspace.id, revoked.keyRecord.id);
+      // Not even a replay answers a revoked key.
+      await problem(await run(agentR, { input: 'a\n2' }, replayed), 401, 'revoked_api_key');
+      await problem(await run(agentR, { input: 'a\n1' }, { key: revoked.key }), 401, 'revoked_api_key');
+      assert.equal(await runsOf(agentR), 2);
+
+      const closed = await createTestWorkspace(h);
+      const agentC = (await createLiveAgent(h, closed.workspace.id, csvAgent)).id;
+      assert.equal((await run(agentC, { input: 'a\n1' }, { key: closed.key })).status, 202);
+      await setApiEnabled(h.stack.knex, closed.workspace.id, false);
+      await problem(await run(agentC, { input: 'a\n1' }, { key: closed.key }), 403, 'api_access_disabled');
+      assert.equal(await runsOf(agentC), 1);
+
+      // The allowance is counted against the plan the workspace is on now, either way.
+      const moved = await createTestWorkspace(h, { plan: 'professional' });
+      const agentM = (await createLiveAgent(h, moved.workspace.id, csvAgent)).id;
+      assert.equal((await run(agentM, { input: 'a\n1' }, { key: moved.key })).status, 202);
+      const free = planLimits.free.runsPerMonth!;
+      await h.stack.knex('workspace_usage').where({ workspace_id: moved.workspace.id }).update({ runs: free });
+      await setPlan(h.stack.knex, moved.workspace.id, 'free');
+      await problem(await run(agentM, { input: 'a\n1' }, { key: moved.key }), 429, 'plan_allowance_exhausted');
+      await setPlan(h.stack.knex, moved.workspace.id, 'professional');
+      assert.equal((await run(agentM, { input: 'a\n1' }, { key: moved.key })).status, 202);
+      assert.equal(await runsOf(agentM), 2);
     });
 
     it('403 when the workspace has no API access, or the key lacks the run scope', async () => {
