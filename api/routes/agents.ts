@@ -29,7 +29,7 @@ import { sourceWarnings } from '../source-warnings';
 import { skillWarnings } from '../skill-warnings';
 import { requirePermission, verifyKeyAgain } from '../auth';
 import { ApiError } from '../problem';
-import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
+import { currentAgent, startRun, type RunServiceDeps, type StartRunRequest } from '../run-service';
 import { agentJson, runJson, type Links } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
 import { parseQuery, queries } from '../query-params';
@@ -221,21 +221,30 @@ export function agentRoutes(deps: RouteDeps): Router {
   const startLiveRun =
     (trigger: 'api' | 'manual'): RequestHandler =>
     async (req, res) => {
-      const ws = req.auth!.workspace;
-      // The agent as read a moment ago, if it was: the statement that opens the run checks it again.
-      let agent = await getAgentHint(knex, ws.id, param(req, 'id'));
-      if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
-      const { input } = parseBody(runBody, req.body);
-      // A hint of an agent that is not live may be old: it may have gone live since.
-      if (agent.state !== 'live') agent = await currentAgent(knex, ws, agent.id, trigger);
-      const idempotencyKey = req.get('idempotency-key') || undefined;
-      // The key may be one verified a moment ago (api/auth.ts): the statement that opens the run checks it again.
+      // The key may be one verified a moment ago (api/auth.ts): the statement that opens the run checks it again,
+      // and a refusal before that verifies it afresh, so a key revoked meanwhile hears that it was.
       const key = req.auth!.key;
-      const apiKey = key && { id: key.id, verifyAgain: () => verifyKeyAgain(knex, req) };
-      const { run, created } = await startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey, apiKey });
-      if (!created) res.setHeader('Idempotent-Replayed', 'true');
-      res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
+      try {
+        const apiKey = key && { id: key.id, verifyAgain: () => verifyKeyAgain(knex, req) };
+        const { run, created } = await startFromRequest(req, trigger, apiKey);
+        if (!created) res.setHeader('Idempotent-Replayed', 'true');
+        res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
+      } catch (err) {
+        if (key) await verifyKeyAgain(knex, req);
+        throw err;
+      }
     };
+  const startFromRequest = async (req: Request, trigger: 'api' | 'manual', apiKey: StartRunRequest['apiKey']) => {
+    const ws = req.auth!.workspace;
+    // The agent as read a moment ago, if it was: the statement that opens the run checks it again.
+    let agent = await getAgentHint(knex, ws.id, param(req, 'id'));
+    if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
+    const { input } = parseBody(runBody, req.body);
+    // A hint of an agent that is not live may be old: it may have gone live since.
+    if (agent.state !== 'live') agent = await currentAgent(knex, ws, agent.id, trigger);
+    const idempotencyKey = req.get('idempotency-key') || undefined;
+    return startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey, apiKey });
+  };
 
   // The one documented endpoint (spec §4).
   r.post('/agents/:id/run', requirePermission('run'), ...body, startLiveRun('api'));

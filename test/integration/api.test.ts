@@ -139,6 +139,8 @@ describe('API v1', () => {
       const agentC = (await createLiveAgent(h, closed.workspace.id, csvAgent)).id;
       assert.equal((await run(agentC, { input: 'a\n1' }, { key: closed.key })).status, 202);
       await setApiEnabled(h.stack.knex, closed.workspace.id, false);
+      // Refused before the run would open, the key hears why it is refused, not what it asked about.
+      await problem(await run('no-such-agent', { input: 'a\n1' }, { key: closed.key }), 403, 'api_access_disabled');
       await problem(await run(agentC, { input: 'a\n1' }, { key: closed.key }), 403, 'api_access_disabled');
       assert.equal(await runsOf(agentC), 1);
 
