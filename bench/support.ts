@@ -122,6 +122,7 @@ export function spawnProcess(
     { cwd: root, env, stdio: ['ignore', out, out] },
     background,
   );
+  fs.closeSync(out); // the child has its own copy
   spawned.push(child);
   return child;
 }
