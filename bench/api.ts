@@ -17,7 +17,6 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const burst = Number(process.env.BENCH_BURST ?? 500); // starts in each throughput phase
 const parallel = 20;
 
-/** Closed loop with `parallel` callers; returns calls per second and the CPU ms per call of each process. */
 /**
  * Closed loop with `parallel` callers: calls answered per second, and the CPU ms per call of each process, counted
  * until `settled` (the work a call leaves behind it) is done.

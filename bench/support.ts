@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { spawnDetached } from '../scripts/priority';
 import { waitFor } from '../scripts/supervisor';
+import { stopWithStack } from '../test/support/global';
 
 export const root = path.resolve(__dirname, '..');
 
@@ -92,18 +93,9 @@ export async function openLoop(rate: number, seconds: number, fn: () => Promise<
   return latencyOf(times);
 }
 
-const spawned: ChildProcess[] = [];
-// The processes run detached, as `npm start` runs them: a Ctrl-C or a crash of the benchmark must still stop them.
+// The processes run detached, as `npm start` runs them; a Ctrl-C must still end the benchmark through its exit
+// handlers, which stop them (stopWithStack).
 process.once('SIGINT', () => process.exit(130));
-process.once('exit', () => {
-  for (const child of spawned) {
-    try {
-      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
 
 /**
  * A script of this project in a process of its own, as `npm start` runs it: in a session of its own, and at
@@ -123,7 +115,7 @@ export function spawnProcess(
     background,
   );
   fs.closeSync(out); // the child has its own copy
-  spawned.push(child);
+  stopWithStack(child);
   return child;
 }
 

@@ -50,6 +50,11 @@ function startChild(
   return child;
 }
 
+/** A process started beside the stack (a benchmark's web or worker): stopped with it, however this process ends. */
+export function stopWithStack(child: ChildProcess): void {
+  children.push(child);
+}
+
 async function startStack(): Promise<TestStack> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-test-'));
