@@ -175,7 +175,10 @@ export function createItemStepActivities(deps: ActivityDeps) {
           usage = step.result.usage;
         } else if (node.kind === 'retrieve') {
           next = saveResult(data, node.save_as, await runRetrieveStep({ deps, spec, node, data, runId, seq }));
-        } else if (node.kind !== 'approval') {
+        } else if (node.kind === 'approval') {
+          // "Approve with edits": the gate asked about the item's data, so the item goes on with the edited fields.
+          if (decision?.arguments) next = { ...data, ...decision.arguments };
+        } else {
           throw ApplicationFailure.nonRetryable(
             `"${node.kind}" nodes are not available in this version of Cadre`,
             'Unsupported',

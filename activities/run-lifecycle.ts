@@ -252,9 +252,12 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
                 ),
             )
             .update({ status: 'skipped', error: why, updated_at: trx.fn.now() });
+          // Nothing waits on a person any more: every open approval (escalated too) and review closes with the run.
           await trx('approvals')
-            .where({ run_id: runId, status: 'pending' })
+            .where({ run_id: runId })
+            .whereIn('status', ['pending', 'escalated'])
             .update({ status: 'cancelled', reason: why });
+          await trx('item_reviews').where({ run_id: runId, status: 'pending' }).update({ status: 'cancelled' });
         }
         if (outputs.length > 0) {
           await trx('run_outputs')

@@ -1,6 +1,6 @@
 // Deciding an approval: the one path shared by POST /v1/approvals/{id}/decision and Chat Mode's decide_approval
 // tool. The decision reaches the run's workflow as an update, which applies it (or refuses one already decided).
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { getApproval } from '../db/runs';
 import { decideUpdate } from '../workflows/run-page';
@@ -25,9 +25,7 @@ export async function decideApproval(
   if (body.decision === 'approve_with_edits' && !body.arguments) {
     throw new ApiError(422, 'arguments_required', '"approve_with_edits" needs the edited "arguments"');
   }
-  if (!['pending', 'escalated'].includes(approval.status)) {
-    throw new ApiError(409, 'approval_decided', `this approval is already ${approval.status}`);
-  }
+  refuseClosed(approval);
   try {
     await deps.temporal.workflow.getHandle(approval.workflow_id).executeUpdate(decideUpdate, {
       args: [
@@ -41,9 +39,23 @@ export async function decideApproval(
       ],
     });
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError)
-      throw new ApiError(409, 'approval_decided', (err.cause as Error | undefined)?.message ?? err.message);
-    throw err;
+    const notFound = err instanceof WorkflowNotFoundError;
+    if (!notFound && !(err instanceof WorkflowUpdateFailedError)) throw err;
+    // Someone else decided first (their decision may still be on its way to the database), or the run ended.
+    refuseClosed((await getApproval(deps.knex, workspaceId, approval.id)) ?? approval);
+    if (notFound) throw runEnded();
+    throw new ApiError(409, 'approval_decided', (err.cause as Error | undefined)?.message ?? err.message);
   }
   return (await getApproval(deps.knex, workspaceId, approval.id))!;
+}
+
+const runEnded = () =>
+  new ApiError(409, 'approval_closed', 'the run this approval belongs to has ended; it can no longer be decided');
+
+/** 409 unless the approval still waits on a person: decided already, or closed with its run. */
+function refuseClosed(approval: { status: string }) {
+  if (approval.status === 'cancelled') throw runEnded();
+  if (!['pending', 'escalated'].includes(approval.status)) {
+    throw new ApiError(409, 'approval_decided', `this approval is already ${approval.status.replace('_', ' ')}`);
+  }
 }

@@ -1,6 +1,7 @@
 // A reviewer's decision on an item a flag_for_review node stopped: shared by the API that takes it, the workflow
 // that holds the item and the activity that applies it.
-export const reviewStatuses = ['pending', 'accepted', 'rejected', 'sent_on'] as const;
+/** `cancelled`: closed undecided, when its run ended (cancelled or stopped) while the item waited. */
+export const reviewStatuses = ['pending', 'accepted', 'rejected', 'sent_on', 'cancelled'] as const;
 export const reviewActions = ['accept', 'reject', 'send_to'] as const;
 
 export interface ReviewDecision {

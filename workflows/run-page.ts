@@ -73,8 +73,12 @@ const db = proxyActivities<Activities>({
 export function openDesk(runId: string) {
   const waiting = new Set<string>(); // approval ids this page waits on
   const decisions = new Map<string, ApprovalDecision>();
+  // Thrown as an ApplicationFailure: from the handler, it fails that one update (answered 409 by the API). Two
+  // decisions taken in one workflow task both pass the validator, and the later one only learns here that it lost;
+  // any other error would fail the whole workflow task, and with it every decision in it.
   const validate = (d: ApprovalDecision) => {
-    if (decisions.has(d.approvalId)) throw new Error(`approval ${d.approvalId} is already decided`);
+    if (decisions.has(d.approvalId))
+      throw ApplicationFailure.nonRetryable(`approval ${d.approvalId} is already decided`, 'ApprovalDecided');
   };
   const accept = async (d: ApprovalDecision) => {
     // The approval row is committed by the page activity just before this workflow learns of it, so a fast
@@ -82,7 +86,7 @@ export function openDesk(runId: string) {
     if (!(await condition(() => waiting.has(d.approvalId), '30 seconds'))) {
       throw ApplicationFailure.nonRetryable(`approval ${d.approvalId} is not waiting in this run`, 'UnknownApproval');
     }
-    validate(d);
+    validate(d); // and taken at once, with no await between: the first of concurrent decisions wins
     decisions.set(d.approvalId, d);
     await db.recordDecision({
       approvalId: d.approvalId,
@@ -113,7 +117,8 @@ export function openDesk(runId: string) {
     },
     {
       validator: ({ reviewId }) => {
-        if (reviewsApplied.has(reviewId)) throw new Error(`review ${reviewId} is already decided`);
+        if (reviewsApplied.has(reviewId))
+          throw ApplicationFailure.nonRetryable(`review ${reviewId} is already decided`, 'ReviewDecided');
       },
     },
   );

@@ -24,6 +24,15 @@ export function reviewJson(row: Omit<ReviewRow, 'workflow_id'> & { workflow_id?:
   };
 }
 
+const runEnded = () =>
+  new ApiError(409, 'review_closed', 'the run holding this item has ended; it can no longer be decided');
+
+/** 409 unless the review still waits on a person: decided already, or closed with its run. */
+function refuseClosed(review: { status: unknown }) {
+  if (review.status === 'cancelled') throw runEnded();
+  if (review.status !== 'pending') throw new ApiError(409, 'review_decided', `this item was already ${review.status}`);
+}
+
 export function reviewRoutes(deps: RouteDeps): Router {
   const { knex, temporal } = deps;
   const r = Router();
@@ -56,18 +65,18 @@ export function reviewRoutes(deps: RouteDeps): Router {
           `the agent (version ${review.agent_version}) has no node "${decision.node_id}"`,
         );
     }
-    if (review.status !== 'pending')
-      throw new ApiError(409, 'review_decided', `this item was already ${review.status}`);
+    refuseClosed(review);
     try {
       await temporal.workflow.getHandle(review.workflow_id).executeUpdate(reviewUpdate, {
         args: [{ reviewId: review.id as string, decision, by: req.auth!.actor }],
       });
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError)
-        throw new ApiError(409, 'review_decided', (err.cause as Error | undefined)?.message ?? err.message);
-      if (err instanceof WorkflowNotFoundError)
-        throw new ApiError(409, 'review_closed', 'the run holding this item has ended; it can no longer be decided');
-      throw err;
+      const notFound = err instanceof WorkflowNotFoundError;
+      if (!notFound && !(err instanceof WorkflowUpdateFailedError)) throw err;
+      // Someone else decided first, or the run ended.
+      refuseClosed((await getReview(knex, ws.id, review.id as string)) ?? review);
+      if (notFound) throw runEnded();
+      throw new ApiError(409, 'review_decided', (err.cause as Error | undefined)?.message ?? err.message);
     }
     res.json(reviewJson((await getReview(knex, ws.id, review.id as string))!));
   });

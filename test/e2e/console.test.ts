@@ -104,6 +104,22 @@ function fakeApi() {
     decided_by: null,
     reason: 'Amount above 1000',
   };
+  // An approval node's gate, approved with an edited amount on the run that failed later.
+  const editedApproval = {
+    id: 'approval-2',
+    run_id: failedRun.id,
+    item_seq: 0,
+    node_id: 'gate',
+    tool: 'approval',
+    message: 'Pay 4200 to Globex?',
+    arguments: { amount: 4200, vendor: 'Globex' },
+    status: 'approved',
+    decided_arguments: { amount: 4000 },
+    requested_at: ago(50_000),
+    decided_at: ago(40_000),
+    decided_by: 'ann@example.test',
+    reason: null,
+  };
   const runs = [run, failedRun];
 
   const app = express();
@@ -170,7 +186,7 @@ function fakeApi() {
           ended_at: ago(58_000),
         },
       ],
-      approvals: found.id === run.id ? [approval] : [],
+      approvals: found.id === run.id ? [approval] : found.id === failedRun.id ? [editedApproval] : [],
       outputs: [{ node_id: 'report', data: { paid_total: 5 } }],
       files: [{ id: 'file-1', name: 'report.csv', content_type: 'text/csv', size: 8, url: '/v1/runs/x/files/file-1' }],
       usage: { input_tokens: 0, output_tokens: 0, cost_usd: 0 },
@@ -833,6 +849,12 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     const page = text(await (await get('/runs/22222222-2222-4222-8222-222222222222')).text());
     assert.match(page, /The run failed no model configured: set ANTHROPIC_API_KEY/);
     assert.doesNotMatch(page, /Cancel run/);
+  });
+
+  it('shows an approval approved with edits, with what the reviewer changed', async () => {
+    const page = text(await (await get('/runs/22222222-2222-4222-8222-222222222222')).text());
+    assert.match(page, /Pay 4200 to Globex\? .*Approved with edits by ann@example\.test .*amount 4200 → 4000/);
+    assert.doesNotMatch(page, /vendor Globex →/, 'only what changed');
   });
 
   it('streams a run file through the console, which holds the API key', async () => {
