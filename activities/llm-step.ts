@@ -103,7 +103,7 @@ export async function runModelStep({
   if (!config.model.apiKey) throw ApplicationFailure.nonRetryable(noModelMessage, 'NoModel');
   const sdk = anthropic(config.model.apiKey, config.model.baseUrl);
 
-  const stepTools = await resolveTools(node.tools, deps, { runId, connections: spec.connections });
+  const stepTools = await resolveTools(node.tools, deps, { runId, connections: spec.connections }, { forModel: true });
   const tools: Anthropic.Tool[] = stepTools.map((t) => ({
     name: wireName(t.name),
     description: t.description,

@@ -6,6 +6,7 @@ import { applyStateOps } from '../db/state-store';
 import { appendRunLog, recordNodeActivity, refreshRunCounts } from '../db/run-progress';
 import { ActivityDeps, loadRun, loadSpec, type RunRow } from './deps';
 import { pageWalker, type ItemRow, type StepAction } from './page-walk';
+import { sqlWriteRefusal } from './connectors/sql/writes';
 
 export interface PageRange {
   runId: string;
@@ -25,6 +26,7 @@ export function pageAdvancer({ knex }: Pick<ActivityDeps, 'knex'>) {
   ): Promise<StepAction[]> => {
     const spec = await loadSpec(knex, run.agent_id, run.agent_version);
     const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+    const refuse = await sqlWriteRefusal(knex, run.workspace_id, spec);
 
     return knex.transaction(async (trx) => {
       const items: ItemRow[] = await trx('run_items')
@@ -35,7 +37,7 @@ export function pageAdvancer({ knex }: Pick<ActivityDeps, 'knex'>) {
         .orderBy('seq')
         .select('seq', 'status', 'data', 'node_id', 'output', 'output_node', 'error')
         .forUpdate();
-      const walker = pageWalker(spec, run, workflowId);
+      const walker = pageWalker(spec, run, workflowId, refuse);
       const { counters, logs, actions, approvals, reviews, flagged, changed } = walker;
       let waiting = items.map((item) => ({ item, op: walker.walk(item) })).filter((w) => w.op !== undefined);
       while (waiting.length > 0) {

@@ -70,8 +70,16 @@ export function stateOpFor(node: ToolNode, args: Record<string, unknown>): State
 
 export type NodeCounters = Map<string, { kind: string; in: number; done: number; failed: number }>;
 
+/** Why a tool node's call cannot be made at all (a write through a read-only connection), said before any approval. */
+export type ToolRefusal = (tool: string, args: Record<string, unknown>) => string | undefined;
+
 /** A walk over one page of a run (`workflowId`: the workflow that waits on the page's people). */
-export function pageWalker(spec: AgentSpec, run: Pick<RunRow, 'id' | 'workspace_id'>, workflowId: string) {
+export function pageWalker(
+  spec: AgentSpec,
+  run: Pick<RunRow, 'id' | 'workspace_id'>,
+  workflowId: string,
+  refuse?: ToolRefusal,
+) {
   const byId = new Map(spec.nodes.map((n) => [n.id, n]));
   const counters = new Map<string, { kind: string; in: number; done: number; failed: number }>();
   const count = (node: AgentNode, field: 'done' | 'failed') => {
@@ -132,6 +140,9 @@ export function pageWalker(spec: AgentSpec, run: Pick<RunRow, 'id' | 'workspace_
             break;
           case 'tool': {
             const args = render(node.arguments, item.data) as Record<string, unknown>;
+            // A call that would fail fails here, rather than after a reviewer approved it.
+            const refused = refuse?.(node.tool, args);
+            if (refused) throw new ItemError(refused);
             const op = approvalRequired(spec, node.tool, args) ? undefined : stateOpFor(node, args);
             if (op) return op;
             actions.push(stop(item, node, node.tool, args));

@@ -113,8 +113,9 @@ const builtInTools = {
   'sql.query': {
     name: 'sql.query',
     description:
-      'Run one read-only SQL statement on a connection, with ? placeholders bound to params in order; answers the ' +
-      "rows (at most the connection's row limit).",
+      'Run one read-only SQL statement (SELECT, WITH, VALUES, TABLE, SHOW or EXPLAIN) on a connection, with ? ' +
+      "placeholders bound to params in order; answers the rows. A query answering more rows than the connection's " +
+      'row limit fails: narrow it with WHERE, LIMIT or an aggregate.',
     input: z.object({
       connection,
       sql: z.string().min(1).max(100_000),

@@ -2,6 +2,10 @@
 // before they are saved, credentials sealed and never answered), used by tool nodes and by a model's tool calls under
 // the agent's approval policy, and refused with a message a person can act on when they are missing or read-only.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import knexFactory from 'knex';
 import { checkedFetch } from '../support/openapi-check';
 import {
   createHarness,
@@ -14,8 +18,11 @@ import {
   type Harness,
 } from '../support/harness';
 import { startMariaDb, startPostgresServer, type DatabaseServer } from '../support/servers';
+import { buildSqlClient } from '../../activities/connectors/sql/client';
+import { sqlConfigSchema } from '../../model/connection';
 import {
   apiErrors,
+  itemOf,
   reply,
   startFakeAnthropic,
   toolResultsOf,
@@ -195,12 +202,255 @@ describe('connections: SQL databases', function () {
         const insert = insertAgent(name, 'read-only insert');
         const { started: second } = await runOf(insert, [{ customer: 'initech', total: 5 }]);
         await waitForRun(h, second.id, (r) => ['completed', 'failed', 'needs_review'].includes(String(r.status)));
-        const pending = await waitForApproval(second.id);
-        await decide(pending.id, 'approve');
-        await waitForRun(h, second.id);
         const [failed] = await items(h, second.id);
-        assert.equal(failed.status, 'failed');
+        assert.equal(failed.status, 'failed', 'refused at once, not held for a reviewer');
         assert.match(failed.error, /is read-only: an admin can allow writes in Integrations \(allow_writes\)/);
+        assert.deepEqual(await h.stack.knex('approvals').where({ run_id: second.id }), [], 'no reviewer was asked');
+        assert.equal((await servers[kind].admin('orders').where({ customer: 'initech' })).length, 0);
+      });
+
+      it('a model is not offered sql.insert through a read-only connection, and its call asks no reviewer', async () => {
+        fake.setHandler((body) =>
+          turnOf(body) === 0
+            ? reply([
+                toolUse('sql_insert', { connection: name, table: 'orders', rows: [{ customer: 'hooli', total: 1 }] }),
+              ])
+            : reply([toolUse('submit_output', { said: String(toolResultsOf(body)[0].content) })]),
+        );
+        const { started } = await runOf(
+          {
+            name: `model insert (${kind})`,
+            connections: [name],
+            nodes: [
+              { kind: 'input', id: 'in', format: 'json', next: 'ask' },
+              {
+                kind: 'llm',
+                id: 'ask',
+                instructions: 'Book the order.',
+                tools: ['sql.query', 'sql.insert'],
+                output_schema: { type: 'object', properties: { said: { type: 'string' } }, required: ['said'] },
+              },
+            ],
+          },
+          [{ customer: 'hooli' }],
+        );
+        await waitForRun(h, started.id, (r) => ['completed', 'failed', 'needs_review'].includes(String(r.status)));
+        assert.deepEqual(
+          fake.requests[0].body.tools!.map((t) => t.name).filter((t) => t.startsWith('sql_')),
+          ['sql_query'],
+          'no write tool for a read-only connection',
+        );
+        const [row] = await items(h, started.id);
+        assert.equal(row.status, 'done', JSON.stringify(row));
+        assert.match(row.data.said, /unknown tool sql_insert/);
+        assert.deepEqual(await h.stack.knex('approvals').where({ run_id: started.id }), []);
+        assert.equal((await servers[kind].admin('orders').where({ customer: 'hooli' })).length, 0);
+      });
+
+      it("the session of a read-only connection is read-only and time-limited by the server's own defaults", async () => {
+        const client = buildSqlClient(
+          kind,
+          sqlConfigSchema.parse({ ...configOf(servers[kind]), statement_timeout_ms: 2000 }),
+          servers[kind].password,
+        );
+        try {
+          // Straight on a pooled session, with no transaction of Cadre's around it.
+          await assert.rejects(
+            client.knex.raw("insert into orders (customer, total) values ('direct', 1)"),
+            (err: Json) => ['25006', 'ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION'].includes(err.code),
+          );
+          await assert.rejects(
+            client.knex.raw(kind === 'postgres' ? 'select pg_sleep(4)' : 'select sleep(4)'),
+            (err: Json) => /statement timeout|max_statement_time/.test(err.message),
+          );
+        } finally {
+          await client.knex.destroy();
+        }
+        assert.equal((await servers[kind].admin('orders').where({ customer: 'direct' })).length, 0);
+      });
+
+      it('sql.query runs one statement that reads: writes, second statements and timeout escapes are refused', async () => {
+        const guards = [`guard-${kind}`, `guardw-${kind}`];
+        for (const [i, guard] of guards.entries()) {
+          const made = await connect(guard, kind, {
+            statement_timeout_ms: 2000,
+            row_limit: 100,
+            allow_writes: i === 1,
+          });
+          assert.equal(made.status, 201, JSON.stringify(made.body));
+        }
+        const marker = path.join(os.tmpdir(), `cadre-copy-${kind}-${Date.now()}`);
+        const attacks: [string, RegExp][] =
+          kind === 'postgres'
+            ? [
+                [
+                  "select 1; commit; insert into orders (customer, total) values ('mallory', 1)",
+                  /one statement per call/,
+                ],
+                ["rollback; insert into orders (customer, total) values ('mallory', 2)", /only reads: .* not ROLLBACK/],
+                [
+                  "set transaction read write; insert into orders (customer, total) values ('mallory', 3)",
+                  /only reads: .* not SET/,
+                ],
+                ['set transaction read write', /only reads: .* not SET/],
+                [
+                  "with w as (insert into orders (customer, total) values ('mallory', 4) returning id) select * from w",
+                  /read-only transaction/,
+                ],
+                [
+                  "do $$ begin insert into orders (customer, total) values ('mallory', 5); end $$",
+                  /only reads: .* not DO/,
+                ],
+                ['end; set statement_timeout = 0; select pg_sleep(4)', /only reads: .* not END/],
+                ['select 1; set statement_timeout = 0; select pg_sleep(4)', /one statement per call/],
+                ["select set_config('statement_timeout', '0', false), pg_sleep(4)", /ran longer than .* \(2000 ms\)/],
+                [`copy (select 1) to program 'touch ${marker}'`, /only reads: .* not COPY/],
+              ]
+            : [
+                ["select 1; insert into orders (customer, total) values ('mallory', 1)", /SQL syntax/],
+                [
+                  "SET SESSION TRANSACTION READ WRITE; INSERT INTO orders (customer, total) VALUES ('mallory', 2)",
+                  /only reads: .* not SET/,
+                ],
+                ['SET SESSION TRANSACTION READ WRITE', /only reads: .* not SET/],
+                [
+                  'BEGIN NOT ATOMIC COMMIT; SET SESSION TRANSACTION READ WRITE; START TRANSACTION; ' +
+                    "INSERT INTO orders (customer, total) VALUES ('mallory', 3); COMMIT; END",
+                  /only reads: .* not BEGIN/,
+                ],
+                [
+                  "EXECUTE IMMEDIATE 'INSERT INTO orders (customer, total) VALUES (''mallory'', 4)'",
+                  /only reads: .* not EXECUTE/,
+                ],
+                ['select 1 /*!, (select 1 from orders) */', /executable comments/],
+                ['SET STATEMENT max_statement_time = 0 FOR SELECT SLEEP(4)', /only reads: .* not SET/],
+                ['select sleep(4)', /ran longer than .* \(2000 ms\)/],
+              ];
+        fake.setHandler((body) => {
+          const item = itemOf(body) as { sql: string; connection: string };
+          if (turnOf(body) === 0) return reply([toolUse('sql_query', { connection: item.connection, sql: item.sql })]);
+          const [result] = toolResultsOf(body);
+          return reply([toolUse('submit_output', { refused: result.is_error === true, said: String(result.content) })]);
+        });
+        const { started } = await runOf(
+          {
+            name: `attacks (${kind})`,
+            connections: guards,
+            nodes: [
+              { kind: 'input', id: 'in', format: 'json', next: 'ask' },
+              {
+                kind: 'llm',
+                id: 'ask',
+                instructions: 'Run the statement.',
+                tools: ['sql.query'],
+                output_schema: {
+                  type: 'object',
+                  properties: { refused: { type: 'boolean' }, said: { type: 'string' } },
+                  required: ['refused', 'said'],
+                },
+              },
+            ],
+          },
+          guards.flatMap((connection) => attacks.map(([sql]) => ({ sql, connection }))),
+        );
+        const done = await waitForRun(h, started.id, undefined, 120_000);
+        assert.equal(done.status, 'completed');
+        const rows = await items(h, started.id);
+        for (const row of rows) {
+          const [, expected] = attacks.find(([sql]) => sql === row.data.sql)!;
+          assert.equal(row.data.refused, true, `${row.data.connection}: ${row.data.sql} answered ${row.data.said}`);
+          assert.match(row.data.said, expected, `${row.data.connection}: ${row.data.sql}`);
+        }
+        assert.equal((await servers[kind].admin('orders').where({ customer: 'mallory' })).length, 0, 'nothing written');
+        assert.equal(fs.existsSync(marker), false, 'no program ran');
+      });
+
+      it('stops reading at the row limit: the row after it is never asked for', async () => {
+        // The 102nd row takes a minute to make; a query read to its end would run into the timeout instead.
+        const late =
+          kind === 'postgres'
+            ? "select g, case when g > 101 then (select 'late' from pg_sleep(60)) end as late from generate_series(1, 200) g"
+            : "select seq, repeat('x', 20000) as pad, if(seq > 101, sleep(60), 0) as late from seq_1_to_200";
+        const exact = kind === 'postgres' ? 'select g from generate_series(1, 100) g' : 'select seq from seq_1_to_100';
+        const connection = `guard-${kind}`;
+        const agent = {
+          name: `row limit (${kind})`,
+          connections: [connection],
+          nodes: [
+            { kind: 'input', id: 'in', format: 'json', next: 'exact' },
+            {
+              kind: 'tool',
+              id: 'exact',
+              tool: 'sql.query',
+              arguments: { connection, sql: exact },
+              save_as: 'exact',
+              next: 'late',
+            },
+            { kind: 'tool', id: 'late', tool: 'sql.query', arguments: { connection, sql: late }, save_as: 'late' },
+          ],
+        };
+        const { started } = await runOf(agent, [{ customer: 'acme' }]);
+        await waitForRun(h, started.id);
+        const [row] = await items(h, started.id);
+        assert.equal(row.status, 'failed');
+        assert.match(row.error, new RegExp(`more than 100 rows, more than connection "guard-${kind}" allows`));
+        assert.equal(row.data.exact.row_count, 100, 'as many rows as the limit is an answer');
+      });
+
+      it('refuses a user the server lets run programs or write files, whom no read-only session stops', async () => {
+        const admin = servers[kind].admin;
+        if (kind === 'postgres') {
+          await admin.raw("create role boss login superuser password 'boss-secret-1'");
+          await admin.raw("create role runner login password 'runner-secret-1'");
+          await admin.raw('grant pg_execute_server_program to runner');
+          // What a read-only session leaves a superuser: COPY … TO PROGRAM runs its program.
+          const marker = path.join(os.tmpdir(), `cadre-superuser-${Date.now()}`);
+          const boss = knexFactory({
+            client: 'pg',
+            connection: {
+              ...configOf(servers[kind]),
+              user: 'boss',
+              password: 'boss-secret-1',
+              options: '-c default_transaction_read_only=on',
+            },
+          });
+          try {
+            await boss.raw(`copy (select 1) to program 'touch ${marker}'`);
+          } finally {
+            await boss.destroy();
+          }
+          assert.ok(fs.existsSync(marker), 'default_transaction_read_only does not stop COPY … TO PROGRAM');
+          fs.rmSync(marker, { force: true });
+          for (const [user, password] of [
+            ['boss', 'boss-secret-1'],
+            ['runner', 'runner-secret-1'],
+          ]) {
+            const refused = await call('POST', '/connections', {
+              name: `powerful-${user}`,
+              kind,
+              config: { ...configOf(servers[kind]), user },
+              credentials: { password },
+            });
+            assert.equal(refused.status, 422, JSON.stringify(refused.body));
+            assert.equal(refused.body.code, 'connection_failed');
+            assert.match(
+              refused.body.detail,
+              new RegExp(`the database user "${user}" is a superuser or may run programs`),
+            );
+          }
+        } else {
+          await admin.raw("create user 'filer'@'%' identified by 'filer-secret-1'");
+          await admin.raw("grant file on *.* to 'filer'@'%'");
+          await admin.raw("grant select on shop.* to 'filer'@'%'");
+          const refused = await call('POST', '/connections', {
+            name: 'powerful-filer',
+            kind,
+            config: { ...configOf(servers[kind]), user: 'filer' },
+            credentials: { password: 'filer-secret-1' },
+          });
+          assert.equal(refused.status, 422, JSON.stringify(refused.body));
+          assert.match(refused.body.detail, /the database user "filer@%" has the FILE privilege/);
+        }
       });
 
       it('with writes allowed, an insert waits for approval and then writes its row exactly once', async () => {

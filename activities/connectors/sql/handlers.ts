@@ -1,11 +1,14 @@
-// The SQL connector's tools (definitions in model/tools.ts): list tables and columns, a parameterised read-only
-// query, inserts and updates where the connection allows writes. Every query runs under the connection's statement
-// timeout; a query answering more rows than its row limit fails and says so rather than truncating silently.
+// The SQL connector's tools (definitions in model/tools.ts): list tables and columns, a parameterised query of one
+// statement that reads (read.ts), inserts and updates where the connection allows writes. Every statement runs under
+// the connection's statement timeout; a query answering more rows than its row limit fails and says so rather than
+// truncating silently, and stops reading there.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { ToolInput } from '../../../model/tools';
 import type { ToolContext } from '../../tools/handlers';
 import type { SqlClient } from './client';
+import { readStatement, StatementRefused } from './read';
+import { readOnlyMessage } from './writes';
 
 /** Database errors that a retry cannot fix (the statement is wrong, or not allowed), by SQLSTATE or MySQL errno. */
 const readOnlyCodes = new Set(['25006', 'ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION']);
@@ -22,6 +25,10 @@ function failure(err: unknown, connection: string, client: SqlClient): never {
       `connection "${connection}" cannot reach its database: ${detail}`,
       'SqlUnreachable',
     );
+  if (err instanceof StatementRefused) throw ApplicationFailure.nonRetryable(detail, 'SqlReadOnly');
+  // PostgreSQL's extended protocol takes one statement.
+  if (/cannot insert multiple commands into a prepared statement/.test(detail))
+    throw ApplicationFailure.nonRetryable(`sql.query runs one statement per call (${detail})`, 'SqlReadOnly');
   if (readOnlyCodes.has(code))
     throw ApplicationFailure.nonRetryable(
       `sql.query only reads; to change rows use sql.insert or sql.update on a connection that allows writes (${detail})`,
@@ -58,19 +65,8 @@ async function inTransaction<T>(client: SqlClient, write: boolean, fn: (trx: Kne
   );
 }
 
-const rowsOf = (client: SqlClient, result: unknown): Record<string, unknown>[] =>
-  client.kind === 'postgres'
-    ? ((result as { rows?: Record<string, unknown>[] }).rows ?? [])
-    : Array.isArray((result as unknown[])[0])
-      ? ((result as unknown[])[0] as Record<string, unknown>[])
-      : [];
-
 function writable(client: SqlClient, connection: string) {
-  if (!client.config.allow_writes)
-    throw ApplicationFailure.nonRetryable(
-      `connection "${connection}" is read-only: an admin can allow writes in Integrations (allow_writes)`,
-      'SqlReadOnly',
-    );
+  if (!client.config.allow_writes) throw ApplicationFailure.nonRetryable(readOnlyMessage(connection), 'SqlReadOnly');
 }
 
 async function listTables(input: ToolInput<'sql.list_tables'>, ctx: ToolContext) {
@@ -108,10 +104,10 @@ async function query(input: ToolInput<'sql.query'>, ctx: ToolContext) {
   const client = await clientOf(ctx, input.connection);
   const limit = client.config.row_limit;
   try {
-    const rows = rowsOf(client, await inTransaction(client, false, (trx) => trx.raw(input.sql, input.params)));
-    if (rows.length > limit)
+    const { rows, more } = await readStatement(client, input.sql, input.params, limit);
+    if (more)
       throw ApplicationFailure.nonRetryable(
-        `the query answered ${rows.length} rows, more than connection "${input.connection}" allows (${limit}): narrow it with WHERE or LIMIT`,
+        `the query answers more than ${limit} rows, more than connection "${input.connection}" allows: narrow it with WHERE or LIMIT`,
         'SqlRowLimit',
       );
     return { rows, row_count: rows.length };
