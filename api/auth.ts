@@ -43,10 +43,17 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** A cookie's value; one that is not valid percent-encoding (no cookie this service set) counts as no cookie. */
 export function readCookie(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
   }
   return undefined;
 }
@@ -61,6 +68,13 @@ const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 export function sessionAccount(knex: Knex): RequestHandler {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const token = readCookie(req, sessionCookie);
+    // A person's own routes (password, two-factor, signing out everywhere) are theirs alone: a key cannot act for them.
+    if (!token && req.get('authorization'))
+      throw new ApiError(
+        401,
+        'session_required',
+        'this route needs a signed-in session (the console session cookie); an API key cannot be used for it',
+      );
     if (!token) throw new ApiError(401, 'not_signed_in', 'sign in first');
     const found = await resolveSession(knex, token);
     if (!found) throw new ApiError(401, 'session_expired', 'your session has ended; sign in again');

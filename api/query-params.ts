@@ -4,6 +4,7 @@
 // person can act on; an absent optional one takes its default.
 import { z } from 'zod';
 import { ApiError } from './problem';
+import { checkQuery } from './validation';
 import { approvalStatuses, itemStatuses, runStatuses, triggers } from '../db/runs';
 import { reviewStatuses } from '../model/review';
 import { timelineKinds } from '../db/timeline';
@@ -138,8 +139,12 @@ export const queries = {
   getRunSkillContext: query({ item: wholeNumber('item', 0, 2_147_483_647).optional().describe('One item only') }),
 } satisfies Record<string, Query<z.ZodRawShape>>;
 
-/** The operation's query parameters, checked and typed; 400 with the first bad parameter's problem otherwise. */
+/**
+ * The operation's query parameters, checked and typed; 400 with the first bad parameter's problem otherwise (422 for
+ * text no parameter may hold: validation.ts).
+ */
 export function parseQuery<S extends z.ZodRawShape>(q: Query<S>, given: unknown): z.output<z.ZodObject<S>> {
+  checkQuery(given);
   const result = q.schema.safeParse(given);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

@@ -63,14 +63,14 @@ export const bodies = {
     content: z
       .string()
       .refine((c) => c.trim() !== '', 'a skill cannot be empty: send its instructions as Markdown or text in "content"')
-      .refine(
-        (c) => !c.includes('\u0000'),
-        'a skill is Markdown or text; this content holds NUL bytes (a binary file?)',
-      )
       .describe(`The instructions, as Markdown or plain text: at most ${maxSkillBytes / 1000} kB (UTF-8), or 413.`),
   }),
   createRunLink: z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
-  putState: z.object({ value: z.unknown(), expected_version: z.number().int().min(0).max(2_147_483_647).optional() }),
+  putState: z.object({
+    value: z.unknown(),
+    // The write stores expected_version + 1 in an int4 column: one less than its largest value.
+    expected_version: z.number().int().min(0).max(2_147_483_646).optional(),
+  }),
   startWizard: z.object({
     goal: z
       .string()

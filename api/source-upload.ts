@@ -12,6 +12,7 @@ import {
   type Format,
 } from '../activities/sources/formats';
 import { ApiError } from './problem';
+import { checkBody } from './validation';
 
 export interface UploadedFile {
   fileName: string;
@@ -25,7 +26,14 @@ const maxUploadBytes = 200 * 1024 * 1024;
 
 export async function readUpload(req: Request): Promise<{ fields: Record<string, string>; files: UploadedFile[] }> {
   const fields: Record<string, string> = {};
-  const received: { fileName: string; contentType: string; chunks: Buffer[]; size: number; truncated: boolean }[] = [];
+  const received: {
+    field: string;
+    fileName: string;
+    contentType: string;
+    chunks: Buffer[];
+    size: number;
+    truncated: boolean;
+  }[] = [];
   let total = 0;
   let tooMany = false;
   await new Promise<void>((resolve, reject) => {
@@ -41,8 +49,9 @@ export async function readUpload(req: Request): Promise<{ fields: Record<string,
       return;
     }
     bb.on('field', (name, value) => (fields[name] = value));
-    bb.on('file', (_field, stream, info) => {
+    bb.on('file', (field, stream, info) => {
       const file = {
+        field,
         fileName: info.filename ?? '',
         contentType: info.mimeType,
         chunks: [] as Buffer[],
@@ -72,8 +81,10 @@ export async function readUpload(req: Request): Promise<{ fields: Record<string,
       'upload_too_large',
       `one upload can carry at most ${describeSize(maxUploadBytes)} of files; send them in several uploads`,
     );
+  checkBody(fields);
   const files: UploadedFile[] = [];
   for (const f of received) {
+    checkBody(f.fileName, `${f.field}.filename`);
     const fileName = f.fileName.split(/[\\/]/).pop()!.trim();
     if (!fileName) throw new ApiError(422, 'file_name_required', 'every uploaded file needs a file name');
     const format = formatFromName(fileName);

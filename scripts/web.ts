@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { RequestHandler } from 'express';
 import { loadConfig } from '../cadre.config';
 import { loadTemporalConfig } from '../temporal.config';
-import { createApp } from '../api/app';
+import { createApp, createServer } from '../api/app';
 import { createLogger } from '../api/logger';
 import { loadSecretBox } from '../db/secret-box';
 import { reconcileSchedules } from '../schedules/sync';
@@ -60,7 +60,7 @@ main('web', async () => {
       ),
     }),
   });
-  const server = app.listen(config.web.port, config.web.host);
+  const server = createServer(app).listen(config.web.port, config.web.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

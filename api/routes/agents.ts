@@ -44,6 +44,9 @@ export interface RouteDeps extends RunServiceDeps {
   budgetScope?: string;
 }
 
+/** An Idempotency-Key names a request, it does not carry data: longer ones are refused before they are stored. */
+const maxIdempotencyKeyLength = 255;
+
 /** Who made a change, for the timeline: a person's email or an API key's name. */
 const byCaller = (req: Request) => `by ${req.auth!.actor}`;
 
@@ -235,6 +238,13 @@ export function agentRoutes(deps: RouteDeps): Router {
       }
     };
   const startFromRequest = async (req: Request, trigger: 'api' | 'manual', apiKey: StartRunRequest['apiKey']) => {
+    const idempotencyKey = req.get('idempotency-key') || undefined;
+    if (idempotencyKey && idempotencyKey.length > maxIdempotencyKeyLength)
+      throw new ApiError(
+        422,
+        'invalid_idempotency_key',
+        `the Idempotency-Key header must be at most ${maxIdempotencyKeyLength} characters (a UUID is 36)`,
+      );
     const ws = req.auth!.workspace;
     // The agent as read a moment ago, if it was: the statement that opens the run checks it again.
     let agent = await getAgentHint(knex, ws.id, param(req, 'id'));
@@ -242,7 +252,6 @@ export function agentRoutes(deps: RouteDeps): Router {
     const { input } = parseBody(runBody, req.body);
     // A hint of an agent that is not live may be old: it may have gone live since.
     if (agent.state !== 'live') agent = await currentAgent(knex, ws, agent.id, trigger);
-    const idempotencyKey = req.get('idempotency-key') || undefined;
     return startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey, apiKey });
   };
 

@@ -22,7 +22,7 @@ import { RateLimiter } from '../rate-limit';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { runJson, type Links } from '../serialize';
 import type { RouteDeps } from './agents';
-import { jsonBody, param } from '../validation';
+import { checkBody, jsonBody, param } from '../validation';
 import { verifyWebhook } from '../webhook-signature';
 
 type PublicTrigger = NonNullable<Awaited<ReturnType<typeof findTriggerWithAgentState>>>;
@@ -159,6 +159,7 @@ export function hookRoutes(deps: HookDeps): Router {
     } catch {
       throw new ApiError(400, 'malformed_json', 'the webhook body must be JSON');
     }
+    checkBody(event); // raw for the signature, so not parsed (and checked) by jsonBody
     const key = `webhook:${trigger.id}:${check.id}`;
     const duplicate = async () => {
       const earlier = await knex('runs')

@@ -1,7 +1,7 @@
 // Sources: upload files (several at once) or a URL, follow indexing, replace by uploading under the same name,
 // search, and open citations (the passage, its page picture and the boxes of the text on it).
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import express, { Router, type Request } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { retrieve } from '../../activities/sources/retrieval';
 import { EmbeddingProviderError } from '../../activities/sources/voyage-embedder';
@@ -27,7 +27,7 @@ import { pagePicture } from '../../activities/sources/page-pictures';
 import type { SecretBox } from '../../db/secret-box';
 import { readUpload } from '../source-upload';
 import { startSourceIndexing } from '../source-indexing';
-import { jsonBody, param, parseBody } from '../validation';
+import { jsonBody, param, parseBody, readJson } from '../validation';
 import type { RouteDeps } from './agents';
 import { parseQuery, queries } from '../query-params';
 
@@ -157,10 +157,7 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
       if (name) batches.push({ name, kind: 'files', documents: docs });
       else for (const d of docs) batches.push({ name: d.fileName, kind: 'files', documents: [d] });
     } else if (req.is('application/json')) {
-      await new Promise<void>((resolve, reject) =>
-        express.json({ limit: deps.bodyLimit })(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
-      );
-      const body = parseBody(urlBody, req.body);
+      const body = parseBody(urlBody, await readJson(req, res, deps.bodyLimit));
       const url = new URL(body.url);
       batches.push({
         name: body.name ?? `${url.host}${url.pathname === '/' ? '' : url.pathname}`,

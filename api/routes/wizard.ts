@@ -2,7 +2,7 @@
 // the integrations they need → a validated workflow graph → a Draft agent, which a successful test run (the
 // agents API's test-run route) lets go Ready (its state route). Each step is a small route over one wizard
 // session; generation calls the model from the web process (api/wizard/model-client.ts says why).
-import express, { Router, type Request } from 'express';
+import { Router, type Request } from 'express';
 import { addVersion } from '../../db/sources';
 import { getAgent } from '../../db/agents';
 import {
@@ -22,7 +22,7 @@ import { bodies } from '../request-bodies';
 import { agentJson } from '../serialize';
 import { startSourceIndexing } from '../source-indexing';
 import { readUpload } from '../source-upload';
-import { jsonBody, param, parseBody } from '../validation';
+import { jsonBody, param, parseBody, readJson } from '../validation';
 import { generateInstructions, generateQuestions, generateWorkflow } from '../wizard/generation';
 import { addUsage, noModelMessage, requireModel, type ModelSettings } from '../wizard/model-client';
 import { listStarters, starterSampleInput, starterSpec } from '../wizard/starters';
@@ -113,10 +113,7 @@ export function wizardRoutes(deps: WizardDeps): Router {
         });
       }
     } else if (req.is('application/json')) {
-      await new Promise<void>((resolve, reject) =>
-        express.json({ limit: deps.bodyLimit })(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
-      );
-      goalBody = req.body;
+      goalBody = await readJson(req, res, deps.bodyLimit);
     } else {
       throw new ApiError(
         415,

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { createApp } from '../../api/app';
+import { createApp, createServer } from '../../api/app';
 import { loadSecretBox } from '../../db/secret-box';
 import { createLogger, type Logger } from '../../api/logger';
 import { startRun } from '../../api/run-service';
@@ -158,7 +158,7 @@ export async function startApi(
     ready: async () => ({ temporal: true, postgres: true }),
   });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as { port: number };
   return {
