@@ -1,11 +1,15 @@
 // The Inbox's own SMTP server: takes mail for the agents' addresses (<local part>@CADRE_INBOX_DOMAIN) and hands
 // each message to the intake. It runs in the web process, beside the API: it needs only the database and the run
 // service. Refusals are made while the sender is still connected, so it learns why: an unknown recipient at RCPT
-// TO (550), a message over the size limit at MAIL FROM (its SIZE) or at the end of DATA (552). Each message it takes
-// gets Cadre's own SPF/DKIM/DMARC verdict (./authentication.ts), recorded beside it and never a reason to refuse it.
+// TO (550), a message over the size limit at MAIL FROM (its SIZE) or at the end of DATA (552; what comes past the
+// limit is read to its end and dropped, never kept), a message that cannot be read (more MIME parts than the
+// parser takes, a NUL character) with 554: permanent, as sending it again changes nothing. Only a failure of the
+// inbox itself (its database) is answered 451, to be tried again later. Each message it takes gets Cadre's own
+// SPF/DKIM/DMARC verdict (./authentication.ts), recorded beside it and never a reason to refuse it.
 import fs from 'node:fs';
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { simpleParser } from 'mailparser';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import type { Readable } from 'node:stream';
+import { simpleParser, type ParsedMail } from 'mailparser';
 import { agentOfLocalPart } from '../../db/inbox';
 import { splitAddress } from '../../model/inbox';
 import type { CadreConfig } from '../../cadre.config';
@@ -19,10 +23,78 @@ export interface InboxListener {
 
 const smtpError = (responseCode: number, message: string) => Object.assign(new Error(message), { responseCode });
 
-async function readAll(stream: SMTPServerDataStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+/** The most MIME parts (the message itself, each multipart and each of their parts) a message may have. */
+export const MAX_MIME_PARTS = 1000;
+
+/** A message refused for good (5xx): what it is, not the inbox, is the reason; logged as a warning, not an error. */
+class Refused extends Error {
+  constructor(
+    readonly responseCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The message as it came, or only that it was over `maxBytes`: past the limit the rest of the stream is read to
+ * its end (the sender waits for an answer after its last byte) and dropped, so an oversize message costs no memory.
+ * `stream.sizeExceeded` is smtp-server's own count (its `size` option), kept up to date as the data comes.
+ */
+export async function readMessage(
+  stream: Readable & { sizeExceeded?: boolean },
+  maxBytes: number,
+): Promise<{ raw: Buffer; exceeded: boolean }> {
+  let chunks: Buffer[] = [];
+  let size = 0;
+  let exceeded = false;
+  for await (const chunk of stream) {
+    if (exceeded) continue;
+    size += (chunk as Buffer).length;
+    if (size > maxBytes || stream.sizeExceeded) {
+      exceeded = true;
+      chunks = [];
+    } else chunks.push(chunk as Buffer);
+  }
+  exceeded ||= stream.sizeExceeded === true;
+  return { raw: exceeded ? Buffer.alloc(0) : Buffer.concat(chunks), exceeded };
+}
+
+const hasNul = (value: unknown): boolean => {
+  if (typeof value === 'string') return value.includes('\0');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value instanceof Map) return hasNul([...value.values()]);
+  if (value === null || typeof value !== 'object' || value instanceof Date || Buffer.isBuffer(value)) return false;
+  return Object.values(value).some(hasNul);
+};
+
+/**
+ * The message parsed, or refused: mail may not carry NUL (RFC 5322; no text field stored in PostgreSQL can hold it),
+ * whether as a byte or encoded in a header or a body; and the parser takes at most MAX_MIME_PARTS parts, however
+ * they are nested.
+ */
+async function parseMessage(raw: Buffer): Promise<ParsedMail> {
+  const unreadable = (why: string) => new Refused(554, `5.6.0 the message cannot be read: ${why}`);
+  if (raw.includes(0)) throw unreadable('it contains a NUL character (U+0000), which mail may not carry');
+  let mail: ParsedMail;
+  try {
+    mail = await simpleParser(raw, { maxChildNodes: MAX_MIME_PARTS });
+  } catch (err) {
+    const message = (err as Error).message ?? String(err);
+    throw unreadable(
+      /child nodes/i.test(message)
+        ? `it has more than ${MAX_MIME_PARTS} MIME parts`
+        : message.split('\n')[0].slice(0, 200),
+    );
+  }
+  const fields: [string, unknown][] = [
+    ['a header', mail.headers],
+    ['its text', [mail.text, mail.html]],
+    ['an attachment', mail.attachments.map((a) => [a.filename, a.contentType])],
+  ];
+  const found = fields.find(([, value]) => hasNul(value));
+  if (found) throw unreadable(`${found[0]} contains a NUL character (U+0000), which mail may not carry`);
+  return mail;
 }
 
 export interface InboxListenerDeps extends Omit<IntakeDeps, 'domain'> {
@@ -63,13 +135,12 @@ export async function startInboxListener(
       );
     },
     onData(stream, session: SMTPServerSession, callback) {
-      readAll(stream)
-        .then(async (raw) => {
-          if (stream.sizeExceeded)
-            return callback(smtpError(552, `5.3.4 the message is over the ${megabytes} MB this inbox takes`));
-          const { mailFrom } = session.envelope;
+      const { mailFrom } = session.envelope;
+      readMessage(stream, inbox.maxBytes)
+        .then(async ({ raw, exceeded }) => {
+          if (exceeded) throw new Refused(552, `5.3.4 the message is over the ${megabytes} MB this inbox takes`);
           const [mail, verdict] = await Promise.all([
-            simpleParser(raw),
+            parseMessage(raw),
             verifyMessage(
               raw,
               {
@@ -101,6 +172,14 @@ export async function startInboxListener(
           callback();
         })
         .catch((err: Error) => {
+          if (err instanceof Refused) {
+            // The sender's mail, not the inbox, is at fault: a warning with the reason, never an error.
+            logger?.warn(
+              { code: err.responseCode, reason: err.message, from: mailFrom ? mailFrom.address : undefined },
+              'inbox: message refused',
+            );
+            return callback(smtpError(err.responseCode, err.message));
+          }
           logger?.error({ err }, 'inbox: storing a message failed');
           callback(smtpError(451, '4.3.0 the inbox could not store the message; try again later'));
         });

@@ -10,6 +10,7 @@ import { getWorkspace } from '../../db/workspaces';
 import { requirePermission } from '../auth';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
+import { sendDownload } from '../file-download';
 import { RateLimiter } from '../rate-limit';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { runCounts, type Links } from '../serialize';
@@ -156,7 +157,7 @@ export function publicRunRoutes(deps: RunLinkDeps): Router {
     const run = await linkRun(link, param(req, 'runId'));
     const file = await getFile(deps.knex, link.workspace_id, run.id, param(req, 'fileId'));
     if (!file) throw new ApiError(404, 'file_not_found', `the run has no file ${param(req, 'fileId')}`);
-    res.attachment(file.name).type(file.content_type).send(file.content);
+    sendDownload(res, file);
   });
   return r;
 }

@@ -15,6 +15,7 @@ import {
 import { decideApproval } from '../approval-service';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
+import { sendDownload } from '../file-download';
 import { cancelRunWorkflow } from '../run-dispatch';
 import { runJson } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
@@ -111,7 +112,7 @@ export function runRoutes(deps: RouteDeps): Router {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
     const file = await getFile(knex, req.auth!.workspace.id, run.id, param(req, 'fileId'));
     if (!file) throw new ApiError(404, 'file_not_found', `run ${run.id} has no file ${param(req, 'fileId')}`);
-    res.attachment(file.name).type(file.content_type).send(file.content);
+    sendDownload(res, file);
   });
 
   r.get('/runs/:id/approvals', requirePermission('read'), async (req, res) => {

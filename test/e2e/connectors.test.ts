@@ -32,19 +32,23 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
   before(async function () {
     browser = await launchBrowser(this);
     root = await mkdtemp(path.join(tmpdir(), 'cadre-warehouse-'));
-    await mkdir(path.join(root, 'sales'));
-    await writeFile(path.join(root, 'sales', 'customers.csv'), 'id,name,country\n1,Acme,DE\n2,Globex,US\n');
     const warehouse = { dirs: [root] };
     shop = await startPostgresServer();
     h = await createHarness({ config: { warehouse, http: { allowHosts: ['127.0.0.1'] } } as never });
     const t = await createTestWorkspace(h);
     workspaceId = t.workspace.id;
+    // A workspace's warehouse files are in its own directory under the root.
+    await mkdir(path.join(root, workspaceId, 'sales'), { recursive: true });
+    await writeFile(
+      path.join(root, workspaceId, 'sales', 'customers.csv'),
+      'id,name,country\n1,Acme,DE\n2,Globex,US\n',
+    );
     const user = await createUser(h.stack.knex, admin);
     await addMember(h.stack.knex, workspaceId, user.id, 'admin');
     ({ server, base } = await startWebWithConsole(h, {
       // The worker's key: runs open what the console sealed.
       secrets: loadSecretBox(h.config),
-      connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [], warehouseDirs: warehouse.dirs },
+      connectors: { allowHosts: ['127.0.0.1'], warehouseDirs: warehouse.dirs },
     }));
     c = connectorApi(h, base, t.key, workspaceId);
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -90,7 +94,7 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     assert.match(await text('.notice-ok'), /Connected “sales” \(DuckDB warehouse\)/);
     const listed = await text(row('sales'));
     assert.match(listed, /DuckDB warehouse/);
-    assert.ok(listed.includes(path.join(root, 'sales')), 'where it points: the real path');
+    assert.ok(listed.includes(path.join(root, workspaceId, 'sales')), 'where it points: the real path');
     assert.match(listed, /list tables\s+query/);
     const [saved] = (await c.call('GET', '/connections')).body.data;
     assert.equal(saved.config.row_limit, 50);

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { createTransport, type SendMailOptions } from 'nodemailer';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import {
@@ -22,7 +23,8 @@ import {
 import { connectorApi, type ConnectorApi, type Json } from '../support/connections';
 import { startSmtpSink, type SmtpSink } from '../support/sinks';
 import { dkimKey, fakeDns } from '../support/dns';
-import { startInboxListener, type InboxListener } from '../../api/inbox/smtp-listener';
+import { readMessage, startInboxListener, type InboxListener } from '../../api/inbox/smtp-listener';
+import { createLogger } from '../../api/logger';
 import { externalToolHandlers } from '../../activities/tools/handlers';
 import { toolContext } from '../../activities/tools/context';
 
@@ -246,17 +248,125 @@ describe('the Inbox (SMTP in, run, approved reply out)', function () {
   it('refuses a message over the size limit with 552 and keeps nothing of it', async () => {
     const agent = await createLiveAgent(h, ws, counter('Big mail'));
     const { address } = await inboxOf(agent.id);
+    // 4 MB against the listener's 64 kB: read to its end, then refused.
     await assert.rejects(
       send({
         from: 'x@example.com',
         to: address,
         subject: 'huge',
         text: 'see attached',
-        attachments: [{ filename: 'big.bin', content: Buffer.alloc(100 * 1024, 7) }],
+        attachments: [{ filename: 'big.bin', content: Buffer.alloc(4 * 1024 * 1024, 7) }],
       }),
-      (err: { responseCode?: number }) => err.responseCode === 552,
+      (err: { responseCode?: number; response?: string }) =>
+        err.responseCode === 552 && /over the 0\.1 MB this inbox takes/.test(err.response ?? ''),
     );
     assert.deepEqual((await inboxOf(agent.id)).data, []);
+    assert.equal((await h.stack.knex('inbox_messages').where({ agent_id: agent.id })).length, 0);
+    assert.equal((await h.stack.knex('runs').where({ agent_id: agent.id })).length, 0);
+    // The listener is still there for the next message.
+    await send({ from: 'x@example.com', to: address, subject: 'small', text: 'fits' });
+    await eventually(agent.id, (t) => t.length === 1 && t[0].subject === 'small');
+  });
+
+  it('keeps no more than the size limit of an oversize message in memory, and reads it to its end', async () => {
+    // A data stream as smtp-server hands it over: sizeExceeded is set as soon as the count passes its `size`.
+    const limit = 1024 * 1024;
+    const stream = new PassThrough() as PassThrough & { sizeExceeded?: boolean };
+    stream.sizeExceeded = false;
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    let written = 0;
+    const writing = (async () => {
+      for (let i = 0; i < 256; i++) {
+        written += chunk.length;
+        if (written > limit) stream.sizeExceeded = true;
+        if (!stream.write(chunk)) await new Promise((r) => stream.once('drain', r));
+      }
+      stream.end();
+    })();
+    const kept = await readMessage(stream, limit);
+    await writing;
+    assert.equal(written, 16 * 1024 * 1024);
+    assert.equal(kept.exceeded, true);
+    assert.equal(kept.raw.length, 0, 'nothing of an oversize message is kept');
+    assert.equal(stream.readableEnded, true, 'the stream was read to its end, so the sender gets its answer');
+
+    const small = new PassThrough() as PassThrough & { sizeExceeded?: boolean };
+    small.end('Subject: hi\r\n\r\nhello\r\n');
+    assert.deepEqual(await readMessage(small, limit), {
+      raw: Buffer.from('Subject: hi\r\n\r\nhello\r\n'),
+      exceeded: false,
+    });
+  });
+
+  it('refuses mail that cannot be read for good (5xx, with the reason), logs a warning, and starts nothing', async () => {
+    const lines: { level: number; msg: string; reason?: string }[] = [];
+    const logger = createLogger('info', 'web', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    // 1 MB, as the issue's listener: each poison message fits, so it is its content that is refused.
+    const poisonListener = await startInboxListener(
+      { knex: h.stack.knex, temporal: h.client, temporalConfig: h.temporalConfig, resolver: dns.resolver, logger },
+      { smtpPort: 0, smtpHost: '127.0.0.1', domain, maxBytes: 1024 * 1024, tls: undefined },
+    );
+    try {
+      const agent = await createLiveAgent(h, ws, counter('Poison desk'));
+      const { address } = await inboxOf(agent.id);
+      const head = `From: x@example.com\r\nTo: ${address}\r\nMessage-ID: <${randomUUID()}@example.com>\r\n`;
+      let nested = `${head}Subject: nested\r\n`;
+      for (let i = 0; i < 3000; i++) nested += `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n`;
+      nested += 'Content-Type: text/plain\r\n\r\nhello\r\n';
+      for (let i = 2999; i >= 0; i--) nested += `--b${i}--\r\n`;
+      let attachments = `${head}Subject: attachments\r\nContent-Type: multipart/mixed; boundary="B"\r\n\r\n`;
+      for (let i = 0; i < 5000; i++)
+        attachments += `--B\r\nContent-Disposition: attachment; filename="a${i}"\r\n\r\nx\r\n`;
+      attachments += '--B--\r\n';
+      const nulByte = `${head}Subject: a NUL\u0000here\r\n\r\nhello\r\n`;
+      const poison: [string, string | SendMailOptions, RegExp][] = [
+        ['3,000 nested multiparts', nested, /more than 1000 MIME parts/],
+        ['5,000 attachments', attachments, /more than 1000 MIME parts/],
+        ['a NUL byte in a header', nulByte, /contains a NUL character/],
+        // Encoded (=?UTF-8?Q?…=00…?=), the NUL only appears once the header is decoded.
+        [
+          'an encoded NUL in the subject',
+          { from: 'x@example.com', to: address, subject: 'encoded \u0000 NUL', text: 'hello' },
+          /a header contains a NUL character/,
+        ],
+      ];
+      for (const [what, mail, reason] of poison) {
+        assert.ok(typeof mail !== 'string' || mail.length < 1024 * 1024, what);
+        const transport = createTransport({
+          host: '127.0.0.1',
+          port: poisonListener.port,
+          secure: false,
+          ignoreTLS: true,
+        });
+        await assert.rejects(
+          transport.sendMail(
+            typeof mail === 'string' ? { envelope: { from: 'x@example.com', to: [address] }, raw: mail } : mail,
+          ),
+          (err: { responseCode?: number; response?: string }) => {
+            assert.equal(err.responseCode, 554, `${what}: ${err.response}`);
+            assert.match(err.response ?? '', reason, what);
+            return true;
+          },
+          what,
+        );
+      }
+      assert.deepEqual((await inboxOf(agent.id)).data, []);
+      assert.equal((await h.stack.knex('inbox_messages').where({ agent_id: agent.id })).length, 0);
+      assert.equal((await h.stack.knex('runs').where({ agent_id: agent.id })).length, 0);
+      const refusals = lines.filter((l) => l.msg === 'inbox: message refused');
+      assert.equal(refusals.length, poison.length, JSON.stringify(lines));
+      assert.ok(
+        refusals.every((l) => l.level === 40 && /^5\.6\.0 the message cannot be read/.test(l.reason ?? '')),
+        JSON.stringify(refusals),
+      );
+      assert.deepEqual(
+        lines.filter((l) => l.level >= 50),
+        [],
+        'no errors logged',
+      );
+    } finally {
+      await poisonListener.close();
+    }
   });
 
   it('stores a redelivered message once and starts one run for it', async () => {

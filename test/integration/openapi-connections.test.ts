@@ -4,6 +4,8 @@
 // approval policy, for tool nodes and for a model's tool calls.
 import assert from 'node:assert/strict';
 import { checkedFetch } from '../support/openapi-check';
+import { createConnection } from '../../db/connections';
+import { sqlConfigSchema } from '../../model/connection';
 import {
   createHarness,
   createLiveAgent,
@@ -113,7 +115,11 @@ describe('connections: REST APIs from their OpenAPI document', function () {
       credentials: { secret: inventory.token },
     });
     assert.equal(made.status, 201, JSON.stringify(made.body));
-    assert.equal(made.body.config.document.info.title, 'Inventory', 'the document is kept with the connection');
+    // The document is kept with the connection, and answered on its own route: connections sum it up.
+    const summary = { title: 'Inventory', version: '1.4.0', operation_count: 3, server_url: `${inventory.url}/v1` };
+    assert.deepEqual(made.body.document, summary);
+    assert.equal(made.body.config.document, undefined);
+    assert.deepEqual(made.body.config.operations, ['getItem', 'createOrder', 'getBroken']);
     assert.deepEqual(made.body.can, [
       'GET /items/{sku} (getItem)',
       'POST /orders (createOrder)',
@@ -127,6 +133,58 @@ describe('connections: REST APIs from their OpenAPI document', function () {
     });
     const row = await h.stack.knex('connections').where({ id: made.body.id }).first();
     assert.ok(!JSON.stringify([made.body, tested.body, row]).includes(inventory.token), 'the token is sealed');
+  });
+
+  it('lists connections with a summary of their document, which is answered whole on its own route', async () => {
+    const listed = await call('GET', '/connections');
+    assert.equal(listed.status, 200);
+    const inventoryConnection = listed.body.data.find((c: Json) => c.name === 'inventory');
+    const summary = { title: 'Inventory', version: '1.4.0', operation_count: 3, server_url: `${inventory.url}/v1` };
+    assert.deepEqual(inventoryConnection.document, summary);
+    assert.equal(inventoryConnection.config.document, undefined, 'the list does not carry the document');
+    assert.ok(
+      !JSON.stringify(listed.body).includes('"paths"'),
+      'no part of the document is in the list, whatever its size',
+    );
+    const one = await call('GET', `/connections/${inventoryConnection.id}`);
+    assert.deepEqual(one.body.document, summary);
+    assert.equal(one.body.config.document, undefined);
+
+    const document = await call('GET', `/connections/${inventoryConnection.id}/document`);
+    assert.equal(document.status, 200);
+    assert.deepEqual(document.body.info, { title: 'Inventory', version: '1.4.0' });
+    assert.deepEqual(
+      Object.keys(document.body.paths).sort(),
+      Object.keys(inventoryDocument(inventory.url).paths).sort(),
+    );
+
+    // Reading it takes what reading the connection takes: a key of another workspace finds neither.
+    const other = await createTestWorkspace(h);
+    const elsewhere = await checkedFetch(`${api.url}/v1/connections/${inventoryConnection.id}/document`, {
+      headers: { authorization: `Bearer ${other.key}` },
+    });
+    assert.equal(elsewhere.status, 404);
+    assert.equal(((await elsewhere.json()) as Json).code, 'connection_not_found');
+    const anonymous = await checkedFetch(`${api.url}/v1/connections/${inventoryConnection.id}/document`);
+    assert.equal(anonymous.status, 401);
+
+    // Only a REST API has a document.
+    const database = await createConnection(h.stack.knex, {
+      workspace_id: ws,
+      name: 'shop',
+      kind: 'postgres',
+      config: sqlConfigSchema.parse({ host: 'db.example.com', database: 'shop', user: 'reader' }),
+      credentials_sealed: 'not opened',
+      created_by: 'test',
+    });
+    try {
+      const none = await call('GET', `/connections/${database.id}/document`);
+      assert.equal(none.status, 409);
+      assert.equal(none.body.code, 'not_openapi');
+      assert.equal((await call('GET', `/connections/${database.id}`)).body.document, undefined);
+    } finally {
+      await h.stack.knex('connections').where({ id: database.id }).delete();
+    }
   });
 
   it('a tool node calls an operation with its parameters, and the answer is the documented JSON', async () => {

@@ -2,6 +2,7 @@
 // the agent's policy allows public access, and nothing else of the workspace.
 import assert from 'node:assert/strict';
 import { checkedFetch } from '../support/openapi-check';
+import { runFileSaver } from '../../activities/run-files';
 import {
   createHarness,
   createLiveAgent,
@@ -111,5 +112,49 @@ describe('Run Mode links', () => {
     assert.equal((await call(`/v1/run-links/${created.body.id}`, { method: 'DELETE', key })).status, 204);
     assert.equal((await call(`/v1/public/run-links/${token}`)).status, 404);
     assert.equal((await call('/v1/public/run-links/not-a-token')).status, 404);
+  });
+
+  it('serves files, to an API key and through a link, as sandboxed attachments that are never sniffed', async () => {
+    const { workspace, key } = await createTestWorkspace(h);
+    const agent = await createLiveAgent(h, workspace.id, {
+      name: 'Public pages',
+      nodes: [
+        { kind: 'input', id: 'rows', format: 'csv', next: 'out' },
+        { kind: 'output', id: 'out', format: 'csv', file_name: 'report' },
+      ],
+      policy: { public_access: true },
+    });
+    const { token } = (await call(`/v1/agents/${agent.id}/run-links`, { key, json: {} })).body;
+    const started = await call(`/v1/public/run-links/${token}/runs`, { json: { input: 'a\n<script>1</script>' } });
+    const run = await waitForRun(h, started.body.id);
+    // As a mailed attachment or a tool could leave them: active content, with the type a browser would run.
+    const save = runFileSaver(h.stack.knex, run.id, `test:${run.id}`);
+    await save({
+      name: 'x.svg',
+      contentType: 'image/svg+xml',
+      content: Buffer.from('<svg><script/></svg>'),
+      part: '1',
+    });
+    await save({ name: 'x.html', contentType: 'text/html', content: Buffer.from('<script>x</script>'), part: '2' });
+    await save({ name: 'feed.xml', contentType: 'application/xml', content: Buffer.from('<x/>'), part: '3' });
+    const seen = await call(`/v1/public/run-links/${token}/runs/${run.id}`);
+    assert.equal(seen.headers.get('x-content-type-options'), 'nosniff', 'the public run page’s data too');
+    const files = seen.body.files as { id: string; name: string }[];
+    assert.deepEqual(files.map((f) => f.name).sort(), ['feed.xml', 'report.csv', 'x.html', 'x.svg']);
+    for (const f of files)
+      for (const [path, init] of [
+        [`/v1/runs/${run.id}/files/${f.id}`, { key }],
+        [`/v1/public/run-links/${token}/runs/${run.id}/files/${f.id}`, {}],
+      ] as const) {
+        const res = await call(path, init);
+        assert.equal(res.status, 200, `${path}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${f.name} at ${path}`);
+        assert.equal(res.headers.get('content-security-policy'), "default-src 'none'; sandbox", `${f.name} at ${path}`);
+        assert.match(
+          res.headers.get('content-disposition') ?? '',
+          new RegExp(`^attachment; filename="?${f.name.replace('.', '\\.')}"?$`),
+          `${f.name} at ${path}: ${res.headers.get('content-disposition')}`,
+        );
+      }
   });
 });

@@ -1,6 +1,9 @@
 // The DuckDB warehouse connector (model/connectors/duckdb.ts) with @duckdb/node-api. Each connection gets an
 // in-memory database whose views are its directory's files (or its .duckdb file, opened read-only); file access is
 // then limited to that directory and the configuration locked, so SQL cannot read elsewhere or lift the limit.
+// A workspace's connections read only its own directory under each root the operator allows
+// (`<CADRE_WAREHOUSE_DIRS root>/<workspace id>/`, made on first use), and DuckDB's temporary directory (which it
+// would otherwise let any query read, the worker's `.tmp/`) is turned off.
 // Only a single SELECT runs (COPY could write into the directory), under the statement timeout and the row limit.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -21,22 +24,43 @@ const readers: Record<string, string> = {
 /** A failure a retry cannot fix: the settings or the statement. */
 const refused = (message: string, type = 'WarehouseError') => ApplicationFailure.nonRetryable(message, type);
 
-/** The real path of `given` if it lies in a directory the operator allows; otherwise why not. */
-async function allowedPath(given: string, limits: ConnectorLimits): Promise<string> {
+/** A workspace id as a directory name: nothing that could climb out of the root. */
+const workspaceDirName = /^[A-Za-z0-9_-]{1,100}$/;
+
+/**
+ * The workspace's own directory under each root the operator allows, made on first use (a root that cannot be
+ * written to keeps only what the operator made there). Never a root itself: that is every workspace's.
+ */
+async function workspaceDirs(limits: ConnectorLimits): Promise<string[]> {
   const roots = limits.warehouseDirs ?? [];
   if (roots.length === 0)
     throw refused(
       'this deployment connects no warehouse files: the operator allows directories in CADRE_WAREHOUSE_DIRS',
     );
-  const real = await fs.realpath(path.resolve(roots[0], given)).catch(() => {
+  const workspace = limits.workspaceId;
+  if (workspace === undefined || !workspaceDirName.test(workspace))
+    throw refused('a warehouse connection reads the files of its workspace, and this one names none');
+  return Promise.all(
+    roots.map(async (root) => {
+      const dir = path.join(path.resolve(root), workspace);
+      await fs.mkdir(dir, { recursive: true, mode: 0o750 }).catch(() => undefined);
+      return dir;
+    }),
+  );
+}
+
+/** The real path of `given` if it lies in one of the workspace's directories; otherwise why not. */
+async function allowedPath(given: string, limits: ConnectorLimits): Promise<string> {
+  const dirs = await workspaceDirs(limits);
+  const real = await fs.realpath(path.resolve(dirs[0], given)).catch(() => {
     throw refused(`"${given}" does not exist on the workers`);
   });
-  for (const root of roots) {
-    const base = await fs.realpath(root).catch(() => undefined);
+  for (const dir of dirs) {
+    const base = await fs.realpath(dir).catch(() => undefined);
     if (base && (real === base || real.startsWith(base + path.sep))) return real;
   }
   throw refused(
-    `"${given}" is outside the directories this deployment allows (CADRE_WAREHOUSE_DIRS: ${roots.join(', ')})`,
+    `"${given}" is outside the directories this deployment allows (CADRE_WAREHOUSE_DIRS: this workspace's are ${dirs.join(', ')})`,
   );
 }
 
@@ -63,6 +87,9 @@ async function openWarehouse(config: DuckdbConfig, limits: ConnectorLimits): Pro
           `create view ${quoteIdent(table)} as select * from ${reader}(${quoteText(path.join(real, file))})`,
         );
       }
+    // DuckDB lets every query read its temporary directory (the worker's `.tmp/` for an in-memory database, shared
+    // by all connections): none, so nothing spills to disk (a query larger than memory fails instead).
+    await setup.run("set temp_directory = ''");
     await setup.run(`set allowed_directories = [${quoteText(dir + path.sep)}]`);
     await setup.run('set enable_external_access = false');
     await setup.run('set autoinstall_known_extensions = false');

@@ -1,8 +1,11 @@
 // The DuckDB warehouse connector against real files: a directory of CSV and Parquet files connected through the API
-// (only inside the directories the operator allows), queried read-only by tool nodes with each item's values as
-// parameters, and refusing writes, other files and answers over the row limit with messages a person can act on.
+// (only inside the workspace's own directory under the roots the operator allows), queried read-only by tool nodes
+// with each item's values as parameters, and refusing writes, other files (another workspace's, the worker's
+// temporary directory) and answers over the row limit with messages a person can act on.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, rmdir, stat, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -16,12 +19,24 @@ describe('connectors: DuckDB warehouse', function () {
   let c: ConnectorApi;
   let root: string;
   let outside: string;
+  /** The workspace's own directory under the root: `<root>/<workspace id>`. */
+  let own: string;
+  let other: { workspace: { id: string }; key: string };
 
   before(async () => {
     root = await mkdtemp(path.join(tmpdir(), 'cadre-warehouse-'));
     outside = await mkdtemp(path.join(tmpdir(), 'cadre-elsewhere-'));
-    const sales = path.join(root, 'sales');
-    await mkdir(sales);
+    await writeFile(path.join(outside, 'secret.csv'), 'secret\nhunter2\n');
+
+    h = await createHarness({ config: { warehouse: { dirs: [root] } } as never });
+    api = await startApi(h);
+    const t = await createTestWorkspace(h);
+    c = connectorApi(h, api.url, t.key, t.workspace.id);
+    other = await createTestWorkspace(h);
+
+    own = path.join(root, t.workspace.id);
+    const sales = path.join(own, 'sales');
+    await mkdir(sales, { recursive: true });
     await writeFile(path.join(sales, 'customers.csv'), 'id,name,country\n1,Acme,DE\n2,Globex,US\n3,Initech,US\n');
     // The orders table is Parquet, written by DuckDB itself.
     const maker = await (await DuckDBInstance.create(':memory:')).connect();
@@ -30,12 +45,6 @@ describe('connectors: DuckDB warehouse', function () {
        to '${path.join(sales, 'orders.parquet')}' (format parquet)`,
     );
     maker.closeSync();
-    await writeFile(path.join(outside, 'secret.csv'), 'secret\nhunter2\n');
-
-    h = await createHarness({ config: { warehouse: { dirs: [root] } } as never });
-    api = await startApi(h);
-    const t = await createTestWorkspace(h);
-    c = connectorApi(h, api.url, t.key, t.workspace.id);
   });
   after(async () => {
     await api?.close();
@@ -73,8 +82,11 @@ describe('connectors: DuckDB warehouse', function () {
     });
     assert.equal(escape.status, 422, 'a relative way out is resolved before it is checked');
 
+    const shared = await c.call('POST', '/connections', { name: 'everyone', kind: 'duckdb', config: { path: root } });
+    assert.equal(shared.status, 422, 'the root is every workspace’s: only a workspace’s own directory is connected');
+
     const made = await c.connect('sales', 'duckdb', { path: 'sales' });
-    assert.equal(made.config.path, path.join(root, 'sales'), 'stored as the real path');
+    assert.equal(made.config.path, path.join(own, 'sales'), 'stored as the real path, in the workspace’s directory');
     assert.deepEqual(made.can, ['list tables', 'query']);
     const tested = await c.call('POST', `/connections/${made.id}/test`);
     assert.equal(tested.body.ok, true, JSON.stringify(tested.body));
@@ -132,7 +144,7 @@ describe('connectors: DuckDB warehouse', function () {
   });
 
   it('only reads: writes, other files and settings are refused, and nothing changes', async () => {
-    const target = path.join(root, 'sales', 'stolen.csv');
+    const target = path.join(own, 'sales', 'stolen.csv');
     const attempts = [
       [`copy (select * from customers) to '${target}'`, /only reads: give one SELECT statement/],
       [`select * from read_csv('${path.join(outside, 'secret.csv')}')`, /Permission Error|disabled by configuration/],
@@ -152,6 +164,55 @@ describe('connectors: DuckDB warehouse', function () {
       import('node:fs/promises').then((fs) => fs.stat(target)),
       'no file was written',
     );
+  });
+
+  it("reads only its workspace's directory: not another workspace's, nor the worker's temporary directory", async () => {
+    // The other workspace's directory is made on its first use, and its files are its own.
+    const b = connectorApi(h, api.url, other.key, other.workspace.id);
+    const first = await b.call('POST', '/connections', { name: 'everything', kind: 'duckdb', config: { path: '.' } });
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const otherDir = path.join(root, other.workspace.id);
+    assert.equal(first.body.config.path, otherDir);
+    assert.ok((await stat(otherDir)).isDirectory(), 'made on first use');
+    await mkdir(path.join(otherDir, 'private'));
+    await writeFile(path.join(otherDir, 'private', 'payroll.csv'), 'name,salary\nBea,9000\n');
+    const payroll = await b.connect('payroll', 'duckdb', { path: 'private' });
+    assert.equal(payroll.config.path, path.join(otherDir, 'private'));
+
+    // This workspace can neither connect it, by its path or by climbing out of its own directory...
+    for (const given of [path.join(otherDir, 'private'), path.join('..', other.workspace.id, 'private')]) {
+      const refused = await c.call('POST', '/connections', { name: 'theirs', kind: 'duckdb', config: { path: given } });
+      assert.equal(refused.status, 422, given);
+      assert.match(refused.body.detail, /outside the directories this deployment allows/, given);
+    }
+    // ...nor change its own connection to point there...
+    const sales = (await c.call('GET', '/connections')).body.data.find((x: Json) => x.name === 'sales');
+    const moved = await c.call('PATCH', `/connections/${sales.id}`, {
+      config: { path: path.join(otherDir, 'private') },
+    });
+    assert.equal(moved.status, 422);
+
+    // ...nor read its files, or the worker's .tmp/ (DuckDB's temporary directory), from SQL.
+    const tmp = path.resolve('.tmp');
+    const madeTmp = !existsSync(tmp);
+    const tmpFile = `cadre-duckdb-${randomUUID()}.csv`;
+    await mkdir(tmp, { recursive: true });
+    await writeFile(path.join(tmp, tmpFile), 'token\nworker-secret\n');
+    try {
+      for (const file of [
+        path.join(otherDir, 'private', 'payroll.csv'),
+        path.join(tmp, tmpFile),
+        `.tmp/${tmpFile}`,
+        path.join(own, 'sales', '..', '..', other.workspace.id, 'private', 'payroll.csv'),
+      ]) {
+        const [row] = await runQuery(`select * from read_csv('${file}')`, [{}]);
+        assert.equal(row.status, 'failed', file);
+        assert.match(row.error, /Permission Error|disabled by configuration/, file);
+      }
+    } finally {
+      await rm(path.join(tmp, tmpFile), { force: true });
+      if (madeTmp) await rmdir(tmp).catch(() => undefined);
+    }
   });
 
   it('an answer over the row limit fails and says how to narrow it', async () => {

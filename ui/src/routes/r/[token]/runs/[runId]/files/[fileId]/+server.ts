@@ -1,4 +1,6 @@
-// A run file for whoever holds the Run Mode link, streamed from the public API.
+// A run file for whoever holds the Run Mode link, streamed from the public API: always a download, never sniffed,
+// and sandboxed if a browser renders it anyway (api/file-download.ts).
+import { downloadHeaders } from '$api/file-download';
 import { runModeApi } from '$lib/server/run-mode-api';
 import type { RequestHandler } from './$types';
 
@@ -7,7 +9,12 @@ export const GET: RequestHandler = async ({ params }) => {
   return new Response(upstream.body, {
     headers: {
       'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
-      'content-disposition': upstream.headers.get('content-disposition') ?? 'attachment',
+      'content-disposition': attachment(upstream.headers.get('content-disposition')),
+      'referrer-policy': 'no-referrer',
+      ...downloadHeaders,
     },
   });
 };
+
+/** The API's Content-Disposition when it is an attachment (it always is), else a bare attachment. */
+const attachment = (given: string | null) => (given && /^attachment\b/i.test(given) ? given : 'attachment');
