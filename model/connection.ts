@@ -45,19 +45,41 @@ export type SqlCredentials = z.infer<typeof sqlCredentialsSchema>;
 export const defaultPorts: Record<SqlKind, number> = { postgres: 5432, mysql: 3306 };
 
 /**
- * A Model Context Protocol server: over streamable HTTP at a URL, or a command the worker starts and talks to over
- * stdio (only commands the operator allows in CADRE_MCP_STDIO_COMMANDS: a workspace admin must not be able to run
- * anything on the worker).
+ * A Model Context Protocol server: over streamable HTTP at a URL, or one of the servers the operator declares
+ * (CADRE_MCP_STDIO_SERVERS), which the worker starts and talks to over stdio. A connection picks such a server by
+ * name and nothing more: a workspace admin is untrusted, so no command, argument or environment comes from them.
  */
 export const mcpConfigSchema = z.discriminatedUnion('transport', [
   z.object({ transport: z.literal('http'), url: z.string().url().max(2000) }),
-  z.object({
-    transport: z.literal('stdio'),
-    command: z.string().min(1).max(500),
-    args: z.array(z.string().max(1000)).max(50).default([]),
-  }),
+  z.strictObject(
+    {
+      transport: z.literal('stdio'),
+      server: z
+        .string({ error: 'name one of the servers the operator declares (GET /v1/mcp-servers lists them)' })
+        .regex(/^[a-z][a-z0-9_-]{0,59}$/, 'the name of a server the operator declares (GET /v1/mcp-servers)')
+        .describe('One of the stdio servers the operator declares (GET /v1/mcp-servers lists them).'),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `a stdio connection names one of the servers the operator declares ("server"), never a command, ` +
+            `arguments or anything else (${issue.keys.map((k) => `"${k}"`).join(', ')}): see GET /v1/mcp-servers`
+          : undefined,
+    },
+  ),
 ]);
+/**
+ * A stdio connection stored before servers were declared by the operator: it names a command and its arguments. It
+ * is answered as stored but never runs; using or testing it asks for one of the declared servers instead.
+ */
+export const legacyMcpStdioConfigSchema = z.object({
+  transport: z.literal('stdio'),
+  command: z.string(),
+  args: z.array(z.string()),
+});
 export type McpConfig = z.infer<typeof mcpConfigSchema>;
+/** An MCP connection's settings as a row may hold them (the worker refuses the legacy ones). */
+export type StoredMcpConfig = McpConfig | z.infer<typeof legacyMcpStdioConfigSchema>;
 /** Headers sent with every HTTP request to the server (an Authorization bearer token, an API key header). */
 export const mcpCredentialsSchema = z.object({
   headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'a header name'), z.string().max(4000)).default({}),
@@ -143,9 +165,10 @@ export type OAuth2Tokens = z.infer<typeof oauth2TokensSchema>;
 export const oauth2StoredCredentialsSchema = oauth2CredentialsSchema.extend({ tokens: oauth2TokensSchema.optional() });
 export type OAuth2Credentials = z.infer<typeof oauth2StoredCredentialsSchema>;
 
+/** Settings as a connection row holds them (an MCP one possibly a legacy command, which never runs). */
 export type ConnectionConfig =
   | SqlConfig
-  | McpConfig
+  | StoredMcpConfig
   | OpenApiConfig
   | OAuth2Config
   | { [K in ConnectorKind]: z.infer<(typeof connectorDefinitions)[K]['config']> }[ConnectorKind];

@@ -53,7 +53,7 @@ describe('Integrations in a browser: a REST API from its OpenAPI document, and a
     // The inventory API and the provider listen on this machine.
     await mountWeb({ server, base }, h, {
       secrets: secretBox('api-integrations'),
-      connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      connectors: { allowHosts: ['127.0.0.1'] },
     });
 
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

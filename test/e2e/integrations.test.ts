@@ -53,7 +53,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     // the database listens on this machine
     ({ server, base } = await startWebWithConsole(h, {
       secrets: secretBox('integrations'),
-      connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      connectors: { allowHosts: ['127.0.0.1'] },
     }));
 
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

@@ -1,13 +1,18 @@
 // Integrations and Operator Mode with an MCP server, in a real browser against the real stack and a real help desk
 // speaking the Model Context Protocol over streamable HTTP: an admin connects it (a wrong token first, refused with the
 // server's reason), the token never reaches the page, Test lists the server's tools; an editor ticks the connection
-// for an agent, picks one of its tools for a tool node and gives a model step all of them. Screenshots go to
-// test-output/screenshots (ignored by git).
+// for an agent, picks one of its tools for a tool node and gives a model step all of them. A stdio server is picked
+// from those the operator declares, never typed as a command. Screenshots go to test-output/screenshots (ignored by
+// git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import type { Server } from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { addMember, createUser } from '../../db/accounts';
+import { createConnection } from '../../db/connections';
 import { secretBox } from '../../db/secret-box';
 import { startHelpDesk, type HelpDesk } from '../fakes/mcp-servers';
 import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
@@ -30,6 +35,26 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
   let key = '';
   const admin = { email: `ada-${randomUUID().slice(0, 6)}@example.test`, password: 'ada password 12' };
   const problems: string[] = [];
+  const secrets = secretBox('mcp-integrations');
+  // The operator's stdio servers: a calculator (the fake server, by path: its directory has no node_modules).
+  const stdioDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-mcp-servers-'));
+  fs.chmodSync(stdioDir, 0o711); // a server running as nobody reaches its directory by this path
+  const mcpStdio = {
+    stdioServers: {
+      calc: {
+        command: process.execPath,
+        args: [
+          '--import',
+          pathToFileURL(require.resolve('tsx')).href,
+          path.join(__dirname, '../fakes/mcp-stdio-server.ts'),
+        ],
+        env: {},
+        description: 'Adds numbers',
+      },
+    },
+    stdioUser: 'nobody',
+    stdioDir,
+  };
 
   before(async function () {
     browser = await launchBrowser(this);
@@ -43,8 +68,8 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
 
     // the help desk listens on this machine
     ({ server, base } = await startWebWithConsole(h, {
-      secrets: secretBox('mcp-integrations'),
-      connectors: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      secrets,
+      connectors: { allowHosts: ['127.0.0.1'], mcpStdio },
     }));
 
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -57,6 +82,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     await new Promise((r) => server?.close(r));
     await h?.close();
     await desk?.close();
+    fs.rmSync(stdioDir, { recursive: true, force: true });
   });
 
   const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
@@ -196,6 +222,71 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     assert.deepEqual(saved.arguments, { customer: '{{text}}' });
     assert.equal(saved.next, 'llm-1');
     assert.deepEqual(version.spec.nodes.find((n: { id: string }) => n.id === 'llm-1').tools, ['mcp.helpdesk']);
+    assert.deepEqual(problems, []);
+  });
+
+  it('a stdio server is picked from those the operator declares; a stored command is shown and replaced', async () => {
+    await page.goto(`${base}/integrations`);
+    await page.fill('#c-name', 'calc');
+    await page.selectOption('#c-kind', 'mcp');
+    await page.waitForSelector('#c-transport');
+    await page.selectOption('#c-transport', 'stdio');
+    await page.waitForSelector('#c-server');
+    assert.equal(await page.$('#c-command'), null, 'no command to type');
+    assert.equal(await page.$('#c-args'), null, 'nor arguments');
+    assert.deepEqual(
+      await page.evaluate(
+        `[...document.querySelectorAll('#c-server option')].map((o) => [o.value, o.textContent.trim()])`,
+      ),
+      [
+        ['', 'Choose a server'],
+        ['calc', 'calc — Adds numbers'],
+      ],
+    );
+    await page.selectOption('#c-server', 'calc');
+    await page.click('button:has-text("Connect")');
+    await page.waitForSelector(row('calc'));
+    const listed = await text(row('calc'));
+    assert.match(listed, /calc/);
+    assert.match(listed, /a server the operator declares \(stdio\)/);
+    assert.ok(!listed.includes('--import'), 'the command line is not shown');
+    await page.click(`${row('calc')} button:has-text("Test")`);
+    await page.waitForSelector('.notice-ok:has-text("answers")');
+    assert.match(await text('.notice-ok'), /“calc” answers: calculator 1\.0\.0/);
+    assert.deepEqual((await api('GET', '/connections')).body.data.find((c: Json) => c.name === 'calc').config, {
+      transport: 'stdio',
+      server: 'calc',
+    });
+
+    // One made when a connection could name a command: it says so, and the edit form asks for a server instead.
+    await createConnection(h.stack.knex, {
+      workspace_id: workspaceId,
+      name: 'old',
+      kind: 'mcp',
+      config: { transport: 'stdio', command: 'npx', args: ['-y', 'some-mcp-server'] },
+      credentials_sealed: secrets.seal(JSON.stringify({ headers: {} })),
+      created_by: 'test',
+    });
+    await page.goto(`${base}/integrations`);
+    assert.match(await text(row('old')), /npx -y some-mcp-server[\s\S]*no longer allowed/);
+    await page.click(`${row('old')} button:has-text("Test")`);
+    await page.waitForSelector('.notice-error');
+    assert.match(await text('.notice-error'), /names a command \("npx"\), which connections may no longer choose/);
+    await page.click(`${row('old')} button:has-text("Reconnect")`);
+    await page.waitForSelector('#e-old-server');
+    assert.match(
+      await text('form[aria-label="Edit old"]'),
+      /names the command npx -y some-mcp-server, which no longer runs/,
+    );
+    await shot('integrations-mcp-stdio');
+    await page.selectOption('#e-old-server', 'calc');
+    await page.click('form[aria-label="Edit old"] button:has-text("Save and reconnect")');
+    await page.waitForSelector('.notice-ok:has-text("Saved and reconnected")');
+    assert.match(await text(row('old')), /Connected/);
+    assert.deepEqual((await api('GET', '/connections')).body.data.find((c: Json) => c.name === 'old').config, {
+      transport: 'stdio',
+      server: 'calc',
+    });
     assert.deepEqual(problems, []);
   });
 });

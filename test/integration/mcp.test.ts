@@ -1,9 +1,18 @@
 // MCP servers as connections: a help desk over streamable HTTP (bearer token) and a calculator over stdio, both real
 // servers built with the protocol's SDK. Their tools become agent tools (`mcp.<connection>.<tool>`) for tool nodes
 // and for a model's tool calls, under the agent's approval policy, with the server's own names, schemas, results and
-// errors; a call is made once however often its step is retried.
+// errors; a call is made once however often its step is retried. Stdio servers are the operator's
+// (CADRE_MCP_STDIO_SERVERS): a connection picks one by name, never a command; the server gets only its declared
+// environment, runs unprivileged in a directory of its own, and a start-up failure shows its stderr.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createConnection } from '../../db/connections';
+import { loadSecretBox } from '../../db/secret-box';
+import { connectMcp } from '../../activities/connectors/mcp/client';
 import { checkedFetch } from '../support/openapi-check';
 import {
   createHarness,
@@ -28,6 +37,16 @@ import {
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+const fakeServer = path.join(__dirname, '../fakes/mcp-stdio-server.ts');
+/** `node --import tsx` by path: a server's working directory is its own, where no node_modules resolve `tsx`. */
+const nodeWithTsx = (...args: string[]) => ({
+  command: process.execPath,
+  args: ['--import', pathToFileURL(require.resolve('tsx')).href, fakeServer, ...args],
+});
+const isRoot = process.getuid?.() === 0;
+/** Written by the command a tenant once could run; never created now. */
+const marker = path.join(os.tmpdir(), `cadre-mcp-ran-${process.pid}`);
+
 describe('connections: MCP servers', function () {
   this.timeout(300_000);
   let h: Harness;
@@ -36,6 +55,21 @@ describe('connections: MCP servers', function () {
   let desk: HelpDesk;
   let key: string;
   let ws: string;
+  // Where the stdio servers get their directories: one every user may pass through (the stack's data directory
+  // lets only its owner in, and a server running as nobody reaches its HOME by this path).
+  const stdioDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-mcp-servers-'));
+  fs.chmodSync(stdioDir, 0o711);
+  const mcp = {
+    stdioServers: {
+      calc: { ...nodeWithTsx(), env: { GREETING: 'hello from the operator' }, description: 'Adds numbers' },
+      broken: {
+        ...nodeWithTsx('--fail-with', 'Error: the share /srv/nothing is not mounted (token s3cr3t-t0ken)'),
+        env: { SHARE_TOKEN: 's3cr3t-t0ken' },
+      },
+    },
+    stdioUser: 'nobody',
+    stdioDir,
+  };
 
   before(async () => {
     [desk, fake] = await Promise.all([startHelpDesk(), startFakeAnthropic()]);
@@ -43,7 +77,7 @@ describe('connections: MCP servers', function () {
       config: {
         model: { apiKey: 'test-key', baseUrl: fake.url, name: 'claude-test', unavailableRetries: 0 },
         http: { allowHosts: ['127.0.0.1'] }, // the help desk listens on this machine
-        mcp: { stdioCommands: ['node'] },
+        mcp,
       } as never,
     });
     api = await startApi(h);
@@ -56,6 +90,8 @@ describe('connections: MCP servers', function () {
     await h?.close();
     await fake?.close();
     await desk?.close();
+    fs.rmSync(stdioDir, { recursive: true, force: true });
+    fs.rmSync(marker, { force: true });
   });
   beforeEach(() => {
     fake.reset();
@@ -122,18 +158,48 @@ describe('connections: MCP servers', function () {
     assert.ok(!seen.includes(desk.token), 'the token is sealed in the row and in no answer');
   });
 
-  it('refuses a server on an internal address the operator has not allowed, and commands the operator has not allowed', async () => {
+  it('refuses a server on an internal address the operator has not allowed, and any command a tenant names', async () => {
     const internal = await connectDesk('internal', desk.token, desk.url.replace('127.0.0.1', '127.0.0.2'));
     assert.equal(internal.status, 422);
     assert.match(internal.body.detail, /private or internal address; add the host to CADRE_HTTP_ALLOW_HOSTS/);
-    const shell = await call('POST', '/connections', {
+    // What once ran as the web process's user before the refusal came back: a command the operator allowed, with
+    // arguments of the tenant's.
+    const write = `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`;
+    for (const config of [
+      { transport: 'stdio', command: process.execPath, args: ['-e', write] },
+      { transport: 'stdio', server: 'calc', command: process.execPath, args: ['-e', write] },
+      { transport: 'stdio', server: 'calc', args: ['-e', write] },
+    ]) {
+      const shell = await call('POST', '/connections', { name: 'shell', kind: 'mcp', config });
+      assert.equal(shell.status, 422, JSON.stringify(shell.body));
+      assert.equal(shell.body.code, 'invalid_body');
+      assert.match(shell.body.detail, /names one of the servers the operator declares \("server"\), never a command/);
+    }
+    const undeclared = await call('POST', '/connections', {
       name: 'shell',
       kind: 'mcp',
-      config: { transport: 'stdio', command: 'bash', args: ['-c', 'id'] },
+      config: { transport: 'stdio', server: 'bash' },
     });
-    assert.equal(shell.status, 422);
-    assert.match(shell.body.detail, /"bash" may not be started on this deployment: .*CADRE_MCP_STDIO_COMMANDS/);
-    assert.equal((await call('GET', '/connections')).body.data.length, 1, 'neither was saved');
+    assert.equal(undeclared.status, 422);
+    assert.equal(undeclared.body.code, 'connection_failed');
+    assert.match(
+      undeclared.body.detail,
+      /no stdio MCP server "bash" on this deployment: pick one of .*"calc", "broken"/,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(!fs.existsSync(marker), 'nothing a tenant sent ran');
+    assert.equal((await call('GET', '/connections')).body.data.length, 1, 'none was saved');
+  });
+
+  it("lists the operator's stdio servers by name and description, never their commands or environments", async () => {
+    const listed = await call('GET', '/mcp-servers');
+    assert.equal(listed.status, 200);
+    assert.deepEqual(listed.body.data, [
+      { name: 'calc', description: 'Adds numbers' },
+      { name: 'broken', description: null },
+    ]);
+    assert.ok(!JSON.stringify(listed.body).includes('s3cr3t'), 'no environment');
+    assert.ok(!JSON.stringify(listed.body).includes('--import'), 'no command line');
   });
 
   it("a tool node's call asks for approval by default, then runs once with the run's idempotency key", async () => {
@@ -230,17 +296,18 @@ describe('connections: MCP servers', function () {
     assert.equal(desk.tickets.length, 1);
   });
 
-  it('a server the worker starts over stdio (an allowed command) serves a model step', async () => {
+  it('a server the operator declares, picked by name, is started over stdio and serves a model step', async () => {
     const made = await call('POST', '/connections', {
       name: 'calc',
       kind: 'mcp',
-      config: {
-        transport: 'stdio',
-        command: 'node',
-        args: ['--import', 'tsx', path.join(__dirname, '../fakes/mcp-stdio-server.ts')],
-      },
+      config: { transport: 'stdio', server: 'calc' },
     });
     assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.deepEqual(made.body.config, { transport: 'stdio', server: 'calc' });
+    assert.equal(made.body.where, 'the server "calc"');
+    const tested = await call('POST', `/connections/${made.body.id}/test`);
+    assert.equal(tested.body.ok, true, JSON.stringify(tested.body));
+    assert.deepEqual(tested.body.tools, ['add', 'whoami']);
     fake.setHandler((body) =>
       turnOf(body) === 0
         ? reply([toolUse('mcp_calc_add', { a: 2.5, b: 4 })])
@@ -267,6 +334,155 @@ describe('connections: MCP servers', function () {
     const done = await waitForRun(h, started.id);
     assert.equal(done.status, 'completed', JSON.stringify(await items(h, started.id)));
     assert.equal((await items(h, started.id))[0].data.sum, 6.5);
+  });
+
+  /** What the calculator says it was started with, asked by a run's tool node (as a worker starts it). */
+  async function startedWith(): Promise<Json> {
+    const started = await run(
+      {
+        name: 'who runs the calculator',
+        connections: ['calc'],
+        nodes: [
+          { kind: 'input', id: 'in', format: 'lines', next: 'who' },
+          { kind: 'tool', id: 'who', tool: 'mcp.calc.whoami', arguments: {}, save_as: 'me' },
+        ],
+        policy: { approvals: { 'mcp.calc.*': { mode: 'never' } } },
+      },
+      ['go'],
+    );
+    const done = await waitForRun(h, started.id);
+    const [row] = await items(h, started.id);
+    assert.equal(done.status, 'completed', JSON.stringify(row));
+    return row.data.me;
+  }
+
+  it('a stdio server gets exactly PATH, HOME and TMPDIR (its own directory) and what the operator declares', async () => {
+    process.env.CADRE_TEST_WORKER_SECRET = 'the worker keeps this';
+    try {
+      const me = await startedWith();
+      assert.deepEqual(me.env, ['GREETING', 'HOME', 'PATH', 'TMPDIR'], 'no SHELL, TERM, USER, nor the worker');
+      assert.equal(me.greeting, 'hello from the operator');
+      assert.equal(path.dirname(me.cwd), stdioDir, 'a directory of its own under the configured one');
+      assert.match(path.basename(me.cwd), /^calc-/);
+      assert.equal(me.home, me.cwd);
+      assert.equal(me.tmpdir, me.cwd);
+      assert.equal(me.wrote, true, 'it can write in its directory');
+    } finally {
+      delete process.env.CADRE_TEST_WORKER_SECRET;
+    }
+  });
+
+  it('a stdio server runs as an unprivileged user when the worker runs as root', async function () {
+    if (!isRoot) {
+      this.test!.title += ' (skipped: these tests do not run as root, so there is no user to change to)';
+      this.skip();
+    }
+    const me = await startedWith();
+    const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+    assert.equal(me.uid, nobody);
+    assert.notEqual(me.uid, 0);
+    assert.notEqual(me.gid, 0);
+    assert.ok(!me.groups.includes(0), `no supplementary root group: ${me.groups}`);
+    assert.equal(fs.statSync(me.cwd).uid, nobody, 'its directory is its own');
+  });
+
+  it('a server that fails to start shows the end of its stderr (declared secrets masked), when made and tested', async () => {
+    const made = await call('POST', '/connections', {
+      name: 'broken',
+      kind: 'mcp',
+      config: { transport: 'stdio', server: 'broken' },
+    });
+    assert.equal(made.status, 422);
+    assert.equal(made.body.code, 'connection_failed');
+    assert.match(made.body.detail, /the MCP server "broken" exited with code 3/);
+    assert.match(made.body.detail, /starting the calculator\.\.\.\nError: the share \/srv\/nothing is not mounted/);
+    assert.ok(!made.body.detail.includes('s3cr3t-t0ken'), made.body.detail);
+    assert.match(made.body.detail, /\(token \[redacted\]\)/);
+
+    // One saved when it worked (say), tested now: the same reason, and the connection is marked failing.
+    const row = await createConnection(h.stack.knex, {
+      workspace_id: ws,
+      name: 'broken',
+      kind: 'mcp',
+      config: { transport: 'stdio', server: 'broken' },
+      credentials_sealed: loadSecretBox(h.config).seal(JSON.stringify({ headers: {} })),
+      created_by: 'test',
+    });
+    const tested = await call('POST', `/connections/${row.id}/test`);
+    assert.equal(tested.body.ok, false);
+    assert.match(tested.body.detail, /exited with code 3.*\nstarting the calculator\.\.\.\nError: the share/s);
+    const listed = await call('GET', `/connections/${row.id}`);
+    assert.equal(listed.body.status, 'failing');
+    await call('DELETE', `/connections/${row.id}`);
+  });
+
+  it('a connection stored with a command and arguments never runs: test and runs say to pick a declared server', async () => {
+    const write = `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`;
+    const row = await createConnection(h.stack.knex, {
+      workspace_id: ws,
+      name: 'legacy',
+      kind: 'mcp',
+      config: { transport: 'stdio', command: process.execPath, args: ['-e', write] },
+      credentials_sealed: loadSecretBox(h.config).seal(JSON.stringify({ headers: {} })),
+      created_by: 'test',
+    });
+    const answered = await call('GET', `/connections/${row.id}`);
+    assert.deepEqual(answered.body.config, { transport: 'stdio', command: process.execPath, args: ['-e', write] });
+    assert.match(answered.body.where, /no longer allowed/);
+    const tested = await call('POST', `/connections/${row.id}/test`);
+    assert.equal(tested.body.ok, false);
+    assert.match(
+      tested.body.detail,
+      /names a command \(".*node"\), which connections may no longer choose: edit it and pick one of the servers the operator declares \("calc", "broken"\)/,
+    );
+    const tools = await call('GET', `/connections/${row.id}/tools`);
+    assert.equal(tools.status, 422);
+    assert.match(tools.body.detail, /no longer choose/);
+
+    const started = await run(
+      {
+        name: 'legacy',
+        connections: ['legacy'],
+        nodes: [
+          { kind: 'input', id: 'in', format: 'lines', next: 'add' },
+          { kind: 'tool', id: 'add', tool: 'mcp.legacy.add', arguments: { a: 1, b: 2 }, save_as: 'sum' },
+        ],
+        policy: { approvals: { 'mcp.legacy.*': { mode: 'never' } } },
+      },
+      ['go'],
+    );
+    await waitForRun(h, started.id);
+    const [item] = await items(h, started.id);
+    assert.equal(item.status, 'failed');
+    assert.match(item.error, /connection "legacy": this connection names a command .* pick one of the servers/);
+    assert.ok(!fs.existsSync(marker), 'the stored command did not run');
+
+    // Picking a declared server replaces the command.
+    const fixed = await call('PATCH', `/connections/${row.id}`, { config: { server: 'calc' } });
+    assert.equal(fixed.status, 200, JSON.stringify(fixed.body));
+    assert.deepEqual(fixed.body.config, { transport: 'stdio', server: 'calc' });
+    assert.equal(fixed.body.status, 'connected');
+    await call('DELETE', `/connections/${row.id}`);
+  });
+
+  it('refuses to start a server in a directory its unprivileged user cannot reach, saying what to change', async function () {
+    if (!isRoot) {
+      this.test!.title += ' (skipped: only a worker running as root changes user)';
+      this.skip();
+    }
+    const closed = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-mcp-closed-')); // 0700, root's
+    try {
+      await assert.rejects(
+        connectMcp(
+          { transport: 'stdio', server: 'calc' },
+          { headers: {} },
+          { allowHosts: [], mcpStdio: { ...mcp, stdioDir: path.join(closed, 'tmp', 'mcp') } },
+        ),
+        /run as nobody \(uid \d+\), who cannot reach .*cadre-mcp-closed-\w+ \(mode 700\).*chmod o\+x/,
+      );
+    } finally {
+      fs.rmSync(closed, { recursive: true, force: true });
+    }
   });
 
   it('refuses agents whose tool nodes name a whole server, or servers the agent does not list', async () => {

@@ -50,18 +50,13 @@ export function mcpValues(form: FormData): McpFormValues {
     transport: formText(form, 'transport') === 'stdio' ? 'stdio' : 'http',
     url: formText(form, 'url'),
     header_names: form.getAll('header_name').map((n) => (typeof n === 'string' ? n.trim() : '')),
-    command: formText(form, 'command'),
-    args: formText(form, 'args'),
+    server: formText(form, 'server'),
   };
 }
 
+/** Over HTTP a URL; over stdio only the name of a server the operator declares (never a command). */
 export function mcpConfig(v: McpFormValues): McpConfig {
-  if (v.transport === 'http') return { transport: 'http', url: v.url };
-  const args = v.args
-    .split(/\r?\n/)
-    .map((a) => a.trim())
-    .filter((a) => a !== '');
-  return { transport: 'stdio', command: v.command, args };
+  return v.transport === 'http' ? { transport: 'http', url: v.url } : { transport: 'stdio', server: v.server };
 }
 
 /**

@@ -12,6 +12,8 @@ export const connectionsApi = {
   list: async () => (await body(client.GET('/connections'))).data,
   /** The connectors (email, storage, chat, CRM, payments, calendar, warehouse) with their settings' schemas. */
   connectors: async () => (await body(client.GET('/connectors'))).data,
+  /** The stdio MCP servers the operator declares, which an MCP connection picks by name. */
+  mcpServers: async () => (await body(client.GET('/mcp-servers'))).data,
   create: (connection: NewConnection) => body(client.POST('/connections', { body: connection })),
   update: (id: string, change: ConnectionChange) =>
     body(client.PATCH('/connections/{id}', { params: { path: { id } }, body: change })),

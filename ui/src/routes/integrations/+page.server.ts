@@ -41,11 +41,15 @@ export const load: PageServerLoad = async ({ url }) => {
     : refused
       ? { ok: false, message: refused }
       : null;
-  const [connections, connectors] = await Promise.all([connectionsApi.list(), connectionsApi.connectors()]);
+  const [connections, connectors, mcpServers] = await Promise.all([
+    connectionsApi.list(),
+    connectionsApi.connectors(),
+    connectionsApi.mcpServers(),
+  ]);
   // Linked from the creation wizard with the kind (and name) an agent needs.
   const kind = url.searchParams.get('kind');
   const preselect = kind ? { kind, name: url.searchParams.get('name') ?? '' } : null;
-  return { connections, connectors, returned, preselect };
+  return { connections, connectors, mcpServers, returned, preselect };
 };
 
 /** What a form action answers: `form` names the form it came from ('connect', 'list' or a connection's id). */
