@@ -1,7 +1,9 @@
 // The one typed configuration of Cadre, read from the environment with working defaults so that
 // `npm start` needs no configuration at all. Temporal-specific settings live in temporal.config.ts.
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { secretFromFile } from './db/secret-box';
 
 export const envPort = z.coerce.number().int().min(1).max(65535);
 export const envOptionalString = z
@@ -30,9 +32,24 @@ export const cadreEnvSchema = z.object({
   /** Requests a second per API key, on average (bursts of ten seconds' worth); over it → 429. 0 turns it off. */
   CADRE_API_RATE_LIMIT: z.coerce.number().int().min(0).default(100),
   CADRE_HTTP_ALLOW_HOSTS: list,
-  /** Commands a stdio MCP connection may start on the workers (none by default). */
-  CADRE_MCP_STDIO_COMMANDS: list,
-  /** Directories whose files DuckDB warehouse connections may read; unset → <data dir>/warehouse. */
+  /** Removed (a tenant chose the arguments of an allowed command): set, the configuration fails, saying what to do. */
+  CADRE_MCP_STDIO_COMMANDS: envOptionalString,
+  /**
+   * The MCP servers stdio connections may start, by name (mcpStdioServersSchema): a JSON object, or the path of a JSON
+   * file holding one. Unset → none: connections pick a server by name and never name a command.
+   */
+  CADRE_MCP_STDIO_SERVERS: envOptionalString,
+  /** Whom those servers run as when the process runs as root: a user name, or uid[:gid]. Never root. */
+  CADRE_MCP_STDIO_USER: z
+    .string()
+    .trim()
+    .regex(/^(?:[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?|\d+(?::\d+)?)$/, 'a user name such as nobody, or uid[:gid]')
+    .refine((u) => u !== 'root' && !/^0(?::|$)/.test(u), 'not root: MCP servers run unprivileged')
+    .default('nobody'),
+  /**
+   * Roots of the files DuckDB warehouse connections read: a workspace's read only <root>/<workspace id>/ (made on
+   * first use); unset → <data dir>/warehouse.
+   */
   CADRE_WAREHOUSE_DIRS: list,
   /** Encrypts stored secrets (webhook signing secrets). Unset → a key generated once in the data directory. */
   CADRE_SECRET_KEY: envOptionalString,
@@ -81,6 +98,30 @@ export const cadreEnvSchema = z.object({
   CADRE_OCR_WORKERS: z.coerce.number().int().positive().optional(),
 });
 
+/** A name connections pick a server by, like connections' own names. */
+export const mcpStdioServerName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,59}$/, 'lower-case letters, digits, - and _, starting with a letter (at most 60)');
+
+/**
+ * The stdio MCP servers the operator declares (CADRE_MCP_STDIO_SERVERS), by name: what runs, with which arguments and
+ * which environment. A connection names one; nothing a tenant sets reaches the command line or the environment.
+ */
+export const mcpStdioServersSchema = z.record(
+  mcpStdioServerName,
+  z.strictObject({
+    command: z.string().min(1).max(1000),
+    args: z.array(z.string().max(10_000)).max(200).default([]),
+    /** Added to PATH, HOME and TMPDIR (its own directory), and the only other variables it gets. */
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string().max(100_000))
+      .default({}),
+    /** Shown with the name where a workspace admin picks a server. */
+    description: z.string().max(300).optional(),
+  }),
+);
+export type McpStdioServers = z.infer<typeof mcpStdioServersSchema>;
+
 export class ConfigError extends Error {
   readonly variable: string;
   constructor(variable: string, message: string) {
@@ -113,6 +154,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError(
       e.CADRE_INBOX_TLS_KEY ? 'CADRE_INBOX_TLS_CERT' : 'CADRE_INBOX_TLS_KEY',
       'TLS for the Inbox listener needs both CADRE_INBOX_TLS_KEY and CADRE_INBOX_TLS_CERT (PEM file paths)',
+    );
+  if (e.CADRE_MCP_STDIO_COMMANDS !== undefined)
+    throw new ConfigError(
+      'CADRE_MCP_STDIO_COMMANDS',
+      'is no longer read: it let a workspace choose the arguments of an allowed command. Declare each stdio MCP server ' +
+        'by name in CADRE_MCP_STDIO_SERVERS instead (JSON or the path of a JSON file, e.g. ' +
+        '{"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv/share"]}}), ' +
+        'connect with {"transport": "stdio", "server": "files"}, and unset CADRE_MCP_STDIO_COMMANDS',
     );
   const dataDir = path.resolve(e.CADRE_DATA_DIR);
   return {
@@ -147,7 +196,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       tls: e.CADRE_INBOX_TLS_KEY ? { keyPath: e.CADRE_INBOX_TLS_KEY, certPath: e.CADRE_INBOX_TLS_CERT! } : undefined,
     },
     http: { allowHosts: e.CADRE_HTTP_ALLOW_HOSTS },
-    mcp: { stdioCommands: e.CADRE_MCP_STDIO_COMMANDS },
+    mcp: {
+      stdioServers: mcpStdioServersOf(e.CADRE_MCP_STDIO_SERVERS),
+      stdioUser: e.CADRE_MCP_STDIO_USER,
+      /** Each started server gets a fresh directory of its own under here (its working directory, HOME and TMPDIR). */
+      stdioDir: path.join(dataDir, 'tmp', 'mcp'),
+    },
     warehouse: {
       dirs: e.CADRE_WAREHOUSE_DIRS.length > 0 ? e.CADRE_WAREHOUSE_DIRS : [path.join(dataDir, 'warehouse')],
     },
@@ -158,9 +212,62 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   };
 }
 
+/** CADRE_MCP_STDIO_SERVERS: JSON when it starts with `{`, else the path of a JSON file. */
+function mcpStdioServersOf(value: string | undefined): McpStdioServers {
+  const variable = 'CADRE_MCP_STDIO_SERVERS';
+  if (value === undefined) return {};
+  let text = value;
+  const inline = value.startsWith('{');
+  if (!inline) {
+    try {
+      text = fs.readFileSync(path.resolve(value), 'utf8');
+    } catch (err) {
+      throw new ConfigError(
+        variable,
+        `cannot read ${path.resolve(value)} (${(err as NodeJS.ErrnoException).code ?? String(err)}): give a JSON ` +
+          'object such as {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}}, ' +
+          'or the path of a file holding one',
+      );
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(
+      variable,
+      `${inline ? 'is not' : `${path.resolve(value)} does not hold`} valid JSON (${(err as Error).message})`,
+    );
+  }
+  const parsed = mcpStdioServersSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const [server, ...rest] = issue.path.map(String);
+    const where = server === undefined ? '' : `server "${server}"${rest.length ? ` ${rest.join('.')}` : ''}: `;
+    // A refused name (of a server, of a variable) says what a name may be, not only that it is refused.
+    const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+    throw new ConfigError(
+      variable,
+      `${where}${message} (each server is {"command": "…", "args": ["…"], "env": {"NAME": "value"}, ` +
+        '"description": "…"}, by a name of lower-case letters, digits, - and _)',
+    );
+  }
+  return parsed.data;
+}
+
 export type CadreConfig = ReturnType<typeof loadConfig>;
 
 /** The connection string every process uses: one code path (pg) for embedded and external Postgres. */
 export function databaseUrl(config: CadreConfig): string {
-  return config.db.url ?? `postgres://postgres:postgres@127.0.0.1:${config.db.embeddedPort}/postgres`;
+  return (
+    config.db.url ??
+    `postgres://postgres:${encodeURIComponent(embeddedDbPassword(config))}@127.0.0.1:${config.db.embeddedPort}/postgres`
+  );
 }
+
+/**
+ * The embedded database's password: generated at the first start and kept in the data directory (db.password,
+ * mode 0600), so no well-known password opens every tenant's data to a local connection.
+ */
+export const embeddedDbPassword = (config: Pick<CadreConfig, 'dataDir'>) =>
+  secretFromFile(path.join(config.dataDir, 'db.password'));

@@ -1,10 +1,11 @@
 // The web process's Express app: /v1 API, health checks, then the SvelteKit console (mounted last).
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { authenticate } from './auth';
 import { redactUrl, type Logger } from './logger';
-import { ApiError, problemHandler } from './problem';
+import { answerClientError, ApiError, problemHandler } from './problem';
 import { openApiDocument } from './openapi';
 import { allowedMethods } from './allowed-methods';
 import { agentRoutes, type RouteDeps } from './routes/agents';
@@ -44,7 +45,7 @@ export interface AppDeps extends RouteDeps {
   console?: RequestHandler;
   /** Requests a second per API key (CADRE_API_RATE_LIMIT); unset or 0 → no limit. */
   apiRateLimit?: number;
-  /** What a connection may reach (CADRE_HTTP_ALLOW_HOSTS) and start (CADRE_MCP_STDIO_COMMANDS); unset → neither. */
+  /** What a connection may reach (CADRE_HTTP_ALLOW_HOSTS) and start (CADRE_MCP_STDIO_SERVERS); unset → neither. */
   connectors?: ConnectorLimits;
   /** The domain of the agents' Inbox addresses (CADRE_INBOX_DOMAIN); unset → localhost. */
   inboxDomain?: string;
@@ -82,6 +83,14 @@ export function createApp(deps: AppDeps) {
       },
     }),
   );
+
+  // Nothing this process answers is to be sniffed into another type than the one it says (a run's file, a
+  // public run page). A Run Mode page's path is its token: it is not sent on as a Referer to what the page links.
+  app.use((req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (req.path.startsWith('/r/')) res.setHeader('Referrer-Policy', 'no-referrer');
+    next();
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({
@@ -121,7 +130,7 @@ export function createApp(deps: AppDeps) {
   v1.use(toolRoutes());
   v1.use(runLinkRoutes(deps));
   v1.use(sourceRoutes(deps));
-  v1.use(connectionRoutes({ ...deps, connectors: deps.connectors ?? { allowHosts: [], stdioCommands: [] } }));
+  v1.use(connectionRoutes({ ...deps, connectors: deps.connectors ?? { allowHosts: [] } }));
   v1.use(skillRoutes(deps));
   v1.use(inboxRoutes(deps));
   v1.use(memberRoutes(deps));
@@ -135,4 +144,16 @@ export function createApp(deps: AppDeps) {
   if (deps.console) app.use(deps.console);
   app.use(problemHandler);
   return app;
+}
+
+/**
+ * How large a request's headers may be: Node's default, set here so that no NODE_OPTIONS flag changes it. Larger
+ * ones are refused by the server (431) before the app sees them; a single header the app reads has its own, far
+ * smaller limit (an Idempotency-Key, say).
+ */
+export const maxHeaderBytes = 16 * 1024;
+
+/** The HTTP server for the app (scripts/web.ts, the tests): the header limit, and problem details for what it refuses. */
+export function createServer(app: http.RequestListener): http.Server {
+  return http.createServer({ maxHeaderSize: maxHeaderBytes }, app).on('clientError', answerClientError);
 }

@@ -20,6 +20,7 @@ import { timelineKinds } from '../db/timeline';
 import {
   connectionKinds,
   connectionStatuses,
+  legacyMcpStdioConfigSchema,
   mcpConfigSchema,
   oauth2ConfigSchema,
   openApiConfigSchema,
@@ -326,29 +327,59 @@ const schemas: Record<string, unknown> = {
     email_domain: nullable({ type: 'string' }),
     default_role: { enum: [...roles] },
   }),
-  Connection: obj({
-    id: { type: 'string', format: 'uuid' },
-    name: { type: 'string', description: 'How agents refer to it (their "connections" and tool arguments).' },
-    kind: { enum: [...connectionKinds] },
-    config: {
-      oneOf: [
-        sqlConfigSchema,
-        mcpConfigSchema,
-        openApiConfigSchema,
-        oauth2ConfigSchema,
-        ...connectorKinds.map((kind) => connectorOf(kind).config),
-      ].map((s) => jsonSchema(s, 'output')),
+  Connection: obj(
+    {
+      id: { type: 'string', format: 'uuid' },
+      name: { type: 'string', description: 'How agents refer to it (their "connections" and tool arguments).' },
+      kind: { enum: [...connectionKinds] },
+      config: {
+        oneOf: [
+          sqlConfigSchema,
+          mcpConfigSchema,
+          legacyMcpStdioConfigSchema.describe(
+            'A stdio MCP connection made before servers were declared by the operator: it names a command, and never runs (using or testing it asks to pick a declared server).',
+          ),
+          openApiConfigSchema,
+          oauth2ConfigSchema,
+          ...connectorKinds.map((kind) => connectorOf(kind).config),
+        ].map((s) => jsonSchema(s, 'output')),
+      },
+      document: {
+        ...obj({
+          title: nullable({ type: 'string' }),
+          version: nullable({ type: 'string' }),
+          operation_count: { type: 'integer', description: 'The operations the document describes.' },
+          server_url: nullable({ type: 'string', description: 'Its first server; null when it names none.' }),
+        }),
+        description:
+          "A REST API (openapi) connection's document, summed up: GET /connections/{id}/document answers it whole (it is left out of config). Only openapi connections have it.",
+      },
+      where: { type: 'string', description: 'Where it points: a host, a URL, a mailbox, a bucket.' },
+      status: { enum: [...connectionStatuses] },
+      status_detail: nullable({ type: 'string' }),
+      can: { type: 'array', items: { type: 'string' }, description: 'What its tools may do.' },
+      events: connectionEvents,
+      created_by: { type: 'string' },
+      created_at: ts,
+      updated_at: ts,
+      last_used_at: nullable(ts),
     },
-    where: { type: 'string', description: 'Where it points: a host, a URL, a mailbox, a bucket.' },
-    status: { enum: [...connectionStatuses] },
-    status_detail: nullable({ type: 'string' }),
-    can: { type: 'array', items: { type: 'string' }, description: 'What its tools may do.' },
-    events: connectionEvents,
-    created_by: { type: 'string' },
-    created_at: ts,
-    updated_at: ts,
-    last_used_at: nullable(ts),
-  }),
+    [
+      'id',
+      'name',
+      'kind',
+      'config',
+      'where',
+      'status',
+      'status_detail',
+      'can',
+      'events',
+      'created_by',
+      'created_at',
+      'updated_at',
+      'last_used_at',
+    ],
+  ),
   Connector: obj({
     kind: { enum: [...connectorKinds] },
     label: { type: 'string' },
@@ -367,6 +398,10 @@ const schemas: Record<string, unknown> = {
       }),
     },
     events: connectionEvents,
+  }),
+  McpServer: obj({
+    name: { type: 'string', description: 'What a stdio MCP connection names: {"transport": "stdio", "server": name}.' },
+    description: nullable({ type: 'string' }),
   }),
   ConnectionTool: obj({
     name: { type: 'string', description: 'The agent tool: mcp.<connection>.<tool>, or a sql.* tool.' },
@@ -1556,6 +1591,15 @@ export const routes: Route[] = [
   }),
   r({
     method: 'get',
+    path: '/mcp-servers',
+    id: 'listMcpServers',
+    summary:
+      'The MCP servers the operator declares (CADRE_MCP_STDIO_SERVERS), which the workers start and speak to over stdio: a connection of transport stdio names one; their commands and environments are not shown',
+    scope: 'read',
+    ok: { 200: list(ref('McpServer')) },
+  }),
+  r({
+    method: 'get',
     path: '/connections',
     id: 'listConnections',
     summary: 'Integrations: the connections of the workspace (never their credentials)',
@@ -1615,6 +1659,16 @@ export const routes: Route[] = [
     scope: 'read',
     ok: { 200: ref('Connection') },
     errors: [404],
+  }),
+  r({
+    method: 'get',
+    path: '/connections/{id}/document',
+    id: 'getConnectionDocument',
+    summary:
+      "A REST API (openapi) connection's OpenAPI document, as it was fetched or given (connections answer only its summary); 409 not_openapi for other kinds",
+    scope: 'read',
+    ok: { 200: { type: 'object', description: 'The OpenAPI 3.x document.' } },
+    errors: [404, 409],
   }),
   r({
     method: 'patch',
@@ -2291,6 +2345,7 @@ export function openApiDocument(publicUrl: string) {
       ...(route.scope === 'public' ? [] : authProblems),
       ...((route.body || route.bodyContent) && route.scope !== 'public' ? bodyProblems : []),
       ...(route.id in queries ? [400] : []), // a query parameter it cannot use
+      ...(route.id in queries || route.path.includes('{') ? [422] : []), // a parameter holding U+0000 (validation.ts)
       ...(route.errors ?? []),
       500,
     ]);

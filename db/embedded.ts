@@ -10,11 +10,20 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedPostgres(opts: { dataDir: string; port: number }): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  port: number;
+  password: string;
+}): Promise<EmbeddedPostgres> {
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const db = await PGlite.create({ dataDir: opts.dataDir, extensions: { vector } });
   // Several clients (web pool, worker pool, CLI) share the one single-threaded PGlite instance.
-  const server = await servePglite(db, { host: '127.0.0.1', port: opts.port, maxConnections: 100 });
+  const server = await servePglite(db, {
+    host: '127.0.0.1',
+    port: opts.port,
+    maxConnections: 100,
+    password: opts.password,
+  });
   let stopped = false;
   return {
     port: opts.port,

@@ -7,6 +7,7 @@
 // An exchange's pipelined messages (Parse, Bind, Describe, Execute) are run together with its Sync, in one call
 // into PGlite, and their answers sent in one socket write: PGlite hands answers over in many small pieces (a write
 // per piece took a sixth of the server's CPU), and each call costs about what a small statement does.
+import { timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
@@ -140,12 +141,79 @@ export interface PgliteServer {
   stop(): Promise<void>;
 }
 
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const PROTOCOL_3 = 196608;
+
+/** Reads exactly `n` bytes from a paused socket (undefined if it closes first). */
+function readBytes(socket: net.Socket, n: number): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const tryRead = () => {
+      const chunk = socket.read(n) as Buffer | null;
+      if (chunk === null) return;
+      socket.off('readable', tryRead).off('close', closed);
+      resolve(chunk);
+    };
+    const closed = () => {
+      socket.off('readable', tryRead);
+      resolve(undefined);
+    };
+    socket.on('readable', tryRead).once('close', closed);
+    tryRead();
+  });
+}
+
+const fatal = (code: string, message: string) => {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`);
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
+};
+
+/**
+ * PGlite trusts every connection; this asks a connection for the password first, as Postgres's `password` method does
+ * (the password crosses loopback only): SSL and GSS encryption are declined, the startup message is kept, the client
+ * is asked for its password, and on a match the startup message is handed on, so PGlite answers it as usual
+ * (AuthenticationOk, parameters, ReadyForQuery). Cancel requests carry their own secret and pass untouched.
+ */
+async function authenticated(socket: net.Socket, password: string): Promise<Buffer | undefined> {
+  for (;;) {
+    const length = await readBytes(socket, 4);
+    if (!length) return undefined;
+    const body = await readBytes(socket, length.readInt32BE(0) - 4);
+    if (!body) return undefined;
+    const code = body.readInt32BE(0);
+    if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+      socket.write('N');
+      continue;
+    }
+    const startup = Buffer.concat([length, body]);
+    if (code !== PROTOCOL_3) return startup; // a cancel request, or a protocol PGlite refuses itself
+    const user = /(?:^|\0)user\0([^\0]*)/.exec(body.subarray(4).toString('utf8'))?.[1] ?? '';
+    const ask = Buffer.alloc(9);
+    ask.write('R', 0);
+    ask.writeInt32BE(8, 1);
+    ask.writeInt32BE(3, 5); // AuthenticationCleartextPassword
+    socket.write(ask);
+    const type = await readBytes(socket, 1);
+    const size = type && (await readBytes(socket, 4));
+    const given = size && (await readBytes(socket, size.readInt32BE(0) - 4));
+    const expected = Buffer.from(`${password}\0`);
+    if (type?.toString() === 'p' && given && given.length === expected.length && timingSafeEqual(given, expected))
+      return startup;
+    socket.end(fatal('28P01', `password authentication failed for user "${user}"`), () => socket.destroy());
+    return undefined;
+  }
+}
+
 export async function servePglite(
   db: PGlite,
-  opts: { host: string; port: number; maxConnections: number },
+  opts: { host: string; port: number; maxConnections: number; password?: string },
 ): Promise<PgliteServer> {
   const queue = new ExchangeQueue(db);
   const handlers = new Set<PGLiteSocketHandler>();
+  const authenticating = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     if (handlers.size >= opts.maxConnections) {
       socket.end();
@@ -159,9 +227,28 @@ export async function servePglite(
     const forget = () => handlers.delete(handler);
     handler.addEventListener('close', forget);
     handler.addEventListener('error', forget);
-    handler.attach(socket).catch(() => {
-      forget();
-      socket.destroy();
+    const attach = () =>
+      handler.attach(socket).catch(() => {
+        forget();
+        socket.destroy();
+      });
+    if (opts.password === undefined) return void attach();
+    socket.pause();
+    socket.on('error', () => socket.destroy());
+    // A client that never answers is not kept: a handshake takes a few round trips on loopback.
+    socket.setTimeout(10_000, () => socket.destroy());
+    authenticating.add(socket);
+    void authenticated(socket, opts.password).then((startup) => {
+      authenticating.delete(socket);
+      socket.setTimeout(0);
+      if (!startup) {
+        forget();
+        if (!socket.writableEnded) socket.destroy(); // else it closes once the refusal is sent
+        return;
+      }
+      socket.unshift(startup); // the handler reads it first, as if nothing had come before
+      void attach();
+      socket.resume();
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -171,6 +258,7 @@ export async function servePglite(
   return {
     port: (server.address() as net.AddressInfo).port,
     async stop() {
+      for (const socket of authenticating) socket.destroy();
       for (const h of handlers) await h.detach(true);
       handlers.clear();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -15,10 +15,14 @@ export interface SecretBox {
  * CADRE_SECRET_KEY_PREVIOUS still open what they sealed (after a rotation, until `npx cadre secrets rewrap`).
  */
 export function loadSecretBox(config: Pick<CadreConfig, 'secretKey' | 'previousSecretKeys' | 'dataDir'>) {
-  return secretBox(config.secretKey ?? keyFromFile(path.join(config.dataDir, 'secret.key')), config.previousSecretKeys);
+  return secretBox(
+    config.secretKey ?? secretFromFile(path.join(config.dataDir, 'secret.key')),
+    config.previousSecretKeys,
+  );
 }
 
-function keyFromFile(file: string): string {
+/** A random secret kept in `file` (mode 0600): made at first use, by whichever process comes first. */
+export function secretFromFile(file: string): string {
   try {
     return fs.readFileSync(file, 'utf8').trim();
   } catch (err) {

@@ -1,11 +1,15 @@
 // The embedded database process: PGlite with pgvector on 127.0.0.1, data under CADRE_DATA_DIR.
-import { loadConfig } from '../cadre.config';
+import { embeddedDbPassword, loadConfig } from '../cadre.config';
 import { startEmbeddedPostgres } from '../db/embedded';
 import { main } from './fail-fast';
 
 main('db', async () => {
   const config = loadConfig();
-  const pg = await startEmbeddedPostgres({ dataDir: config.db.embeddedDir, port: config.db.embeddedPort });
+  const pg = await startEmbeddedPostgres({
+    dataDir: config.db.embeddedDir,
+    port: config.db.embeddedPort,
+    password: embeddedDbPassword(config),
+  });
   console.log(`embedded Postgres (PGlite + pgvector) on 127.0.0.1:${pg.port}, data in ${config.db.embeddedDir}`);
   let stopping = false;
   const stop = async () => {

@@ -5,13 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type {
   ConnectionKind,
-  McpConfig,
   McpCredentials,
   OAuth2Config,
   OAuth2Credentials,
   OpenApiConfig,
   SqlConfig,
   SqlCredentials,
+  StoredMcpConfig,
 } from '../../model/connection';
 import { completeOpenApiConfig, openApiOperations } from './openapi/document';
 import { defaultPorts, isSqlKind } from '../../model/connection';
@@ -19,7 +19,7 @@ import { toolDefinitions, type ToolDefinition } from '../../model/tools';
 import { connectorOf, isConnectorKind, type ConnectorKind } from '../../model/connectors';
 import { connectorImplementations } from '.';
 import type { ConnectionFound, ConnectorLimits, OpenedConnection } from './connector';
-import { assertPublicHost } from '../tools/ssrf-guard';
+import { publicAddress } from '../tools/ssrf-guard';
 import { buildSqlClient, testSqlClient } from './sql/client';
 import { connectMcp, listMcpTools, type McpLimits } from './mcp/client';
 import { oauthProvider } from './oauth/provider';
@@ -67,8 +67,8 @@ export async function checkConnection(
     return connectorImplementations[kind].check(openedForCheck(kind, config, credentials, limits, of));
   if (isSqlKind(kind)) {
     const sql = config as SqlConfig;
-    await assertPublicHost(sql.host, sql.port ?? defaultPorts[kind], limits.allowHosts);
-    const client = buildSqlClient(kind, sql, (credentials as SqlCredentials).password);
+    const address = await publicAddress(sql.host, sql.port ?? defaultPorts[kind], limits.allowHosts);
+    const client = buildSqlClient(kind, sql, (credentials as SqlCredentials).password, address);
     try {
       return await testSqlClient(client);
     } finally {
@@ -92,7 +92,7 @@ export async function checkConnection(
     );
     return { issuer: provider.serverMetadata().issuer };
   }
-  const client = await connectMcp(config as McpConfig, credentials as McpCredentials, limits);
+  const client = await connectMcp(config as StoredMcpConfig, credentials as McpCredentials, limits);
   try {
     const server = client.getServerVersion();
     const tools = await listMcpTools(client);
@@ -173,7 +173,7 @@ export async function listConnectionTools(
     }));
   }
   if (connection.kind === 'oauth2') return []; // an account other connectors act through
-  const client = await connectMcp(connection.config as McpConfig, credentials as McpCredentials, limits);
+  const client = await connectMcp(connection.config as StoredMcpConfig, credentials as McpCredentials, limits);
   try {
     return (await listMcpTools(client)).map((t) => ({
       name: `mcp.${connection.name}.${t.name}`,

@@ -10,14 +10,14 @@ import {
   connectionSchemas,
   defaultPorts,
   isSqlKind,
-  type McpConfig,
   type McpCredentials,
   type OpenApiConfig,
   type OpenApiCredentials,
   type SqlConfig,
   type SqlKind,
+  type StoredMcpConfig,
 } from '../../model/connection';
-import { assertPublicHost, BlockedAddressError } from '../tools/ssrf-guard';
+import { blockedCause, BlockedAddressError, publicAddress } from '../tools/ssrf-guard';
 import { buildSqlClient, sqlClientFor, type SqlClient } from './sql/client';
 import { connectMcp, mcpClientFor, McpSetupError } from './mcp/client';
 
@@ -85,15 +85,18 @@ export function sqlClientResolver(deps: Deps, run: RunConnections): (name: strin
     const row = await usableConnection(deps, run, name);
     if (!isSqlKind(row.kind)) wrongKind(name, row, 'a SQL database');
     const config = row.config as SqlConfig;
-    await assertPublicHost(config.host, config.port ?? defaultPorts[row.kind], deps.config.http.allowHosts).catch(
-      (err: unknown) => {
-        if (!(err instanceof BlockedAddressError)) throw err;
-        throw ApplicationFailure.nonRetryable(`connection "${name}": ${err.message}`, 'ConnectionRefused');
-      },
-    );
-    return sqlClientFor(versionKey(row), () => {
+    const address = await publicAddress(
+      config.host,
+      config.port ?? defaultPorts[row.kind],
+      deps.config.http.allowHosts,
+    ).catch((err: unknown) => {
+      if (!(err instanceof BlockedAddressError)) throw err;
+      throw ApplicationFailure.nonRetryable(`connection "${name}": ${err.message}`, 'ConnectionRefused');
+    });
+    // A pool per checked address: its connections go there and nowhere else; a host that moves gets a new pool.
+    return sqlClientFor(`${versionKey(row)}@${address}`, () => {
       const { password } = credentialsOf(deps.config, row) as { password: string };
-      return buildSqlClient(row.kind as SqlKind, config, password);
+      return buildSqlClient(row.kind as SqlKind, config, password, address);
     });
   };
 }
@@ -115,14 +118,19 @@ export function mcpClientResolver(deps: Deps, run: RunConnections): (name: strin
     const row = await usableConnection(deps, run, name);
     if (row.kind !== 'mcp') wrongKind(name, row, 'an MCP server');
     return mcpClientFor(versionKey(row), () =>
-      connectMcp(row.config as McpConfig, credentialsOf(deps.config, row) as McpCredentials, {
+      connectMcp(row.config as StoredMcpConfig, credentialsOf(deps.config, row) as McpCredentials, {
         allowHosts: deps.config.http.allowHosts,
-        stdioCommands: deps.config.mcp.stdioCommands,
+        mcpStdio: deps.config.mcp,
       }).catch((err: unknown) => {
         const reason = err instanceof Error ? err.message : String(err);
-        // A refused address or command is the connection's settings, not a passing fault.
-        if (err instanceof BlockedAddressError || err instanceof McpSetupError)
-          throw ApplicationFailure.nonRetryable(`connection "${name}": ${reason}`, 'ConnectionRefused');
+        // A refused address, a server the operator does not declare, a command: the connection's settings, not a
+        // passing fault.
+        const blocked = blockedCause(err);
+        if (blocked || err instanceof McpSetupError)
+          throw ApplicationFailure.nonRetryable(
+            `connection "${name}": ${blocked?.message ?? reason}`,
+            'ConnectionRefused',
+          );
         throw ApplicationFailure.retryable(
           `connection "${name}" cannot reach its MCP server: ${reason}`,
           'McpUnreachable',

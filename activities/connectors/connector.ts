@@ -8,10 +8,18 @@ import type { ToolContext } from '../tools/handlers';
 import type { TokenOptions } from './oauth/tokens';
 import type { McpLimits } from './mcp/client';
 
-/** What the operator allows connections to reach (CADRE_HTTP_ALLOW_HOSTS, CADRE_MCP_STDIO_COMMANDS, ...). */
+/** What the operator allows connections to reach and start (CADRE_HTTP_ALLOW_HOSTS, CADRE_MCP_STDIO_SERVERS, ...). */
 export interface ConnectorLimits extends McpLimits {
-  /** Directories a DuckDB warehouse connection may read (CADRE_WAREHOUSE_DIRS). */
+  /**
+   * The roots of the directories DuckDB warehouse connections read (CADRE_WAREHOUSE_DIRS): a workspace's connection
+   * reads only its own directory under each, `<root>/<workspace id>/`.
+   */
   warehouseDirs?: readonly string[];
+  /**
+   * The workspace whose connection is checked or opened (set wherever one is): what is only the workspace's own, its
+   * warehouse directories, is found by it. Unset → a warehouse connection is refused.
+   */
+  workspaceId?: string;
 }
 
 /** The parts of a connector's definition its code is typed by. */

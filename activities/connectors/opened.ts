@@ -8,7 +8,7 @@ import type { ConnectorLimits, OpenedConnection } from './connector';
 
 export const connectorLimitsOf = (config: CadreConfig): ConnectorLimits => ({
   allowHosts: config.http.allowHosts,
-  stdioCommands: config.mcp.stdioCommands,
+  mcpStdio: config.mcp,
   warehouseDirs: config.warehouse.dirs,
 });
 
@@ -27,7 +27,7 @@ export function connectionOpener(deps: Deps, run: RunConnections): OpenConnectio
       config,
       credentials: credentialsOf(deps.config, row),
       version: `${row.id}:${new Date(row.updated_at).toISOString()}`,
-      limits: connectorLimitsOf(deps.config),
+      limits: { ...connectorLimitsOf(deps.config), workspaceId: row.workspace_id },
       // The account acts for this connection: this connection's own use is what lets the run use that one.
       accountToken:
         account === undefined

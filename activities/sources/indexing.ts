@@ -5,7 +5,7 @@ import { loadSecretBox, type SecretBox } from '../../db/secret-box';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { ActivityDeps } from '../deps';
-import { assertPublicUrl, BlockedAddressError } from '../tools/ssrf-guard';
+import { BlockedAddressError, publicFetch } from '../tools/ssrf-guard';
 import { loadEmbedder } from './embedder';
 import { extract, inspect } from './extract';
 import {
@@ -43,16 +43,10 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
   ): Promise<{ content: Buffer; contentType: string | null; finalUrl: URL }> {
     let target = new URL(url);
     const origin = target.origin;
-    // Redirects are followed by hand so that every hop passes the address check.
+    // Redirects are followed by hand so that a credential goes only to its origin; each hop's address is checked
+    // where it connects (publicFetch).
     for (let hop = 0; hop < 5; hop++) {
-      try {
-        await assertPublicUrl(target, config.http.allowHosts);
-      } catch (err) {
-        if (err instanceof BlockedAddressError)
-          throw ApplicationFailure.nonRetryable(`${url} cannot be fetched: ${err.message}`, 'BlockedAddress');
-        throw err;
-      }
-      const res = await fetch(target, {
+      const res = await publicFetch(config.http.allowHosts)(target, {
         redirect: 'manual',
         headers: {
           accept: 'text/html,application/pdf,*/*;q=0.8',
@@ -61,6 +55,10 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
           ...(authorization && target.origin === origin ? { authorization } : {}),
         },
         signal: AbortSignal.timeout(30_000),
+      }).catch((err: unknown) => {
+        if (err instanceof BlockedAddressError)
+          throw ApplicationFailure.nonRetryable(`${url} cannot be fetched: ${err.message}`, 'BlockedAddress');
+        throw err;
       });
       if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
         target = new URL(res.headers.get('location')!, target);

@@ -2,7 +2,7 @@
 // from (run, item, node), so the receiving system can drop a repeat if a retry ever gets that far.
 import { createTransport, type Transporter } from 'nodemailer';
 import { ApplicationFailure } from '@temporalio/common';
-import { assertPublicUrl, BlockedAddressError } from './ssrf-guard';
+import { BlockedAddressError, publicFetch } from './ssrf-guard';
 import { ToolInput, ToolName } from '../../model/tools';
 import { renderOutputFile, textOutputFile, type OutputFormat } from '../output-files';
 import type { SqlClient } from '../connectors/sql/client';
@@ -51,14 +51,8 @@ function transport(url: string): Transporter {
 
 async function httpRequest(input: ToolInput<'http.request'>, ctx: ToolContext): Promise<unknown> {
   const url = new URL(input.url);
-  try {
-    await assertPublicUrl(url, ctx.http.allowHosts);
-  } catch (err) {
-    if (err instanceof BlockedAddressError) throw ApplicationFailure.nonRetryable(err.message, 'BlockedAddress');
-    throw err;
-  }
   const hasBody = input.body !== undefined && input.method !== 'GET';
-  const res = await fetch(url, {
+  const res = await publicFetch(ctx.http.allowHosts)(url, {
     method: input.method,
     headers: {
       accept: 'application/json',
@@ -67,8 +61,11 @@ async function httpRequest(input: ToolInput<'http.request'>, ctx: ToolContext): 
       ...input.headers,
     },
     body: hasBody ? JSON.stringify(input.body) : undefined,
-    redirect: 'manual', // a redirect could lead past the address check
+    redirect: 'manual', // a redirect's answer is the tool's answer, as the agent asked for this URL
     signal: AbortSignal.timeout(30_000),
+  }).catch((err: unknown) => {
+    if (err instanceof BlockedAddressError) throw ApplicationFailure.nonRetryable(err.message, 'BlockedAddress');
+    throw err;
   });
   const text = await res.text();
   let body: unknown = text;

@@ -11,10 +11,12 @@ import { connectionTools, isToolName, parseConnectionToolName, toolDefinitions }
 import { externalToolHandlers, type ToolContext } from './handlers';
 import { mcpClientResolver, openApiResolver } from '../connectors/connections';
 import { listMcpTools } from '../connectors/mcp/client';
+import { readOnlyMessage, sqlConnectionWrites, sqlWriteTools } from '../connectors/sql/writes';
 import { openApiBaseUrl, openApiOperations } from '../connectors/openapi/document';
 import { callOpenApiOperation } from '../connectors/openapi/call';
 import { oauthFetch } from '../connectors/oauth/tokens';
 import type { ActivityDeps } from '../deps';
+import { publicFetch } from './ssrf-guard';
 
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown };
 
@@ -33,20 +35,34 @@ export interface StepTool {
 const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
 const mcpToolLists = new WeakMap<McpClient, Promise<McpTool[]>>();
 
-function builtInTool(name: keyof typeof toolDefinitions, connections: readonly string[]): StepTool {
+/**
+ * A built-in tool. A connection tool names the agent's connections as its only choices; a SQL tool that writes, only
+ * those of them that allow writes (`writes`: whether each SQL connection does), and refuses a read-only one at once.
+ */
+function builtInTool(
+  name: keyof typeof toolDefinitions,
+  connections: readonly string[],
+  writes?: ReadonlyMap<string, boolean>,
+): StepTool {
   const def = toolDefinitions[name];
   const inputSchema = z.toJSONSchema(def.input, { io: 'input' }) as JsonSchemaObject & {
     properties: Record<string, Record<string, unknown>>;
   };
-  // A connection tool names the agent's connections as its only choices.
+  const usable = writes ? connections.filter((c) => writes.get(c) === true) : connections;
   if (connectionTools.has(name))
-    inputSchema.properties.connection = { ...inputSchema.properties.connection, enum: [...connections] };
+    inputSchema.properties.connection = { ...inputSchema.properties.connection, enum: [...usable] };
   const handler = externalToolHandlers[name] as ((i: unknown, c: ToolContext) => Promise<unknown>) | undefined;
   return {
     name,
     description: def.description,
     inputSchema,
-    parse: (input) => def.input.parse(input) as Record<string, unknown>,
+    parse: (input) => {
+      const args = def.input.parse(input) as Record<string, unknown>;
+      const connection = String(args.connection);
+      if (writes?.get(connection) === false)
+        throw ApplicationFailure.nonRetryable(readOnlyMessage(connection), 'SqlReadOnly');
+      return args;
+    },
     call: handler && ((input, ctx) => handler(input, ctx)),
   };
 }
@@ -115,17 +131,22 @@ async function apiTools(
       'UnknownTool',
     );
   const { auth } = config;
+  const { allowHosts } = deps.config.http;
   const target = {
     connection,
     baseUrl: openApiBaseUrl(config),
     auth,
     credentials,
-    allowHosts: deps.config.http.allowHosts,
     // The OAuth account it names acts for it: this connection's own use is what lets the run use that one.
     send:
       auth.type === 'oauth2'
-        ? oauthFetch(deps, { runId: run.runId, connections: [auth.connection] }, auth.connection)
-        : (url: URL, init: RequestInit) => fetch(url, init),
+        ? oauthFetch(
+            deps,
+            { runId: run.runId, connections: [auth.connection] },
+            auth.connection,
+            publicFetch(allowHosts),
+          )
+        : publicFetch(allowHosts),
   };
   return chosen.map((op) => {
     const name = `api.${connection}.${op.id}`;
@@ -144,12 +165,21 @@ export async function resolveTools(
   names: readonly string[],
   deps: ActivityDeps,
   run: { runId: string; connections: readonly string[] },
+  /** For a model: a SQL tool that writes is left out when none of the agent's connections allows writes. */
+  { forModel = false }: { forModel?: boolean } = {},
 ): Promise<StepTool[]> {
   const mcpClient = mcpClientResolver(deps, run);
   const out: StepTool[] = [];
+  let writes: Map<string, boolean> | undefined;
   for (const name of names) {
     if (isToolName(name)) {
-      out.push(builtInTool(name, run.connections));
+      if (!sqlWriteTools.has(name)) {
+        out.push(builtInTool(name, run.connections));
+        continue;
+      }
+      writes ??= await sqlConnectionWrites(deps.knex, { runId: run.runId }, run.connections);
+      if (forModel && ![...writes.values()].includes(true)) continue;
+      out.push(builtInTool(name, run.connections, writes));
       continue;
     }
     const mcp = parseConnectionToolName(name);

@@ -113,7 +113,7 @@ export interface components {
       item_seq: number;
       node_id: string;
       reason: string;
-      status: 'pending' | 'accepted' | 'rejected' | 'sent_on';
+      status: 'pending' | 'accepted' | 'rejected' | 'sent_on' | 'cancelled';
       data: Record<string, unknown>;
       output: Record<string, unknown>;
       decision: {
@@ -486,10 +486,14 @@ export interface components {
               }
             | {
                 transport: 'stdio';
-                command: string;
-                args: string[];
+                server: string;
               }
           )
+        | {
+            transport: 'stdio';
+            command: string;
+            args: string[];
+          }
         | {
             document_url?: string;
             document?: Record<string, unknown>;
@@ -584,6 +588,12 @@ export interface components {
             calendar?: string;
             timezone: string;
           };
+      document?: {
+        title: string | null;
+        version: string | null;
+        operation_count: number;
+        server_url: string | null;
+      };
       where: string;
       status: 'connected' | 'pending_authorization' | 'needs_reauthorization' | 'revoked' | 'failing';
       status_detail: string | null;
@@ -617,6 +627,10 @@ export interface components {
         description: string;
         options_schema: Record<string, unknown>;
       }[];
+    };
+    McpServer: {
+      name: string;
+      description: string | null;
     };
     ConnectionTool: {
       name: string;
@@ -1161,6 +1175,7 @@ export interface paths {
         };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -1190,6 +1205,7 @@ export interface paths {
       responses: {
         302: { content?: never };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -1686,6 +1702,7 @@ export interface paths {
         };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         410: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -1779,6 +1796,7 @@ export interface paths {
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -1844,6 +1862,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -1868,6 +1887,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -1892,6 +1912,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -2492,6 +2513,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -2797,6 +2819,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -2813,6 +2836,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -2842,6 +2866,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -2868,6 +2893,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -2891,6 +2917,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -2907,6 +2934,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -2923,6 +2951,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3060,6 +3089,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3076,6 +3106,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3117,6 +3148,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3140,6 +3172,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3370,6 +3403,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3393,6 +3427,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3434,6 +3469,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3450,6 +3486,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3653,6 +3690,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3670,6 +3708,7 @@ export interface paths {
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3694,6 +3733,7 @@ export interface paths {
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3801,6 +3841,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3844,6 +3885,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3882,6 +3924,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3913,6 +3956,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3929,6 +3973,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3945,6 +3990,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3968,6 +4014,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3985,6 +4032,7 @@ export interface paths {
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4022,6 +4070,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4052,6 +4101,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4081,6 +4131,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4120,7 +4171,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          status?: 'pending' | 'accepted' | 'rejected' | 'sent_on';
+          status?: 'pending' | 'accepted' | 'rejected' | 'sent_on' | 'cancelled';
           agent_id?: string;
           run_id?: string;
           limit?: number;
@@ -4141,6 +4192,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4249,6 +4301,29 @@ export interface paths {
       };
     };
   };
+  '/mcp-servers': {
+    get: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['McpServer'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
   '/connections': {
     get: {
       parameters: {
@@ -4306,8 +4381,7 @@ export interface paths {
                     }
                   | {
                       transport: 'stdio';
-                      command: string;
-                      args?: string[];
+                      server: string;
                     };
                 credentials?: {
                   headers?: Record<string, string>;
@@ -4526,6 +4600,7 @@ export interface paths {
       responses: {
         302: { content?: never };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -4541,6 +4616,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4581,6 +4657,25 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/connections/{id}/document': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: { content: { 'application/json': Record<string, unknown> } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4631,6 +4726,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4647,6 +4743,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4663,6 +4760,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4713,6 +4811,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -4795,6 +4894,7 @@ export interface paths {
       responses: {
         200: { content: { 'application/json': components['schemas']['FormDefinition'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -4863,6 +4963,7 @@ export interface paths {
         };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -4905,6 +5006,7 @@ export interface paths {
         200: { content: { 'application/json': components['schemas']['PublicRun'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -4919,6 +5021,7 @@ export interface paths {
         200: { content: { 'application/octet-stream': string } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
@@ -4990,6 +5093,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5004,6 +5108,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5036,6 +5141,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5088,6 +5194,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5105,6 +5212,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5191,6 +5299,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5205,6 +5314,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5237,6 +5347,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5272,6 +5383,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5312,6 +5424,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5386,6 +5499,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5403,6 +5517,7 @@ export interface paths {
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         502: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -5548,6 +5663,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5627,6 +5743,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };

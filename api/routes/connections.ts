@@ -22,6 +22,8 @@ import {
   listConnectionTools,
 } from '../../activities/connectors/check';
 import type { ConnectorLimits } from '../../activities/connectors/connector';
+import { openApiSummary } from '../../activities/connectors/openapi/document';
+import { McpServerStartError } from '../../activities/connectors/mcp/stdio';
 import { auditRequest } from '../audit-request';
 import type { Logger } from '../logger';
 import { authorizationUrl, currentAccessToken, oauthCredentialsOf, revokeConnectionTokens } from './connection-oauth';
@@ -33,13 +35,23 @@ import { bodies } from '../request-bodies';
 import { jsonBody, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
 
+/**
+ * A connection as the API answers it. A REST API's document (kilobytes to megabytes) is summed up here, its title,
+ * version and number of operations; the document itself is answered by GET /connections/{id}/document.
+ */
 export function connectionJson(c: ConnectionRow) {
+  const config = c.config as Record<string, unknown>;
+  const api = c.kind === 'openapi';
+  const { document, ...withoutDocument } = config;
   return {
     id: c.id,
     name: c.name,
     kind: c.kind,
-    config: c.config,
-    where: whereOf(c.kind, c.config as Record<string, unknown>),
+    config: api ? withoutDocument : c.config,
+    ...(api
+      ? { document: openApiSummary(document as Record<string, unknown> | undefined, config.document_url as string) }
+      : {}),
+    where: whereOf(c.kind, config),
     status: c.status,
     status_detail: c.status_detail,
     can: connectionAbilities(c.kind, c.config),
@@ -83,16 +95,19 @@ const eventsJson = (kind: ConnectionKind) =>
     options_schema: schemaOf(e.options),
   }));
 
-/** Where a connection points: a host, a server's URL or command, a provider, a mailbox, a bucket. */
+/** Where a connection points: a host, a server's URL or name, a provider, a mailbox, a bucket. */
 function whereOf(kind: ConnectionKind, config: Record<string, unknown>): string {
   if (isConnectorKind(kind)) {
     const parsed = connectorOf(kind).config.safeParse(config);
     return parsed.success ? connectorOf(kind).where(parsed.data) : 'settings to complete';
   }
+  if (kind === 'mcp' && config.transport === 'stdio')
+    return config.server !== undefined
+      ? `the server "${String(config.server)}"`
+      : `the command ${String(config.command)} (no longer allowed)`;
   return String(
     config.host ??
       config.url ??
-      config.command ??
       config.issuer ??
       config.token_endpoint ??
       config.base_url ??
@@ -113,6 +128,19 @@ function accountNamed(kind: ConnectionKind, config: Record<string, unknown>): st
   }
   const auth = config.auth as { type?: string; connection?: string } | undefined;
   return kind === 'openapi' && auth?.type === 'oauth2' ? auth.connection : undefined;
+}
+
+/**
+ * The stored settings a change is merged over. An MCP server's are its transport's alone: a change of transport
+ * starts afresh, and the command a stdio connection named before servers were declared by the operator is dropped
+ * (a change that names a server replaces it; one that does not is refused for lacking a server).
+ */
+function mergedOver(current: ConnectionRow, patch: Record<string, unknown> | undefined): Record<string, unknown> {
+  const config = current.config as Record<string, unknown>;
+  if (current.kind !== 'mcp') return config;
+  if (patch?.transport !== undefined && patch.transport !== config.transport) return {};
+  const { command: _command, args: _args, ...kept } = config;
+  return kept;
 }
 
 export function connectionRoutes(
@@ -139,9 +167,11 @@ export function connectionRoutes(
     credentials: unknown,
   ) =>
     failingAs(c.kind, given, async () => {
-      const config = await completeConnectionConfig(c.kind, given, deps.connectors);
+      // What is the workspace's own (its warehouse directories) is found by the workspace.
+      const limits = { ...deps.connectors, workspaceId: c.workspaceId };
+      const config = await completeConnectionConfig(c.kind, given, limits);
       const accountToken = (account: string) => currentAccessToken(knex, secrets, c.workspaceId, account);
-      const found = await checkConnection(c.kind, config, credentials, deps.connectors, { name: c.name, accountToken });
+      const found = await checkConnection(c.kind, config, credentials, limits, { name: c.name, accountToken });
       return { config, found };
     });
 
@@ -149,7 +179,11 @@ export function connectionRoutes(
     try {
       return await attempt();
     } catch (err) {
-      const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
+      // A server that would not start says why with the end of its stderr: that is kept, the rest is one line.
+      const reason =
+        err instanceof McpServerStartError
+          ? err.message.slice(0, 5000)
+          : (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
       throw new ApiError(422, 'connection_failed', `could not connect to ${target(kind, config)}: ${reason}`);
     }
   }
@@ -169,6 +203,16 @@ export function connectionRoutes(
 
   r.get('/connectors', requirePermission('read'), (_req, res) => {
     res.json({ data: connectorKinds.map(connectorJson), next_cursor: null });
+  });
+
+  // The stdio MCP servers the operator declares, which a connection picks by name: names and descriptions only
+  // (their commands, arguments and environments stay the operator's).
+  r.get('/mcp-servers', requirePermission('read'), (_req, res) => {
+    const servers = Object.entries(deps.connectors.mcpStdio?.stdioServers ?? {});
+    res.json({
+      data: servers.map(([name, s]) => ({ name, description: s.description ?? null })),
+      next_cursor: null,
+    });
   });
 
   r.get('/connections', requirePermission('read'), async (req, res) => {
@@ -229,12 +273,25 @@ export function connectionRoutes(
     res.json(connectionJson(await load(knex, req.auth!.workspace.id, param(req, 'id'))));
   });
 
+  // A REST API's OpenAPI document, as it was fetched or given (the connection's answers only sum it up).
+  r.get('/connections/:id/document', requirePermission('read'), async (req, res) => {
+    const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
+    const { document } = c.config as { document?: unknown };
+    if (c.kind !== 'openapi' || document === undefined)
+      throw new ApiError(
+        409,
+        'not_openapi',
+        `connection "${c.name}" is ${c.kind}: only REST API (openapi) connections have a document`,
+      );
+    res.json(document);
+  });
+
   // New settings or credentials (a rotated password): tested before they replace the old ones.
   r.patch('/connections/:id', requirePermission('admin'), ...body, async (req, res) => {
     const current = await load(knex, req.auth!.workspace.id, param(req, 'id'));
     const patch = parseBody(bodies.updateConnection, req.body);
     const schemas = connectionSchemas[current.kind];
-    const merged = { ...(current.config as Record<string, unknown>), ...patch.config } as Record<string, unknown>;
+    const merged = { ...mergedOver(current, patch.config), ...patch.config } as Record<string, unknown>;
     // A new document_url is fetched again, unless the document itself comes with it.
     if (patch.config?.document_url !== undefined && patch.config.document === undefined) delete merged.document;
     const given = parseBody(schemas.config, merged) as Record<string, unknown>;

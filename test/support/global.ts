@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Knex } from 'knex';
-import { loadConfig, type CadreConfig } from '../../cadre.config';
+import { databaseUrl, loadConfig, type CadreConfig } from '../../cadre.config';
 import { createKnex } from '../../db/knex';
 import { migrate } from '../../db/migrate';
 import { loadTemporalConfig, type TemporalConfig } from '../../temporal.config';
@@ -101,7 +101,7 @@ async function startStack(): Promise<TestStack> {
     waitFor('Temporal dev server', async () => (await connectTemporal(temporalConfig)).connection.close(), 60_000),
     waitFor('embedded Postgres', () => tcpOpen(dbPort), 60_000),
   ]);
-  const knex = createKnex(`postgres://postgres:postgres@127.0.0.1:${dbPort}/postgres`, { max: 20 });
+  const knex = createKnex(databaseUrl(config), { max: 20 });
   await migrate(knex);
   stack = {
     dataDir,

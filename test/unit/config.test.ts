@@ -45,7 +45,7 @@ describe('loadConfig', () => {
       accountRecoverySeconds: 30 * 86_400,
       previousSecretKeys: [],
       http: { allowHosts: [] },
-      mcp: { stdioCommands: [] },
+      mcp: { stdioServers: {}, stdioUser: 'nobody', stdioDir: path.join(c.dataDir, 'tmp', 'mcp') },
       warehouse: { dirs: [path.join(c.dataDir, 'warehouse')] },
       logLevel: 'info',
     });
@@ -121,6 +121,59 @@ describe('loadConfig', () => {
     assert.equal(c.logLevel, 'debug');
   });
 
+  it('reads the stdio MCP servers the operator declares, as JSON or from a JSON file', () => {
+    const files = { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv/share'] };
+    const inline = loadConfig({
+      CADRE_MCP_STDIO_SERVERS: JSON.stringify({ files, git: { command: 'uvx', env: { GIT_DIR: '/srv/repo' } } }),
+      CADRE_MCP_STDIO_USER: 'mcp-runner',
+    });
+    assert.deepEqual(inline.mcp.stdioServers, {
+      files: { ...files, env: {} },
+      git: { command: 'uvx', args: [], env: { GIT_DIR: '/srv/repo' } },
+    });
+    assert.equal(inline.mcp.stdioUser, 'mcp-runner');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-config-'));
+    try {
+      const file = path.join(dir, 'servers.json');
+      fs.writeFileSync(file, JSON.stringify({ files: { ...files, description: 'The shared drive' } }));
+      assert.deepEqual(loadConfig({ CADRE_MCP_STDIO_SERVERS: file }).mcp.stdioServers, {
+        files: { ...files, env: {}, description: 'The shared drive' },
+      });
+      assertConfigError(
+        () => loadConfig({ CADRE_MCP_STDIO_SERVERS: path.join(dir, 'missing.json') }),
+        'CADRE_MCP_STDIO_SERVERS',
+        /cannot read .*missing\.json \(ENOENT\)/,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses CADRE_MCP_STDIO_COMMANDS, saying to declare servers instead, and malformed declarations', () => {
+    assertConfigError(
+      () => loadConfig({ CADRE_MCP_STDIO_COMMANDS: 'npx,uvx' }),
+      'CADRE_MCP_STDIO_COMMANDS',
+      /no longer read: .*CADRE_MCP_STDIO_SERVERS.*"transport": "stdio", "server": "files"/,
+    );
+    const servers = (value: unknown) => () =>
+      loadConfig({ CADRE_MCP_STDIO_SERVERS: typeof value === 'string' ? value : JSON.stringify(value) });
+    assertConfigError(servers('{"files": '), 'CADRE_MCP_STDIO_SERVERS', /valid JSON/);
+    assertConfigError(servers({ files: { args: ['x'] } }), 'CADRE_MCP_STDIO_SERVERS', /server "files" command: /);
+    assertConfigError(
+      servers({ files: { command: 'npx', arg: ['-y'] } }),
+      'CADRE_MCP_STDIO_SERVERS',
+      /server "files": Unrecognized key: "arg"/,
+    );
+    assertConfigError(servers({ 'My Files': { command: 'npx' } }), 'CADRE_MCP_STDIO_SERVERS', /lower-case letters/);
+    assertConfigError(
+      servers({ files: { command: 'npx', env: { 'NOT A NAME': 'x' } } }),
+      'CADRE_MCP_STDIO_SERVERS',
+      /server "files" env\.NOT A NAME: an environment variable name/,
+    );
+    assertConfigError(() => loadConfig({ CADRE_MCP_STDIO_USER: 'root' }), 'CADRE_MCP_STDIO_USER', /not root/);
+    assertConfigError(() => loadConfig({ CADRE_MCP_STDIO_USER: '0:0' }), 'CADRE_MCP_STDIO_USER', /not root/);
+  });
+
   it('derives publicUrl from the web port when CADRE_PUBLIC_URL is unset', () => {
     assert.equal(loadConfig({ CADRE_WEB_PORT: '4000' }).web.publicUrl, 'http://localhost:4000');
   });
@@ -144,12 +197,22 @@ describe('loadConfig', () => {
   });
 
   describe('databaseUrl', () => {
-    it('points at the embedded server on the configured port when DATABASE_URL is unset', () => {
-      assert.equal(databaseUrl(loadConfig({})), 'postgres://postgres:postgres@127.0.0.1:5433/postgres');
-      assert.equal(
-        databaseUrl(loadConfig({ CADRE_DB_PORT: '6000', DATABASE_URL: '' })),
-        'postgres://postgres:postgres@127.0.0.1:6000/postgres',
-      );
+    it('points at the embedded server on the configured port, with a password generated once, when DATABASE_URL is unset', () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-config-'));
+      try {
+        const url = new URL(databaseUrl(loadConfig({ CADRE_DATA_DIR: dir })));
+        assert.equal(`${url.hostname}:${url.port}${url.pathname}`, '127.0.0.1:5433/postgres');
+        const password = decodeURIComponent(url.password);
+        assert.ok(password.length >= 32 && password !== 'postgres', 'no well-known password');
+        assert.equal(fs.readFileSync(path.join(dir, 'db.password'), 'utf8').trim(), password);
+        assert.equal(fs.statSync(path.join(dir, 'db.password')).mode & 0o777, 0o600);
+        const again = new URL(
+          databaseUrl(loadConfig({ CADRE_DATA_DIR: dir, CADRE_DB_PORT: '6000', DATABASE_URL: '' })),
+        );
+        assert.equal(`${again.port}:${decodeURIComponent(again.password)}`, `6000:${password}`);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('returns DATABASE_URL (trimmed) when set', () => {

@@ -5,11 +5,12 @@ import pg from 'pg';
 import { servePglite, type PgliteServer } from '../../db/pglite-server';
 
 describe('embedded Postgres server (db/pglite-server.ts)', () => {
+  const password = 'generated-4f9c2a';
   let db: PGlite;
   let server: PgliteServer;
   const clients: pg.Client[] = [];
   const connect = async () => {
-    const c = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres' });
+    const c = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'postgres', password, database: 'postgres' });
     c.on('error', () => undefined); // a test destroys sockets on purpose
     await c.connect();
     clients.push(c);
@@ -18,7 +19,7 @@ describe('embedded Postgres server (db/pglite-server.ts)', () => {
 
   before(async () => {
     db = await PGlite.create();
-    server = await servePglite(db, { host: '127.0.0.1', port: 0, maxConnections: 50 });
+    server = await servePglite(db, { host: '127.0.0.1', port: 0, maxConnections: 50, password });
     await db.exec('create table t (id int primary key, who text)');
   });
   after(async () => {
@@ -27,6 +28,17 @@ describe('embedded Postgres server (db/pglite-server.ts)', () => {
     await db.close();
   });
   beforeEach(() => db.exec('delete from t'));
+
+  it('asks every connection for its password, and refuses a wrong or missing one', async () => {
+    for (const wrong of ['postgres', '', undefined]) {
+      const c = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'postgres', password: wrong });
+      c.on('error', () => undefined);
+      await assert.rejects(c.connect(), /password authentication failed for user "postgres"|password must be a string/);
+      await c.end().catch(() => undefined);
+    }
+    const right = await connect();
+    assert.equal((await right.query('select 1 as one')).rows[0].one, 1);
+  });
 
   it('keeps each connection out of the others’ transactions', async () => {
     const [a, b] = [await connect(), await connect()];

@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { DAVClient, type DAVCalendar } from 'tsdav';
 import type { caldavConnector } from '../../../model/connectors/caldav';
-import { assertPublicUrl, BlockedAddressError } from '../../tools/ssrf-guard';
+import { BlockedAddressError, publicFetch } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
 
 export type CaldavConnection = OpenedConnection<typeof caldavConnector>;
@@ -51,15 +51,6 @@ function networkReason(err: unknown): string {
   return e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
 }
 
-async function allowedAddress(url: URL, c: CaldavConnection) {
-  try {
-    await assertPublicUrl(url, c.limits.allowHosts ?? []);
-  } catch (err) {
-    if (err instanceof BlockedAddressError) throw refused(err.message, 'BlockedAddress');
-    throw passing(`could not resolve ${url.hostname}: ${networkReason(err)}`, 'CalendarUnreachable');
-  }
-}
-
 /** One request to the connection's server: allowed address, timeout, 429 waited out, failures as messages. */
 async function guardedRequest(
   c: CaldavConnection,
@@ -74,12 +65,16 @@ async function guardedRequest(
         'give the address the calendar is served from',
       'CalendarElsewhere',
     );
-  await allowedAddress(url, c);
   for (let attempt = 0; ; attempt++) {
     let res: Response;
     try {
-      res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      res = await publicFetch(c.limits.allowHosts ?? [])(url, {
+        ...init,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
     } catch (err) {
+      if (err instanceof BlockedAddressError) throw refused(err.message, 'BlockedAddress');
       throw passing(`could not reach ${base.host}: ${networkReason(err)}`, 'CalendarUnreachable');
     }
     seen.server ??= res.headers.get('server') ?? undefined;
@@ -162,7 +157,6 @@ function chooseCalendar(c: CaldavConnection, calendars: DAVCalendar[], base: URL
 
 async function openSession(c: CaldavConnection): Promise<CalendarSession> {
   const base = new URL(c.config.server_url);
-  await allowedAddress(base, c);
   const seen: { server?: string } = {};
   const guarded = serverFetch(c, base, seen);
   const client = new DAVClient({

@@ -1,10 +1,11 @@
 // The IMAP side of an email connection, with imapflow: one logged-in client per connection version, kept while it is
 // used (imapflow's mailbox lock lets one call at a time work in a folder) and logged in again when the server has
 // dropped it. Failures become messages a person can act on, split into what a retry can fix and what it cannot.
+import net from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { ImapFlow, type ImapFlowError } from 'imapflow';
 import type { emailConnector, EmailConfig } from '../../../model/connectors/email';
-import { assertPublicHost, BlockedAddressError } from '../../tools/ssrf-guard';
+import { BlockedAddressError, publicAddress } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
 
 export type EmailConnection = OpenedConnection<typeof emailConnector>;
@@ -67,9 +68,10 @@ export const mustUpgrade = (host: string, allowHosts: readonly string[]) =>
 /** A client logged in to the connection's IMAP server (the caller logs it out). */
 export async function login(c: EmailConnection, opts: { socketTimeoutMs?: number } = {}): Promise<ImapFlow> {
   const { imap } = c.config;
-  await assertPublicHost(imap.host, imapPort(c.config), c.limits.allowHosts);
   const client = new ImapFlow({
-    host: imap.host,
+    // The checked address, never resolved again; TLS checks the certificate against the host's name.
+    host: await publicAddress(imap.host, imapPort(c.config), c.limits.allowHosts),
+    servername: net.isIP(imap.host) ? undefined : imap.host,
     port: imapPort(c.config),
     secure: imap.secure,
     doSTARTTLS: imap.secure ? undefined : mustUpgrade(imap.host, c.limits.allowHosts) || undefined,

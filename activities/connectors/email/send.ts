@@ -1,12 +1,13 @@
 // Sending as a connected mailbox, with nodemailer over its SMTP server. The Message-ID is derived from the call's
 // idempotency key, so a resend of the same step is the same message to every mail system; and when the mailbox has
 // a sent folder it is looked up first, so a step retried after its mail went out does not send it again.
+import net from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { createTransport, type Transporter } from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { z } from 'zod';
 import type { emailConnector, EmailConfig } from '../../../model/connectors/email';
-import { assertPublicHost, BlockedAddressError } from '../../tools/ssrf-guard';
+import { BlockedAddressError, publicAddress } from '../../tools/ssrf-guard';
 import type { ToolContext } from '../../tools/handlers';
 import { clientCache } from '../connector';
 import { inFolder, mustUpgrade, refused, sentFolderOf, imapClient, type EmailConnection } from './imap';
@@ -21,10 +22,12 @@ export const stableMessageId = (idempotencyKey: string, domain: string) =>
 
 const domainOf = (address: string) => /@([\w.-]+)>?\s*$/.exec(address)?.[1] ?? 'cadre';
 
-function smtpTransport(c: EmailConnection): Transporter {
+/** A transport to `address`, the checked address of the SMTP host (never resolved again; TLS checks the name). */
+function smtpTransport(c: EmailConnection, address: string): Transporter {
   const smtp = c.config.smtp!;
   return createTransport({
-    host: smtp.host,
+    host: address,
+    servername: net.isIP(smtp.host) ? undefined : smtp.host,
     port: smtpPort(smtp),
     secure: smtp.secure,
     requireTLS: !smtp.secure && mustUpgrade(smtp.host, c.limits.allowHosts),
@@ -115,8 +118,8 @@ export async function sendOnce(c: EmailConnection, message: OutgoingMail) {
   const raw = await mail.build();
   let info;
   try {
-    await assertPublicHost(smtp.host, smtpPort(smtp), c.limits.allowHosts);
-    const transport = await transports(c.version, async () => smtpTransport(c));
+    const address = await publicAddress(smtp.host, smtpPort(smtp), c.limits.allowHosts);
+    const transport = await transports(`${c.version}@${address}`, async () => smtpTransport(c, address));
     info = await transport.sendMail({ envelope: mail.getEnvelope(), raw });
   } catch (err) {
     throw smtpFailure(c.config, err);
@@ -134,13 +137,13 @@ export async function sendOnce(c: EmailConnection, message: OutgoingMail) {
 /** Logs in to the SMTP server as a send would, without sending. */
 export async function verifySmtp(c: EmailConnection): Promise<void> {
   const smtp = c.config.smtp!;
-  const transport = smtpTransport(c);
+  let transport: Transporter | undefined;
   try {
-    await assertPublicHost(smtp.host, smtpPort(smtp), c.limits.allowHosts);
+    transport = smtpTransport(c, await publicAddress(smtp.host, smtpPort(smtp), c.limits.allowHosts));
     await transport.verify();
   } catch (err) {
     throw smtpFailure(c.config, err);
   } finally {
-    transport.close();
+    transport?.close();
   }
 }

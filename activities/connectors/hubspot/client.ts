@@ -3,10 +3,11 @@
 // Retry-After and would send a create again after a 5xx), rate limits waited out as Retry-After asks within bounds,
 // one refresh of an account's token that HubSpot refused, and HubSpot's errors as messages a person can act on.
 import { createHash } from 'node:crypto';
+import type { Agent } from 'node:http';
 import { ApplicationFailure } from '@temporalio/common';
 import { Client } from '@hubspot/api-client';
 import type { hubspotConnector } from '../../../model/connectors/hubspot';
-import { assertPublicUrl, BlockedAddressError } from '../../tools/ssrf-guard';
+import { blockedCause, guardedAgents } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
 import { RateLimited, waitingOutRateLimits } from '../rate-limit';
 import { actingToken } from '../acting-token';
@@ -34,14 +35,50 @@ const tokenOf = (c: HubspotConnection) =>
 
 const clients = clientCache<Client>(() => undefined);
 
+/**
+ * Every call of the client with call-time options that set `agent`. @hubspot/api-client 13 applies the middleware of
+ * its configuration (its `httpAgent` option among them) only to calls given call-time options: its generated APIs
+ * start from an empty middleware list otherwise. An API object (`crm.objects.basicApi`) is one with an `api`; its
+ * methods take their options last.
+ */
+function withAgent<T extends object>(target: T, agent: Agent, seen = new WeakMap<object, object>()): T {
+  const known = seen.get(target);
+  if (known) return known as T;
+  const options = {
+    middleware: [{ pre: async (ctx: RequestContext) => (ctx.setAgent(agent), ctx), post: async <R>(r: R) => r }],
+    middlewareMergeStrategy: 'append',
+  };
+  const proxy = new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value = Reflect.get(obj, prop, receiver);
+      if (typeof value === 'function' && 'api' in obj) {
+        const declared = (Object.getPrototypeOf(obj) as Record<PropertyKey, unknown>)[prop];
+        const arity = typeof declared === 'function' ? declared.length : value.length;
+        return (...args: unknown[]) =>
+          value.apply(obj, [...args, ...new Array(Math.max(0, arity - 1 - args.length)).fill(undefined), options]);
+      }
+      return value && typeof value === 'object' ? withAgent(value, agent, seen) : value;
+    },
+  });
+  seen.set(target, proxy);
+  return proxy;
+}
+
+interface RequestContext {
+  setAgent(agent: Agent): void;
+}
+
 function clientOf(c: HubspotConnection, token: string): Promise<Client> {
   const digest = createHash('sha256').update(token).digest('hex').slice(0, 16);
   return clients(`${c.version}:${digest}`, async () => {
-    return new Client({
+    const client = new Client({
       accessToken: token,
       basePath: c.config.base_url.replace(/\/+$/, ''),
       numberOfApiCallRetries: 0,
     });
+    // Every connection, a redirect's too, to a checked address.
+    const agents = guardedAgents(c.limits.allowHosts);
+    return withAgent(client, new URL(c.config.base_url).protocol === 'http:' ? agents.http : agents.https);
   });
 }
 
@@ -52,7 +89,8 @@ const said = (err: HubspotApiError) =>
 /** A failure of a HubSpot call as a step's failure. */
 export function failureOf(c: HubspotConnection, what: string, err: unknown): unknown {
   if (err instanceof ApplicationFailure) return err;
-  if (err instanceof BlockedAddressError) return refused(`connection "${c.name}": ${err.message}`, 'BlockedAddress');
+  const blocked = blockedCause(err);
+  if (blocked) return refused(`connection "${c.name}": ${blocked.message}`, 'BlockedAddress');
   if (!isApiError(err)) {
     const reason = (err as Error)?.message ?? String(err);
     return ApplicationFailure.retryable(
@@ -99,7 +137,6 @@ export async function hubspotRaw<T>(
   what: string,
   call: (client: Client) => Promise<T>,
 ): Promise<T> {
-  await assertPublicUrl(new URL(c.config.base_url), c.limits.allowHosts);
   let token = await tokenOf(c);
   let refreshed = false;
   for (;;) {

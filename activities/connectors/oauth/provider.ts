@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { OAuth2Config, OAuth2Tokens } from '../../../model/connection';
-import { assertPublicUrl } from '../../tools/ssrf-guard';
+import { publicFetch } from '../../tools/ssrf-guard';
 
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -21,10 +21,8 @@ function checkScheme(url: string, what: string): URL {
 /** fetch, refusing internal addresses unless the operator allows their host (CADRE_HTTP_ALLOW_HOSTS). */
 function guardedFetch(allowHosts: readonly string[]): oidc.CustomFetch {
   return async (url, options) => {
-    const u = new URL(url);
     checkScheme(url, 'provider endpoint');
-    await assertPublicUrl(u, allowHosts);
-    return fetch(url, options as RequestInit);
+    return publicFetch(allowHosts)(url, options as RequestInit);
   };
 }
 

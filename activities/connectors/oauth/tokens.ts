@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import * as oidc from 'openid-client';
 import type { ConnectionRow } from '../../../db/connections';
 import { oauth2StoredCredentialsSchema, type OAuth2Config, type OAuth2Tokens } from '../../../model/connection';
-import { BlockedAddressError } from '../../tools/ssrf-guard';
+import { blockedCause } from '../../tools/ssrf-guard';
 import { secretBoxOf, usableConnection, wrongKind, type Deps, type RunConnections } from '../connections';
 import { grantRefused, oauthProvider, OAuthProviderError, tokensFrom } from './provider';
 
@@ -90,8 +90,12 @@ async function refreshUnderLock(
       const reason = err instanceof Error ? err.message : String(err);
       if (grantRefused(err))
         return refused(`the provider refused to refresh its token: ${(err as oidc.ResponseBodyError).error}`);
-      if (err instanceof BlockedAddressError || err instanceof OAuthProviderError)
-        throw ApplicationFailure.nonRetryable(`connection "${name}": ${reason}`, 'ConnectionRefused');
+      const blocked = blockedCause(err);
+      if (blocked || err instanceof OAuthProviderError)
+        throw ApplicationFailure.nonRetryable(
+          `connection "${name}": ${blocked?.message ?? reason}`,
+          'ConnectionRefused',
+        );
       throw ApplicationFailure.retryable(
         `connection "${name}" could not refresh its token at the provider: ${reason}`,
         'OAuthUnreachable',

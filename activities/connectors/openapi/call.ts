@@ -4,7 +4,7 @@
 import { Ajv } from 'ajv';
 import { ApplicationFailure } from '@temporalio/common';
 import type { OpenApiConfig, OpenApiCredentials } from '../../../model/connection';
-import { assertPublicUrl } from '../../tools/ssrf-guard';
+import { BlockedAddressError } from '../../tools/ssrf-guard';
 import type { OpenApiOperation } from './document';
 
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
@@ -17,8 +17,10 @@ export interface OpenApiTarget {
   baseUrl: string;
   auth: OpenApiConfig['auth'];
   credentials: OpenApiCredentials;
-  allowHosts: readonly string[];
-  /** How requests are sent: plain fetch, or (auth oauth2) one that adds the account's token and refreshes it on 401. */
+  /**
+   * How requests are sent: fetch to allowed addresses only (publicFetch), with (auth oauth2) the account's token added
+   * and refreshed on 401.
+   */
   send: (url: URL, init: RequestInit) => Promise<Response>;
 }
 
@@ -58,9 +60,6 @@ export async function callOpenApiOperation(
   idempotencyKey: string,
 ): Promise<{ status: number; body: unknown }> {
   const { url, headers, body } = requestOf(op, input, target);
-  await assertPublicUrl(url, target.allowHosts).catch((err: Error) => {
-    throw ApplicationFailure.nonRetryable(`${target.tool}: ${err.message}`, 'BlockedAddress');
-  });
   // The de facto convention of payment and business APIs: a write sent again with the same key happens once.
   if (op.method !== 'get' && op.method !== 'head') headers['idempotency-key'] = idempotencyKey;
   let res: Response;
@@ -74,6 +73,8 @@ export async function callOpenApiOperation(
     });
   } catch (err) {
     if (err instanceof ApplicationFailure) throw err; // an OAuth account that must be authorized again
+    if (err instanceof BlockedAddressError)
+      throw ApplicationFailure.nonRetryable(`${target.tool}: ${err.message}`, 'BlockedAddress');
     throw ApplicationFailure.retryable(
       `${target.tool}: ${url.origin} did not answer: ${(err as Error).message}`,
       'ApiUnreachable',

@@ -3,7 +3,7 @@
 // the schema an answer is checked against.
 import { parse as parseYaml } from 'yaml';
 import type { OpenApiConfig } from '../../../model/connection';
-import { assertPublicUrl } from '../../tools/ssrf-guard';
+import { publicFetch } from '../../tools/ssrf-guard';
 
 type Json = Record<string, unknown>;
 const methods = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
@@ -31,8 +31,7 @@ export interface OpenApiOperation {
 
 /** Fetches (only from a public address, unless allowed) and parses the document a connection names. */
 export async function fetchOpenApiDocument(url: string, allowHosts: readonly string[]): Promise<Json> {
-  await assertPublicUrl(new URL(url), allowHosts);
-  const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(30_000) });
+  const res = await publicFetch(allowHosts)(url, { redirect: 'error', signal: AbortSignal.timeout(30_000) });
   if (!res.ok) throw new OpenApiDocumentError(`${url} answered ${res.status}`);
   const text = await res.text();
   if (text.length > maxDocumentBytes) throw new OpenApiDocumentError(`${url} is larger than 5 MB`);
@@ -124,6 +123,37 @@ export function openApiOperations(doc: Json, chosen?: readonly string[]): OpenAp
   if (missing.length > 0)
     throw new OpenApiDocumentError(`the document has no operation ${missing.map((m) => `"${m}"`).join(', ')}`);
   return chosen.map((id) => all.find((op) => op.id === id)!);
+}
+
+/** A stored document in a few words, for listing connections (the document itself can be megabytes). */
+export interface OpenApiSummary {
+  title: string | null;
+  version: string | null;
+  /** The operations the document describes (the connection's tools are those of `config.operations`). */
+  operation_count: number;
+  /** Its first server, relative to where it was fetched; null when it names none. */
+  server_url: string | null;
+}
+
+export function openApiSummary(doc: Json | undefined, documentUrl?: string): OpenApiSummary {
+  const info = (doc?.info ?? {}) as Json;
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  let operationCount = 0;
+  for (const item of Object.values((doc?.paths ?? {}) as Json))
+    if (item && typeof item === 'object') operationCount += methods.filter((m) => m in item).length;
+  const server = text(((doc?.servers as Json[] | undefined) ?? [])[0]?.url);
+  let serverUrl = server;
+  try {
+    if (server !== null) serverUrl = new URL(server, documentUrl).href;
+  } catch {
+    // a relative server of a pasted document: shown as it is written
+  }
+  return {
+    title: text(info.title),
+    version: text(info.version),
+    operation_count: operationCount,
+    server_url: serverUrl,
+  };
 }
 
 /** The API's address: the connection's, else the document's first server (relative to where it was fetched). */

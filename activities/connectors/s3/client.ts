@@ -1,20 +1,13 @@
 // An S3 client per connection (@aws-sdk/client-s3), and S3's errors as step failures a person can act on. Every
-// request the client sends passes the address check first: the host it really contacts (the endpoint, or the
-// bucket's virtual host under it) must be public unless the operator allows it.
+// connection the client opens goes to a checked address (ssrf-guard's agents): the host it really contacts (the
+// endpoint, or the bucket's virtual host under it) must be public unless the operator allows it.
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import type { s3Connector } from '../../../model/connectors/s3';
-import { assertPublicHost, BlockedAddressError } from '../../tools/ssrf-guard';
+import { blockedCause, guardedAgents } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
 
 export type S3Connection = OpenedConnection<typeof s3Connector>;
-
-/** A request as the address check sees it (the SDK's HttpRequest, reduced to what it reads). */
-interface OutgoingRequest {
-  protocol?: string;
-  hostname?: string;
-  port?: number;
-}
 
 function openClient(c: S3Connection): S3Client {
   const client = new S3Client({
@@ -28,19 +21,13 @@ function openClient(c: S3Connection): S3Client {
     },
     // The SDK's own retries back off on throttling (503 SlowDown) and passing faults before the step fails.
     maxAttempts: 3,
-    requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000 },
-  });
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      const req = args.request as OutgoingRequest;
-      if (req.hostname) {
-        const port = req.port ?? (req.protocol === 'http:' ? 80 : 443);
-        await assertPublicHost(req.hostname, port, c.limits.allowHosts);
-      }
-      return next(args);
+    requestHandler: {
+      connectionTimeout: 10_000,
+      requestTimeout: 60_000,
+      httpAgent: guardedAgents(c.limits.allowHosts).http,
+      httpsAgent: guardedAgents(c.limits.allowHosts).https,
     },
-    { step: 'finalizeRequest', name: 'cadreAddressCheck', priority: 'low' },
-  );
+  });
   return client;
 }
 
@@ -58,8 +45,8 @@ export const placeOf = (c: S3Connection, key = '') => `s3://${c.config.bucket}/$
  */
 export function s3Failure(c: S3Connection, err: unknown, doing: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
-  if (err instanceof BlockedAddressError)
-    return ApplicationFailure.nonRetryable(`connection "${c.name}": ${err.message}`, 'BlockedAddress');
+  const blocked = blockedCause(err);
+  if (blocked) return ApplicationFailure.nonRetryable(`connection "${c.name}": ${blocked.message}`, 'BlockedAddress');
   const status = httpStatus(err);
   const code = err instanceof S3ServiceException ? err.name : undefined;
   const what = `connection "${c.name}" could not ${doing}`;

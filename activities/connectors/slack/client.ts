@@ -13,7 +13,7 @@ import {
   WebClient,
 } from '@slack/web-api';
 import type { slackConnector } from '../../../model/connectors/slack';
-import { assertPublicUrl, BlockedAddressError } from '../../tools/ssrf-guard';
+import { BlockedAddressError, publicFetch } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
 import { RateLimited, waitingOutRateLimits } from '../rate-limit';
 import { actingToken } from '../acting-token';
@@ -30,15 +30,6 @@ export const tokenOf = (c: SlackConnection) =>
     type: 'SlackSettings',
   });
 
-/** fetch for the WebClient that reaches only the addresses the operator allows. */
-const guardedFetch =
-  (allowHosts: readonly string[]): typeof fetch =>
-  async (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    await assertPublicUrl(new URL(url), allowHosts);
-    return fetch(input, init);
-  };
-
 const clients = clientCache<WebClient>(() => undefined);
 
 function clientOf(c: SlackConnection, token: string): Promise<WebClient> {
@@ -49,7 +40,7 @@ function clientOf(c: SlackConnection, token: string): Promise<WebClient> {
       // Retries are ours: the client's own would repeat a write after a 5xx or a lost answer.
       retryConfig: { retries: 0 },
       rejectRateLimitedCalls: true,
-      fetch: guardedFetch(c.limits.allowHosts),
+      fetch: publicFetch(c.limits.allowHosts),
       timeout: 30_000,
       logLevel: LogLevel.ERROR,
       allowAbsoluteUrls: false,

@@ -1,8 +1,10 @@
 // A knex client for a SQL connection (PostgreSQL, or MySQL and MariaDB through mysql2), built from the connection row
 // and its opened credentials, and kept per connection version: a changed connection gets a new pool, and an idle
 // one is closed. Handlers receive the client, never the password.
+import net from 'node:net';
 import knexFactory, { type Knex } from 'knex';
 import { defaultPorts, type SqlConfig, type SqlKind } from '../../../model/connection';
+import { postgresSessionOptions, sessionSetup } from './session';
 
 export interface SqlClient {
   knex: Knex;
@@ -13,10 +15,15 @@ export interface SqlClient {
 const idleCloseMs = 5 * 60_000;
 const clients = new Map<string, { client: SqlClient; timer: NodeJS.Timeout }>();
 
-export function buildSqlClient(kind: SqlKind, config: SqlConfig, password: string): SqlClient {
+/**
+ * A client that connects to `address` (the checked address of the connection's host, see ssrf-guard.ts) and never
+ * resolves the host again; TLS still checks the certificate against the host's name.
+ */
+export function buildSqlClient(kind: SqlKind, config: SqlConfig, password: string, address = config.host): SqlClient {
+  const port = config.port ?? defaultPorts[kind];
   const connection = {
     host: config.host,
-    port: config.port ?? defaultPorts[kind],
+    port,
     database: config.database,
     user: config.user,
     password,
@@ -27,9 +34,22 @@ export function buildSqlClient(kind: SqlKind, config: SqlConfig, password: strin
     client: kind === 'postgres' ? 'pg' : 'mysql2',
     connection:
       kind === 'postgres'
-        ? { ...connection, connectionTimeoutMillis: connection.connectTimeout, connectTimeout: undefined }
-        : connection,
-    pool: { min: 0, max: 4 },
+        ? {
+            ...connection,
+            host: address,
+            ssl: config.ssl
+              ? { rejectUnauthorized: true, servername: net.isIP(config.host) ? undefined : config.host }
+              : undefined,
+            connectionTimeoutMillis: connection.connectTimeout,
+            connectTimeout: undefined,
+            // The session's defaults, set by the server at startup: read-only unless writes are allowed, and the
+            // statement timeout (session.ts).
+            options: postgresSessionOptions(config),
+          }
+        : // mysql2 takes the TLS server name from `host`, and the socket from `stream` when given one.
+          { ...connection, stream: () => net.connect(port, address), multipleStatements: false },
+    // Each new session is checked and given its limits before it joins the pool (session.ts).
+    pool: { min: 0, max: 4, afterCreate: sessionSetup(kind, config) },
     acquireConnectionTimeout: 15_000,
     // knex prints failed connection attempts itself; the failure reaches the step (or the API answer) as an error.
     log: { warn: () => {}, error: () => {}, deprecate: () => {}, debug: () => {} },

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
 import { ApplicationFailure } from '@temporalio/common';
 import type { stripeConnector } from '../../../model/connectors/stripe';
-import { assertPublicUrl, BlockedAddressError } from '../../tools/ssrf-guard';
+import { blockedCause, guardedAgents } from '../../tools/ssrf-guard';
 import type { ToolContext } from '../../tools/handlers';
 import { clientCache, type OpenedConnection } from '../connector';
 
@@ -13,9 +13,10 @@ export type StripeConnection = OpenedConnection<typeof stripeConnector>;
 
 async function openClient(c: StripeConnection): Promise<Stripe> {
   const base = c.config.api_base ? new URL(c.config.api_base) : undefined;
-  // Stripe's own host is a constant; only a base the connection names could point inside the operator's network.
-  if (base) await assertPublicUrl(base, c.limits.allowHosts);
   return new Stripe(c.credentials.secret_key, {
+    // Stripe's own host is a constant; a base the connection names could point inside the operator's network, so
+    // every connection goes to a checked address.
+    httpAgent: guardedAgents(c.limits.allowHosts)[base?.protocol === 'http:' ? 'http' : 'https'],
     ...(base && {
       host: base.hostname,
       port: base.port || (base.protocol === 'http:' ? 80 : 443),
@@ -54,8 +55,8 @@ interface StripeErrorLike {
 export function stripeFailure(c: StripeConnection, err: unknown, doing: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const what = `connection "${c.name}" could not ${doing}`;
-  if (err instanceof BlockedAddressError)
-    return ApplicationFailure.nonRetryable(`${what}: ${err.message}`, 'BlockedAddress');
+  const blocked = blockedCause(err);
+  if (blocked) return ApplicationFailure.nonRetryable(`${what}: ${blocked.message}`, 'BlockedAddress');
   const e = err as StripeErrorLike;
   const said = withoutKeys(e.message ?? String(err)).slice(0, 500);
   switch (e.type) {

@@ -160,7 +160,7 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
 
   it('reaches only addresses the operator allows, and only the server it names', async () => {
     await assert.rejects(
-      checkConnection('caldav', settings(), { password: radicale.password }, { allowHosts: [], stdioCommands: [] }),
+      checkConnection('caldav', settings(), { password: radicale.password }, { allowHosts: [] }),
       /127\.0\.0\.1 resolves to 127\.0\.0\.1, a private or internal address; add the host to CADRE_HTTP_ALLOW_HOSTS/,
     );
     const opened: CaldavConnection = {
@@ -169,7 +169,7 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
       version: 'v1',
       config: caldavConfigSchema.parse(settings()),
       credentials: { password: radicale.password },
-      limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      limits: { allowHosts: ['127.0.0.1'] },
     };
     const guarded = serverFetch(opened, new URL(radicale.url), {});
     await assert.rejects(
@@ -452,7 +452,7 @@ describe('connectors: calendar (CalDAV, Radicale)', function () {
       version: 'poller-test',
       config: caldavConfigSchema.parse(settings({ calendar: 'Personal' })),
       credentials: { password: radicale.password },
-      limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      limits: { allowHosts: ['127.0.0.1'] },
     });
     const poll = (which: 'event.created' | 'event.updated', cursor?: string) =>
       connectorImplementations.caldav.pollers![which](opened(), cursor, {});

@@ -48,7 +48,7 @@ describe('connectors: email (IMAP and SMTP)', function () {
     config: emailConfigSchema.parse(config(extra)),
     credentials,
     version: `test:${randomUUID()}`,
-    limits: { allowHosts, stdioCommands: [] },
+    limits: { allowHosts },
   });
   const toolContext = (idempotencyKey: string): ToolContext => ({
     idempotencyKey,

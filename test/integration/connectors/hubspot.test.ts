@@ -379,7 +379,7 @@ describe('connectors: HubSpot', function () {
       config: hubspotConfigSchema.parse({ base_url: crm.url }),
       credentials: { access_token: privateAppToken },
       version: 'poller-test',
-      limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      limits: { allowHosts: ['127.0.0.1'] },
     };
     const created = hubspotImplementation.pollers!['contact.created'];
     const updated = hubspotImplementation.pollers!['deal.updated'];

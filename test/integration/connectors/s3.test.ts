@@ -104,7 +104,7 @@ describe('connectors: S3 storage', function () {
     const internal = await c.call('POST', '/connections', {
       name: 'internal',
       kind: 's3',
-      config: config({ endpoint: moto.endpoint.replace('127.0.0.1', 'localhost') }),
+      config: config({ endpoint: moto.endpoint.replace('127.0.0.1', '127.0.0.2') }),
       credentials: credentials(),
     });
     assert.equal(internal.status, 422);
@@ -316,7 +316,7 @@ describe('connectors: S3 storage', function () {
       config: s3ConfigSchema.parse(config(over)),
       credentials: credentials(),
       version: `test:${JSON.stringify(over)}`,
-      limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      limits: { allowHosts: ['127.0.0.1'] },
     };
   }
 

@@ -166,7 +166,7 @@ describe('connectors: Slack', function () {
         'slack',
         slackConfigSchema.parse({ api_url: apiUrl }),
         { bot_token: botToken },
-        { allowHosts: [], stdioCommands: [] },
+        { allowHosts: [] },
       ),
       /127\.0\.0\.1 resolves to 127\.0\.0\.1, a private or internal address; add the host to CADRE_HTTP_ALLOW_HOSTS/,
     );
@@ -417,7 +417,7 @@ describe('connectors: Slack', function () {
       config: slackConfigSchema.parse({ api_url: apiUrl, default_channel: '#sales' }),
       credentials: { bot_token: botToken },
       version: 'poller-test',
-      limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      limits: { allowHosts: ['127.0.0.1'] },
     };
     const poll = slackImplementation.pollers!['message.posted'];
     const start = await poll(connection as never, undefined);

@@ -109,7 +109,7 @@ describe('connectors: Stripe', function () {
     const internal = await c.call('POST', '/connections', {
       name: 'internal',
       kind: 'stripe',
-      config: { api_base: proxy.url.replace('127.0.0.1', 'localhost') },
+      config: { api_base: proxy.url.replace('127.0.0.1', '127.0.0.2') },
       credentials: { secret_key: secretKey },
     });
     assert.equal(internal.status, 422);
@@ -326,7 +326,7 @@ describe('connectors: Stripe', function () {
       config: { api_base: proxy.url },
       credentials: { secret_key: secretKey },
       version: 'test:events',
-      limits: { allowHosts: ['127.0.0.1'], stdioCommands: [] },
+      limits: { allowHosts: ['127.0.0.1'] },
     });
     const pollers = () => connectorImplementations.stripe.pollers!;
 

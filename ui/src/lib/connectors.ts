@@ -80,18 +80,13 @@ export const blankSqlValues: SqlFormValues = {
   statement_timeout_ms: '10000',
 };
 
-/** The server of a REST API's document (its first), if it names one. */
-function documentServer(document: Record<string, unknown> | undefined): string | undefined {
-  const servers = document?.servers;
-  const first = Array.isArray(servers) ? (servers[0] as { url?: unknown } | undefined) : undefined;
-  return typeof first?.url === 'string' ? first.url : undefined;
-}
+/** A REST API's document as connections sum it up (title, version, operations, first server; not the document). */
+export type ApiDocumentSummary = NonNullable<Schemas['Connection']['document']>;
 
 /** A REST API's title and version, as its document gives them. */
-export function apiTitleOf(config: OpenApiConnectionConfig): string | undefined {
-  const info = config.document?.info as { title?: unknown; version?: unknown } | undefined;
-  if (typeof info?.title !== 'string') return undefined;
-  return typeof info.version === 'string' ? `${info.title} ${info.version}` : info.title;
+export function apiTitleOf(document: ApiDocumentSummary | undefined): string | undefined {
+  if (!document?.title) return undefined;
+  return document.version ? `${document.title} ${document.version}` : document.title;
 }
 
 const authWords: Record<OpenApiAuth['type'], string> = {
@@ -115,13 +110,17 @@ export function whereOf(c: TypedConnection): { at: string; detail: string } {
       };
     case 'mcp':
       if (c.config.transport === 'http') return { at: c.config.url, detail: 'over HTTP' };
-      return { at: [c.config.command, ...c.config.args].join(' '), detail: 'a command the workers start (stdio)' };
+      if ('server' in c.config) return { at: c.config.server, detail: 'a server the operator declares (stdio)' };
+      return {
+        at: [c.config.command, ...c.config.args].join(' '),
+        detail: 'a command, no longer allowed: edit it and pick a server the operator declares',
+      };
     case 'openapi': {
       const { auth } = c.config;
       const how = auth.type === 'oauth2' ? `as the account “${auth.connection}”` : `with ${authWords[auth.type]}`;
       return {
-        at: c.config.base_url ?? documentServer(c.config.document) ?? c.config.document_url ?? 'the given document',
-        detail: `${apiTitleOf(c.config) ?? 'a REST API'}, ${how}`,
+        at: c.config.base_url ?? c.document?.server_url ?? c.config.document_url ?? 'the given document',
+        detail: `${apiTitleOf(c.document) ?? 'a REST API'}, ${how}`,
       };
     }
     case 'oauth2':
@@ -146,25 +145,30 @@ export function sqlValuesOf(config: SqlConnectionConfig): SqlFormValues {
   };
 }
 
+/** A stdio MCP server the operator declares (GET /v1/mcp-servers): a connection picks one by name. */
+export type McpServer = Schemas['McpServer'];
+
 /**
  * An MCP server's settings as its form holds them. The headers' names come back to a refused form, their values
- * (tokens) never; `args` is one argument per line.
+ * (tokens) never; `server` is one the operator declares. `legacy_command`: the command a connection made before
+ * servers were declared names, which no longer runs (shown so the person knows what to replace).
  */
 export interface McpFormValues {
   transport: 'http' | 'stdio';
   url: string;
   header_names: string[];
-  command: string;
-  args: string;
+  server: string;
+  legacy_command?: string;
 }
 
-export const blankMcpValues: McpFormValues = { transport: 'http', url: '', header_names: [], command: '', args: '' };
+export const blankMcpValues: McpFormValues = { transport: 'http', url: '', header_names: [], server: '' };
 
 /** The settings of a saved MCP connection, to fill its edit form (its headers are sealed: none come back). */
 export function mcpValuesOf(config: McpConnectionConfig): McpFormValues {
-  return config.transport === 'http'
-    ? { ...blankMcpValues, url: config.url }
-    : { ...blankMcpValues, transport: 'stdio', command: config.command, args: config.args.join('\n') };
+  if (config.transport === 'http') return { ...blankMcpValues, url: config.url };
+  return 'server' in config
+    ? { ...blankMcpValues, transport: 'stdio', server: config.server }
+    : { ...blankMcpValues, transport: 'stdio', legacy_command: [config.command, ...config.args].join(' ') };
 }
 
 /**

@@ -147,6 +147,8 @@ export interface Approval {
   message?: string | null;
   arguments: unknown;
   status: ApprovalStatus;
+  /** The arguments as approved with edits (null otherwise). */
+  decided_arguments?: unknown;
   requested_at: string;
   decided_at: string | null;
   decided_by: string | null;
@@ -163,7 +165,7 @@ export interface Review {
   item_seq: number;
   node_id: string;
   reason: string;
-  status: 'pending' | 'accepted' | 'rejected' | 'sent_on';
+  status: 'pending' | 'accepted' | 'rejected' | 'sent_on' | 'cancelled';
   data: unknown;
   output: unknown;
   decision: {
