@@ -2,7 +2,6 @@
 // "connections", only connected ones, with the credentials opened here and nowhere else.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
-import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CadreConfig } from '../../cadre.config';
 import { connectionByName, markConnectionUsed, type ConnectionRow } from '../../db/connections';
 import { loadSecretBox, type SecretBox } from '../../db/secret-box';
@@ -19,7 +18,7 @@ import {
 } from '../../model/connection';
 import { blockedCause, BlockedAddressError, publicAddress } from '../tools/ssrf-guard';
 import { buildSqlClient, sqlClientFor, type SqlClient } from './sql/client';
-import { connectMcp, mcpClientFor, McpSetupError } from './mcp/client';
+import { connectMcp, mcpConnectionFor, McpSetupError, type McpSession } from './mcp/client';
 
 // One box per configuration (a worker has one; the test suites run several stacks in a process).
 const boxes = new WeakMap<CadreConfig, SecretBox>();
@@ -113,11 +112,15 @@ export function openApiResolver(
   };
 }
 
-export function mcpClientResolver(deps: Deps, run: RunConnections): (name: string) => Promise<McpClient> {
+/**
+ * A session with the MCP server of connection `name`, kept per connection version; a session the server lost (it
+ * restarted, its process exited) is opened again once within a call, and the run's log says so.
+ */
+export function mcpClientResolver(deps: Deps, run: RunConnections): (name: string) => Promise<McpSession> {
   return async (name) => {
     const row = await usableConnection(deps, run, name);
     if (row.kind !== 'mcp') wrongKind(name, row, 'an MCP server');
-    return mcpClientFor(versionKey(row), () =>
+    const connection = mcpConnectionFor(versionKey(row), () =>
       connectMcp(row.config as StoredMcpConfig, credentialsOf(deps.config, row) as McpCredentials, {
         allowHosts: deps.config.http.allowHosts,
         mcpStdio: deps.config.mcp,
@@ -137,5 +140,13 @@ export function mcpClientResolver(deps: Deps, run: RunConnections): (name: strin
         );
       }),
     );
+    const reopened = (why: string) => {
+      if ('runId' in run)
+        void deps
+          .knex('run_logs')
+          .insert({ run_id: run.runId, level: 'warn', message: `connection "${name}": ${why}` })
+          .catch(() => {}); // the call goes on whether or not the line is written
+    };
+    return { use: (fn) => connection.use(fn, reopened) };
   };
 }

@@ -6,17 +6,18 @@ import { Ajv } from 'ajv';
 import { z } from 'zod';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { connectionTools, isToolName, parseConnectionToolName, toolDefinitions } from '../../model/tools';
 import { externalToolHandlers, type ToolContext } from './handlers';
 import { mcpClientResolver, openApiResolver } from '../connectors/connections';
-import { listMcpTools } from '../connectors/mcp/client';
+import { listMcpTools, type McpSession } from '../connectors/mcp/client';
 import { readOnlyMessage, sqlConnectionWrites, sqlWriteTools } from '../connectors/sql/writes';
 import { openApiBaseUrl, openApiOperations } from '../connectors/openapi/document';
 import { callOpenApiOperation } from '../connectors/openapi/call';
 import { oauthFetch } from '../connectors/oauth/tokens';
 import type { ActivityDeps } from '../deps';
 import { publicFetch } from './ssrf-guard';
+import { ArgumentTypeError, coerceArguments } from './coerce-arguments';
 
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown };
 
@@ -34,6 +35,17 @@ export interface StepTool {
 
 const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
 const mcpToolLists = new WeakMap<McpClient, Promise<McpTool[]>>();
+
+/** The tools a client's server offers, asked once per client (a reopened session asks again). */
+function toolsOf(client: McpClient): Promise<McpTool[]> {
+  let listed = mcpToolLists.get(client);
+  if (!listed) {
+    listed = listMcpTools(client);
+    mcpToolLists.set(client, listed);
+    listed.catch(() => mcpToolLists.delete(client));
+  }
+  return listed;
+}
 
 /**
  * A built-in tool. A connection tool names the agent's connections as its only choices; a SQL tool that writes, only
@@ -67,13 +79,27 @@ function builtInTool(
   };
 }
 
-/** Checks arguments against a connection tool's JSON Schema (filling in its defaults), naming what does not fit. */
+/**
+ * Checks arguments against a connection tool's JSON Schema (filling in its defaults), naming what does not fit. A
+ * value given as text that plainly renders the type the schema asks for ("7" for an integer: a CSV column, a
+ * template) is read as that type first (./coerce-arguments.ts). Arguments that do not fit fail at once: asking again
+ * with the same arguments changes nothing.
+ */
 function schemaParser(name: string, schema: object): StepTool['parse'] {
   const validate = ajv.compile(schema);
   return (input) => {
-    const args = structuredClone((input ?? {}) as Record<string, unknown>);
+    let args: Record<string, unknown>;
+    try {
+      args = coerceArguments(structuredClone((input ?? {}) as Record<string, unknown>), schema);
+    } catch (err) {
+      if (!(err instanceof ArgumentTypeError)) throw err;
+      throw ApplicationFailure.nonRetryable(`${name}: ${err.message}`, 'InvalidArguments');
+    }
     if (!validate(args))
-      throw new Error(`arguments of ${name} do not match its schema: ${ajv.errorsText(validate.errors)}`);
+      throw ApplicationFailure.nonRetryable(
+        `arguments of ${name} do not match its schema: ${ajv.errorsText(validate.errors)}`,
+        'InvalidArguments',
+      );
     return args;
   };
 }
@@ -86,7 +112,7 @@ function resultOf(result: Awaited<ReturnType<McpClient['callTool']>>): unknown {
   return { content };
 }
 
-function mcpTool(connection: string, tool: McpTool, client: McpClient): StepTool {
+function mcpTool(connection: string, tool: McpTool, session: McpSession): StepTool {
   const name = `mcp.${connection}.${tool.name}`;
   return {
     name,
@@ -97,15 +123,20 @@ function mcpTool(connection: string, tool: McpTool, client: McpClient): StepTool
       let result;
       try {
         // The protocol has no idempotency header: the key travels in the request's _meta for servers that honour it.
-        result = await client.callTool({
-          name: tool.name,
-          arguments: input,
-          _meta: { 'cadre/idempotency-key': ctx.idempotencyKey },
-        });
+        result = await session.use((client) =>
+          client.callTool({
+            name: tool.name,
+            arguments: input,
+            _meta: { 'cadre/idempotency-key': ctx.idempotencyKey },
+          }),
+        );
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        // The server refused the request itself (unknown tool, bad arguments): asking again changes nothing.
-        if (err instanceof McpError) throw ApplicationFailure.nonRetryable(`${name}: ${reason}`, 'McpToolRefused');
+        // The server refused the request itself (unknown tool, bad arguments): asking again changes nothing. A
+        // connection that closed again, or a request that timed out, is no refusal.
+        const passing = [ErrorCode.ConnectionClosed, ErrorCode.RequestTimeout].map(Number);
+        if (err instanceof McpError && !passing.includes(err.code))
+          throw ApplicationFailure.nonRetryable(`${name}: ${reason}`, 'McpToolRefused');
         throw ApplicationFailure.retryable(`${name}: the MCP server did not answer: ${reason}`, 'McpUnreachable');
       }
       if (result.isError)
@@ -188,17 +219,15 @@ export async function resolveTools(
       out.push(...(await apiTools(deps, run, mcp.connection, mcp.tool)));
       continue;
     }
-    const client = await mcpClient(mcp.connection);
-    let listed = mcpToolLists.get(client);
-    if (!listed) mcpToolLists.set(client, (listed = listMcpTools(client)));
-    const offered = await listed;
+    const session = await mcpClient(mcp.connection);
+    const offered = await session.use(toolsOf);
     const chosen = mcp.tool === undefined ? offered : offered.filter((t) => t.name === mcp.tool);
     if (mcp.tool !== undefined && chosen.length === 0)
       throw ApplicationFailure.nonRetryable(
         `the MCP server of connection "${mcp.connection}" has no tool "${mcp.tool}" (it offers ${offered.map((t) => t.name).join(', ') || 'none'})`,
         'UnknownTool',
       );
-    out.push(...chosen.map((t) => mcpTool(mcp.connection, t, client)));
+    out.push(...chosen.map((t) => mcpTool(mcp.connection, t, session)));
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // An MCP server spoken to over stdio, as an operator-declared server (CADRE_MCP_STDIO_SERVERS) of a connection of
 // transport "stdio" starts it: `node --import tsx` this file. `whoami` says what the process was started with (its
-// environment's names, user, working directory). Given `--fail-with <text>` it writes the text to stderr and exits
-// before speaking, as a server that cannot start does.
+// environment's names, user, working directory, process id). Given `--fail-with <text>` it writes the text to stderr
+// and exits before speaking, as a server that cannot start does.
 import fs from 'node:fs';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -44,6 +44,7 @@ server.registerTool(
       groups: process.getgroups!(),
       cwd: process.cwd(),
       wrote,
+      pid: process.pid,
     };
     return { content: [{ type: 'text', text: JSON.stringify(me) }], structuredContent: me };
   },

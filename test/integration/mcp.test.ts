@@ -3,7 +3,9 @@
 // and for a model's tool calls, under the agent's approval policy, with the server's own names, schemas, results and
 // errors; a call is made once however often its step is retried. Stdio servers are the operator's
 // (CADRE_MCP_STDIO_SERVERS): a connection picks one by name, never a command; the server gets only its declared
-// environment, runs unprivileged in a directory of its own, and a start-up failure shows its stderr.
+// environment, runs unprivileged in a directory of its own, and a start-up failure shows its stderr. A server that
+// restarts (an HTTP server forgetting its sessions, a stdio server that exits) costs no run: the session is opened
+// again, and the run's log says so. Values given as text (a CSV column) fit the tools' typed arguments.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -53,6 +55,8 @@ describe('connections: MCP servers', function () {
   let api: Awaited<ReturnType<typeof startApi>>;
   let fake: FakeAnthropic;
   let desk: HelpDesk;
+  /** A help desk that keeps sessions, as the SDK's stateful example does, and restarts. */
+  let sessionDesk: HelpDesk;
   let key: string;
   let ws: string;
   // Where the stdio servers get their directories: one every user may pass through (the stack's data directory
@@ -72,7 +76,11 @@ describe('connections: MCP servers', function () {
   };
 
   before(async () => {
-    [desk, fake] = await Promise.all([startHelpDesk(), startFakeAnthropic()]);
+    [desk, sessionDesk, fake] = await Promise.all([
+      startHelpDesk(),
+      startHelpDesk({ sessions: true }),
+      startFakeAnthropic(),
+    ]);
     h = await createHarness({
       config: {
         model: { apiKey: 'test-key', baseUrl: fake.url, name: 'claude-test', unavailableRetries: 0 },
@@ -90,6 +98,7 @@ describe('connections: MCP servers', function () {
     await h?.close();
     await fake?.close();
     await desk?.close();
+    await sessionDesk?.close();
     fs.rmSync(stdioDir, { recursive: true, force: true });
     fs.rmSync(marker, { force: true });
   });
@@ -125,6 +134,9 @@ describe('connections: MCP servers', function () {
     const agent = await createLiveAgent(h, ws, spec);
     return startTestRun(h, ws, agent.id, JSON.stringify(input));
   }
+  /** What the run's log says, in order. */
+  const logOf = async (runId: string): Promise<string[]> =>
+    h.stack.knex('run_logs').where({ run_id: runId }).orderBy('id').pluck('message');
   const ticketAgent = (policy: Json = {}) => ({
     name: 'open tickets',
     connections: ['helpdesk'],
@@ -296,6 +308,93 @@ describe('connections: MCP servers', function () {
     assert.equal(desk.tickets.length, 1);
   });
 
+  it('a server that restarts between runs, and during one, fails no run: the session it forgot is opened again', async () => {
+    const made = await connectDesk('desk', sessionDesk.token, sessionDesk.url);
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const lookup = (customers: string[]) =>
+      run(
+        {
+          name: 'look up at the desk',
+          connections: ['desk'],
+          nodes: [
+            { kind: 'input', id: 'in', format: 'json', next: 'look' },
+            {
+              kind: 'tool',
+              id: 'look',
+              tool: 'mcp.desk.lookup_customer',
+              arguments: { customer: '{{customer}}' },
+              save_as: 'account',
+            },
+          ],
+          policy: { approvals: { 'mcp.desk.*': { mode: 'never' } } },
+        },
+        customers.map((customer) => ({ customer })),
+      );
+    const first = await lookup(['acme']);
+    assert.equal((await waitForRun(h, first.id)).status, 'completed');
+    assert.equal((await items(h, first.id))[0].status, 'done');
+
+    // Between two runs: the worker's session is one the restarted server never heard of (400).
+    const sessions = sessionDesk.sessionsOpened;
+    await sessionDesk.restart();
+    const second = await lookup(['globex']);
+    assert.equal((await waitForRun(h, second.id)).status, 'completed');
+    const [row] = await items(h, second.id);
+    assert.equal(row.status, 'done', JSON.stringify(row));
+    assert.deepEqual(row.data.account, { plan: 'free', open_tickets: 0 });
+    assert.equal(sessionDesk.sessionsOpened, sessions + 1, 'one new session, opened by the worker');
+    assert.ok(
+      (await logOf(second.id)).some((m) =>
+        /^connection "desk": the MCP server no longer knew the session \(HTTP 400\): it restarted; opened a new session/.test(
+          m,
+        ),
+      ),
+      JSON.stringify(await logOf(second.id)),
+    );
+
+    // During a run, between its two items: each waits for a person, and the server restarts between their calls.
+    sessionDesk.tickets.length = 0;
+    const during = await run(
+      {
+        name: 'open tickets at the desk',
+        connections: ['desk'],
+        nodes: [
+          { kind: 'input', id: 'in', format: 'json', next: 'ticket' },
+          {
+            kind: 'tool',
+            id: 'ticket',
+            tool: 'mcp.desk.create_ticket',
+            arguments: { customer: '{{customer}}', subject: '{{subject}}' },
+            save_as: 'ticket',
+          },
+        ],
+      },
+      [
+        { customer: 'acme', subject: 'First item' },
+        { customer: 'globex', subject: 'Second item' },
+      ],
+    );
+    const approve = async () => {
+      const approval = await waitForApproval(during.id);
+      const decided = await call('POST', `/approvals/${approval.id}/decision`, { decision: 'approve' });
+      assert.equal(decided.status, 200, JSON.stringify(decided.body));
+    };
+    await approve();
+    for (let i = 0; i < 600 && sessionDesk.tickets.length < 1; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(sessionDesk.tickets.length, 1, 'the first item called before the restart');
+    await sessionDesk.restart();
+    await approve();
+    assert.equal((await waitForRun(h, during.id)).status, 'completed');
+    const rows = await items(h, during.id);
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ['done', 'done'],
+      JSON.stringify(rows.map((r) => r.error)),
+    );
+    assert.deepEqual(sessionDesk.tickets.map((t) => t.subject).sort(), ['First item', 'Second item']);
+    assert.ok((await logOf(during.id)).some((m) => /no longer knew the session \(HTTP 400\)/.test(m)));
+  });
+
   it('a server the operator declares, picked by name, is started over stdio and serves a model step', async () => {
     const made = await call('POST', '/connections', {
       name: 'calc',
@@ -338,6 +437,9 @@ describe('connections: MCP servers', function () {
 
   /** What the calculator says it was started with, asked by a run's tool node (as a worker starts it). */
   async function startedWith(): Promise<Json> {
+    return (await askCalculator()).me;
+  }
+  async function askCalculator(): Promise<{ me: Json; runId: string }> {
     const started = await run(
       {
         name: 'who runs the calculator',
@@ -353,7 +455,7 @@ describe('connections: MCP servers', function () {
     const done = await waitForRun(h, started.id);
     const [row] = await items(h, started.id);
     assert.equal(done.status, 'completed', JSON.stringify(row));
-    return row.data.me;
+    return { me: row.data.me, runId: started.id };
   }
 
   it('a stdio server gets exactly PATH, HOME and TMPDIR (its own directory) and what the operator declares', async () => {
@@ -370,6 +472,49 @@ describe('connections: MCP servers', function () {
     } finally {
       delete process.env.CADRE_TEST_WORKER_SECRET;
     }
+  });
+
+  it('a stdio server that exits is started again at the next call, and the run log says so', async () => {
+    const before = await askCalculator();
+    process.kill(before.me.pid, 'SIGKILL');
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 100 && alive(before.me.pid); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(!alive(before.me.pid), 'the server is gone');
+    const after = await askCalculator();
+    assert.notEqual(after.me.pid, before.me.pid, 'a new process');
+    assert.equal(path.dirname(after.me.cwd), stdioDir, 'started as declared, in a fresh directory');
+    assert.notEqual(after.me.cwd, before.me.cwd);
+    const log = await logOf(after.runId);
+    assert.ok(
+      log.includes('connection "calc": the MCP server "calc" had stopped (it exited on SIGKILL); started it again'),
+      JSON.stringify(log),
+    );
+  });
+
+  it("values from a CSV fit the tool's typed arguments; a value that is none fails its item, naming it", async () => {
+    const agent = await createLiveAgent(h, ws, {
+      name: 'add the columns',
+      connections: ['calc'],
+      nodes: [
+        { kind: 'input', id: 'in', format: 'csv', next: 'add' },
+        { kind: 'tool', id: 'add', tool: 'mcp.calc.add', arguments: { a: '{{a}}', b: '{{b}}' }, save_as: 'sum' },
+      ],
+      policy: { approvals: { 'mcp.calc.*': { mode: 'never' } } },
+    });
+    const started = await startTestRun(h, ws, agent.id, 'a,b\n2.5,4\nseven,1\n');
+    await waitForRun(h, started.id);
+    const [sum, seven] = await items(h, started.id);
+    assert.equal(sum.status, 'done', JSON.stringify(sum));
+    assert.deepEqual(sum.data.sum, { text: '6.5' });
+    assert.equal(seven.status, 'failed');
+    assert.match(seven.error, /mcp\.calc\.add: argument "a": "seven" is not a number/);
   });
 
   it('a stdio server runs as an unprivileged user when the worker runs as root', async function () {

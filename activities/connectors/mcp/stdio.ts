@@ -226,6 +226,11 @@ export class ServerProcessTransport implements Transport {
     if (child?.pid === undefined) await fs.rm(this.dir, { recursive: true, force: true }).catch(() => {});
   }
 
+  /** How the process ended ("exited with code 1", "exited on SIGKILL"), once it has. */
+  get exitedHow(): string | undefined {
+    return this.exit && `exited ${this.exit.signal ? `on ${this.exit.signal}` : `with code ${this.exit.code}`}`;
+  }
+
   /**
    * The error to show for a connection that failed (`err`, the client's: often only "Connection closed"): how the
    * server ended, if it did, and the end of its stderr. Waits a moment for a server on its way out.
@@ -233,9 +238,7 @@ export class ServerProcessTransport implements Transport {
   async startError(err: unknown): Promise<McpServerStartError> {
     if (err instanceof McpServerStartError) return err;
     if (!this.exit) await Promise.race([this.ended, new Promise((r) => setTimeout(r, 500).unref())]);
-    const ended = this.exit
-      ? `exited ${this.exit.signal ? `on ${this.exit.signal}` : `with code ${this.exit.code}`}`
-      : 'did not answer';
+    const ended = this.exitedHow ?? 'did not answer';
     const reason = err instanceof Error ? err.message : String(err);
     return new McpServerStartError(this.describe(`${ended} (${reason})`));
   }

@@ -156,11 +156,47 @@ export function openApiSummary(doc: Json | undefined, documentUrl?: string): Ope
   };
 }
 
-/** The API's address: the connection's, else the document's first server (relative to where it was fetched). */
+const isAbsoluteUrl = (url: string) => URL.canParse(url);
+
+/**
+ * The API's address. A document's first server, when absolute; a relative one (`/api/v3`, as the Petstore's) is
+ * relative to where the document was fetched, as OpenAPI says, and to `base_url` when the document was given
+ * inline. The connection's `base_url` otherwise replaces the document's server: `https://h.example/api/v3` is used
+ * as it is; one that is only an origin (`https://h.example`) takes the relative server's path
+ * (`https://h.example/api/v3`), so a pasted document needs only its host.
+ */
 export function openApiBaseUrl(config: OpenApiConfig): string {
-  const server = ((config.document?.servers as Json[] | undefined) ?? [])[0]?.url;
-  const base = config.base_url ?? (typeof server === 'string' ? new URL(server, config.document_url).href : undefined);
-  if (!base) throw new OpenApiDocumentError('the document names no server: give the connection a "base_url"');
+  const first = ((config.document?.servers as Json[] | undefined) ?? [])[0];
+  // Its variables (`https://{region}.api.example.com`) at their defaults.
+  const variables = (first?.variables ?? {}) as Record<string, { default?: unknown }>;
+  const server =
+    typeof first?.url === 'string' && first.url.trim() !== ''
+      ? first.url
+          .trim()
+          .replace(/\{([^}]+)\}/g, (m, name: string) =>
+            typeof variables[name]?.default === 'string' ? String(variables[name].default) : m,
+          )
+      : undefined;
+  const relative = server !== undefined && !isAbsoluteUrl(server);
+  let base: string;
+  if (config.base_url) {
+    const given = new URL(config.base_url);
+    base =
+      relative && given.pathname === '/' && !given.search ? new URL(server, `${given.origin}/`).href : config.base_url;
+  } else if (server === undefined) {
+    throw new OpenApiDocumentError('the document names no server: give the connection a "base_url"');
+  } else if (!relative) {
+    base = server;
+  } else if (config.document_url && URL.canParse(server, config.document_url)) {
+    base = new URL(server, config.document_url).href;
+  } else if (config.document_url) {
+    throw new OpenApiDocumentError(`the document's server "${server}" is not a URL: give the connection a "base_url"`);
+  } else {
+    throw new OpenApiDocumentError(
+      `the document's server is relative (${server}): set base_url to the API's host (e.g. https://api.example.com, ` +
+        `to which ${server} is added) or its whole address`,
+    );
+  }
   return base.replace(/\/$/, '');
 }
 
