@@ -81,3 +81,12 @@ export function parseInput(node: Extract<AgentNode, { kind: 'input' }>, raw: str
   }
   return items;
 }
+
+/**
+ * A run's items. A scheduled run with no input is one empty item: its schedule takes none (model/trigger.ts), and a
+ * scheduled run counts as a run even when there is no new data (the agent fetches what it works on itself).
+ */
+export function itemsOfRun(node: Extract<AgentNode, { kind: 'input' }>, run: { input: string; trigger: string }) {
+  if (run.trigger === 'schedule' && run.input === '') return [{}] as ItemData[];
+  return parseInput(node, run.input);
+}

@@ -4,14 +4,15 @@
 // needs to start it; the workflow starts the run as its child, so the start is durable and happens once.
 import type { Knex } from 'knex';
 import type { AgentRow } from '../db/agents';
-import { openRun } from '../db/open-run';
+import { openRun, openSkippedRun } from '../db/open-run';
+import { appendRunLog } from '../db/run-progress';
 import type { Trigger } from '../db/runs';
 import { closeBatch, setBatchRun } from '../db/deliveries';
 import { recordEvent } from '../db/timeline';
 import { chainTriggersFrom, findTrigger, type TriggerRow } from '../db/triggers';
 import { getWorkspace } from '../db/workspaces';
 import { matches } from '../workflows/interpreter';
-import { chainConfigSchema, scheduleConfigSchema } from '../model/trigger';
+import { chainConfigSchema, scheduleConfigSchema, scheduleInputOf } from '../model/trigger';
 import { loadRun, type ActivityDeps, type RunRow } from './deps';
 
 /** What a workflow needs to start an opened run as its child. */
@@ -30,7 +31,18 @@ type OpenedHere = (OpenedRun & { fresh: boolean }) | { skipped: string };
 export async function openTriggeredRun(
   knex: Knex,
   trigger: TriggerRow,
-  req: { input: string; idempotencyKey: string; because: string; event?: Record<string, unknown> },
+  req: {
+    input: string;
+    idempotencyKey: string;
+    because: string;
+    event?: Record<string, unknown>;
+    /** A schedule's fire: its scheduled time, kept on the run. */
+    firedAt?: Date;
+    /** A fire that finds the agent not live still makes a run, ended `skipped` (a schedule's: see openSkippedRun). */
+    skippedRunWhenNotLive?: boolean;
+    /** The web's start sweep starts the run should its workflow never start (api/run-dispatch.ts). */
+    startPending?: boolean;
+  },
 ): Promise<OpenedHere> {
   const skip = async (reason: string, why: string): Promise<OpenedHere> => {
     await recordEvent(knex, {
@@ -46,6 +58,41 @@ export async function openTriggeredRun(
   const agent: AgentRow | undefined = await knex('agents').where({ id: trigger.agent_id }).first();
   const workspace = await getWorkspace(knex, trigger.workspace_id);
   if (!agent || !workspace) return { skipped: 'the agent no longer exists' };
+  if (agent.state !== 'live' && req.skippedRunWhenNotLive) {
+    const why = `the agent was ${agent.state} when the schedule fired, so it did nothing`;
+    const run = await openSkippedRun(knex, {
+      workspace,
+      agent,
+      input: req.input,
+      trigger: trigger.kind as Trigger,
+      triggerId: trigger.id,
+      firedAt: req.firedAt,
+      idempotencyKey: req.idempotencyKey,
+      why,
+    });
+    // Opened for real by an earlier attempt, before the pause: the run's first step finds the agent paused.
+    if (run.status === 'running')
+      return {
+        id: run.runId,
+        workspace_id: workspace.id,
+        agent_id: agent.id,
+        trigger: trigger.kind as Trigger,
+        fresh: false,
+      };
+    if (run.fresh) {
+      await appendRunLog(knex, [{ run_id: run.runId, level: 'warn', message: `run skipped: ${why}` }]);
+      await recordEvent(knex, {
+        workspace_id: trigger.workspace_id,
+        agent_id: trigger.agent_id,
+        kind: 'trigger_skipped',
+        trigger_id: trigger.id,
+        run_id: run.runId,
+        message: `${trigger.name}: ${req.because}, skipped (the agent is ${agent.state})`,
+        details: { reason: 'paused', ...(req.event ? { event: req.event } : {}) },
+      });
+    }
+    return { skipped: `the agent is ${agent.state}` };
+  }
   if (agent.state !== 'live') return skip('paused', `the agent is ${agent.state}`);
 
   const kind = trigger.kind as Trigger;
@@ -56,11 +103,19 @@ export async function openTriggeredRun(
     trigger: kind,
     triggerId: trigger.id,
     idempotencyKey: req.idempotencyKey,
+    firedAt: req.firedAt,
+    // A fire is named by its key: a retry that reads its event (or its fire) differently finds the same run.
+    keyNamesRun: true,
+    startPending: req.startPending,
   });
   switch (opened.outcome) {
     case 'allowance_exhausted':
       return skip('plan_allowance', `the ${workspace.plan} plan's runs for this month are used up`);
     case 'key_in_flight':
+      // An event's run being opened by another attempt of its poll, which may never report it: tried again, this
+      // attempt finds the run and starts it.
+      if (kind === 'event') throw new Error(`the run of ${req.because} is being opened by another attempt`);
+      return skip('duplicate', 'this fire was already handled');
     case 'key_reused':
       return skip('duplicate', 'this fire was already handled');
     case 'replayed': // a retried activity: the run was opened by the first attempt
@@ -101,14 +156,16 @@ export function createTriggerActivities({ knex }: ActivityDeps) {
       const trigger = await findTrigger(knex, triggerId);
       if (!trigger || trigger.kind !== 'schedule') return { skipped: 'the trigger was deleted' };
       const config = scheduleConfigSchema.parse(trigger.config);
-      // Temporal names each fire's workflow "<action workflow id>-<scheduled time>". The input must be the same
-      // on a retry of this activity, or the run its first attempt opened would look like another request.
-      const firedAt = fireId.slice(`scheduled-${triggerId}-`.length) || fireId;
+      // Temporal names each fire's workflow "<action workflow id>-<scheduled time>" (RFC 3339).
+      const firedAt = new Date(fireId.slice(`scheduled-${triggerId}-`.length));
       const opened = await openTriggeredRun(knex, trigger, {
-        // With no input configured, each fire is one item saying when it fired: the agent still runs.
-        input: config.input || JSON.stringify({ fired_at: firedAt, trigger: trigger.name }),
+        // The schedule's input, or none: the run is then one empty item (activities/input-parsing.ts), so the agent
+        // runs at every fire. When it fired is the run's fired_at, not part of its input.
+        input: scheduleInputOf(config) ?? '',
         idempotencyKey: `schedule:${fireId}`,
         because: 'the schedule fired',
+        firedAt: Number.isNaN(firedAt.getTime()) ? undefined : firedAt,
+        skippedRunWhenNotLive: true,
       });
       return withoutFresh(opened);
     },

@@ -30,6 +30,8 @@ export function runJson(run: RunRecord, links: Links) {
     agent_version: run.agent_version,
     status: run.status,
     trigger: run.trigger,
+    trigger_id: run.trigger_id ?? null,
+    fired_at: run.fired_at ?? null,
     input: run.input,
     created_at: run.created_at,
     started_at: run.started_at,

@@ -2,7 +2,8 @@
 // workspace and no chain cycle), keeps the Temporal schedule in step with the record, and writes the
 // agent's timeline.
 import type { Knex } from 'knex';
-import { getAgent, type AgentRow } from '../db/agents';
+import { InputError, parseInput } from '../activities/input-parsing';
+import { getAgent, getVersion, type AgentRow } from '../db/agents';
 import type { SecretBox } from '../db/secret-box';
 import { recordEvent } from '../db/timeline';
 import { chainEdges, deleteTrigger, insertTrigger, updateTrigger, type TriggerRow } from '../db/triggers';
@@ -12,11 +13,14 @@ import {
   scheduleConfigSchema,
   triggerInputSchema,
   eventConfigSchema,
+  scheduleInputOf,
   type EventConfig,
+  type ScheduleConfig,
   type TriggerInput,
 } from '../model/trigger';
 import { ApiError } from './problem';
-import { checkSchedule, describePolicies, describeSchedule, nextFireTimes, ScheduleError } from '../schedules/spec';
+import { describePolicies, describeSchedule, ScheduleError } from '../schedules/spec';
+import { evaluateSchedule, scheduledFireTimes } from '../schedules/fire-times';
 import { deleteSchedule, isScheduled, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from '../schedules/sync';
 import { connectionByName } from '../db/connections';
 import { eventsOf } from '../model/connectors/events';
@@ -83,6 +87,54 @@ async function checkEvent(deps: TriggerServiceDeps, agent: AgentRow, input: Even
   return { ...input, options: options.data as Record<string, unknown> };
 }
 
+/**
+ * The schedule's next fire times as Temporal evaluates it; 422 when Temporal cannot run it as written, or it never
+ * fires. The preview and saving both come through here, so they accept and refuse the same schedules.
+ */
+export async function checkedFireTimes(deps: Pick<TriggerServiceDeps, 'temporal'>, config: ScheduleConfig) {
+  try {
+    return await evaluateSchedule(deps.temporal, config);
+  } catch (err) {
+    if (err instanceof ScheduleError) throw new ApiError(422, err.code, err.message);
+    throw err;
+  }
+}
+
+const unreadable = (message: string) => new ApiError(422, 'input_unparseable', message);
+
+/** A schedule's input is what it says it is (CSV, JSON); 422 otherwise. Text is anything. */
+export function checkScheduleInputFormat(config: ScheduleConfig) {
+  const input = scheduleInputOf(config);
+  if (input === null || config.input_format === 'text') return;
+  try {
+    parseInput({ kind: 'input', id: 'schedule', format: config.input_format }, input);
+  } catch (err) {
+    if (err instanceof InputError)
+      throw unreadable(`the schedule's input is not ${config.input_format.toUpperCase()}: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * A schedule's input is what it says it is and what the agent's input node can read, as a run started by hand with
+ * it would be checked: a schedule whose every fire would fail is refused when saved (422).
+ */
+async function checkScheduleInput(deps: TriggerServiceDeps, agent: AgentRow, config: ScheduleConfig) {
+  checkScheduleInputFormat(config);
+  const input = scheduleInputOf(config);
+  if (input === null) return; // each run is one empty item, which every input node takes
+  const spec = await getVersion(deps.knex, agent.id, agent.current_version);
+  const node = spec?.nodes[0];
+  if (node?.kind !== 'input') return;
+  try {
+    parseInput(node, input);
+  } catch (err) {
+    if (err instanceof InputError)
+      throw unreadable(`the agent's input node (${node.format}) cannot read the schedule's input: ${err.message}`);
+    throw err;
+  }
+}
+
 /** Validates a trigger body for `agent`; 422 names what is wrong. */
 export async function parseTriggerInput(
   deps: TriggerServiceDeps,
@@ -91,12 +143,9 @@ export async function parseTriggerInput(
 ): Promise<TriggerInput> {
   const input = parseBody(triggerInputSchema, body);
   if (input.kind === 'schedule') {
-    try {
-      checkSchedule(input);
-    } catch (err) {
-      if (err instanceof ScheduleError) throw new ApiError(422, 'invalid_schedule', err.message);
-      throw err;
-    }
+    await checkedFireTimes(deps, input);
+    await checkScheduleInput(deps, agent, input);
+    return { ...input, input: scheduleInputOf(input) };
   }
   if (input.kind === 'chain') await checkChain(deps, agent, input.source_agent_id);
   if (input.kind === 'event') return { ...(await checkEvent(deps, agent, input)), kind: 'event', name: input.name };
@@ -225,24 +274,31 @@ export async function removeTrigger(deps: TriggerServiceDeps, agent: AgentRow, t
   });
 }
 
-/** A schedule as people read it: description, policies and the next five fire times. */
-export function scheduleView(config: unknown) {
+/** A schedule as people read it: description, policies and its next five fire times (Temporal's). */
+export function scheduleView(config: unknown, nextFireTimes: Date[]) {
   const schedule = scheduleConfigSchema.parse(config);
   return {
     description: describeSchedule(schedule),
     policies: describePolicies(schedule),
     timezone: schedule.timezone,
-    next_fire_times: nextFireTimes(schedule, 5).map((d) => d.toISOString()),
+    next_fire_times: nextFireTimes.map((d) => d.toISOString()),
   };
 }
 
-export function triggerJson(deps: Pick<TriggerServiceDeps, 'links'>, trigger: TriggerRow, agent: AgentRow) {
+/** A trigger as the API answers it; a schedule's next fire times are asked of Temporal (none if it has lost it). */
+export async function triggerJson(
+  deps: Pick<TriggerServiceDeps, 'links' | 'temporal'>,
+  trigger: TriggerRow,
+  agent: AgentRow,
+) {
   const base = deps.links.publicUrl;
   const paused = agent.state !== 'live';
+  const scheduleId = scheduleIdOf(trigger);
+  const fireTimes = trigger.kind === 'schedule' ? ((await scheduledFireTimes(deps.temporal, scheduleId)) ?? []) : [];
   const view = (() => {
     switch (trigger.kind) {
       case 'schedule':
-        return { schedule: { schedule_id: scheduleIdOf(trigger), paused, ...scheduleView(trigger.config) } };
+        return { schedule: { schedule_id: scheduleId, paused, ...scheduleView(trigger.config, fireTimes) } };
       case 'webhook':
         return {
           webhook: {
@@ -266,7 +322,7 @@ export function triggerJson(deps: Pick<TriggerServiceDeps, 'links'>, trigger: Tr
         // Its poller is a Temporal Schedule like a schedule trigger's, paused while the agent is not live.
         return {
           event: {
-            poller_schedule_id: scheduleIdOf(trigger),
+            poller_schedule_id: scheduleId,
             paused,
             description: `polls ${config.connection} for ${config.event} every ${config.poll_interval_seconds} s`,
           },

@@ -20,10 +20,17 @@ export interface OpenRunRequest {
   trigger: Trigger;
   triggerId?: string;
   runLinkId?: string;
+  /** The time a schedule fired for (its scheduled time), on a run a schedule started. */
+  firedAt?: Date;
   /** The run, item and node of a call_agent step that starts this run. */
   parent?: { runId: string; itemSeq: number; nodeId: string };
   /** The same key with the same request finds the run it started; with another request it is refused. */
   idempotencyKey?: string;
+  /**
+   * The key alone names the run: the same key with another input still finds the run it opened (a trigger's fire,
+   * an event read again after its row changed), rather than being refused as `key_reused`.
+   */
+  keyNamesRun?: boolean;
   /** The web starts this run's workflow, and its start sweep may start it again (api/run-dispatch.ts). */
   startPending?: boolean;
   /**
@@ -73,12 +80,54 @@ function keyAsVerified(knex: Knex, req: OpenRunRequest) {
 /** Only a start with an API key can find the key changed. */
 type KeyedOutcome = OpenRunOutcome | { outcome: 'key_changed' };
 
+const requestHashOf = (req: Pick<OpenRunRequest, 'agent' | 'input'>) =>
+  createHash('sha256')
+    .update(JSON.stringify([req.agent.id, req.input]))
+    .digest('hex');
+
+/**
+ * A fire that found its agent not live (a schedule's fire racing the pause): a run that ends `skipped` at once,
+ * did nothing and is not counted against the plan, so the fire is a run in the agent's history like any other.
+ * Idempotent on the key: a retry finds the run its first attempt made (`fresh` false). When the key already opened
+ * a real run (an earlier attempt, before the pause), that run is answered: its own first step ends it skipped.
+ */
+export async function openSkippedRun(
+  knex: Knex,
+  req: Omit<OpenRunRequest, 'idempotencyKey' | 'apiKeyId' | 'startPending'> & {
+    idempotencyKey: string;
+    why: string;
+  },
+): Promise<{ runId: string; status: string; fresh: boolean }> {
+  const [inserted] = await knex('runs')
+    .insert({
+      id: randomUUID(),
+      workspace_id: req.workspace.id,
+      agent_id: req.agent.id,
+      agent_version: req.agent.current_version,
+      status: 'skipped',
+      trigger: req.trigger,
+      trigger_id: req.triggerId ?? null,
+      input: req.input,
+      fired_at: req.firedAt ?? null,
+      idempotency_key: req.idempotencyKey,
+      request_hash: requestHashOf(req),
+      error: req.why,
+      ended_at: knex.fn.now(),
+    })
+    .onConflict(['workspace_id', 'idempotency_key'])
+    .ignore()
+    .returning(['id', 'status']);
+  if (inserted) return { runId: inserted.id, status: inserted.status, fresh: true };
+  const existing = await knex('runs')
+    .where({ workspace_id: req.workspace.id, idempotency_key: req.idempotencyKey })
+    .first('id', 'status');
+  return { runId: existing.id, status: existing.status, fresh: false };
+}
+
 export function openRun(knex: Knex, req: OpenRunRequest & { apiKeyId?: undefined }): Promise<OpenRunOutcome>;
 export function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOutcome>;
 export async function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOutcome> {
-  const requestHash = createHash('sha256')
-    .update(JSON.stringify([req.agent.id, req.input]))
-    .digest('hex');
+  const requestHash = requestHashOf(req);
   if (!req.idempotencyKey) return openRunInOneStatement(knex, req, requestHash);
   try {
     return await knex.transaction(async (trx): Promise<KeyedOutcome> => {
@@ -97,6 +146,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOut
           parent_item_seq: req.parent?.itemSeq ?? null,
           parent_node_id: req.parent?.nodeId ?? null,
           input: req.input,
+          fired_at: req.firedAt ?? null,
           idempotency_key: req.idempotencyKey ?? null,
           request_hash: requestHash,
           start_pending: req.startPending ?? false,
@@ -110,7 +160,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOut
           .where({ workspace_id: req.workspace.id, idempotency_key: req.idempotencyKey })
           .first('id', 'request_hash');
         if (!existing) return { outcome: 'key_in_flight' };
-        if (existing.request_hash !== requestHash) return { outcome: 'key_reused' };
+        if (existing.request_hash !== requestHash && !req.keyNamesRun) return { outcome: 'key_reused' };
         return { outcome: 'replayed', runId: existing.id };
       }
       // Throwing rolls the insert back (with the allowance, when that is what refused).
@@ -149,9 +199,9 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
        returning runs
      )
      insert into runs (id, workspace_id, agent_id, agent_version, trigger, trigger_id, run_link_id, parent_run_id,
-                       parent_item_seq, parent_node_id, input, request_hash, start_pending)
+                       parent_item_seq, parent_node_id, input, fired_at, request_hash, start_pending)
      select :id, :ws, :agent, :version, :trigger, :triggerId, :runLinkId, :parentRunId, :parentItemSeq::int,
-            :parentNodeId, :input, :hash, :startPending
+            :parentNodeId, :input, :firedAt::timestamptz, :hash, :startPending
      where exists (select 1 from allowance where :limit::int is null or runs <= :limit::int)
      returning *, (select name from agent) as agent_name`,
     {
@@ -170,6 +220,7 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
       parentItemSeq: req.parent?.itemSeq ?? null,
       parentNodeId: req.parent?.nodeId ?? null,
       input: req.input,
+      firedAt: req.firedAt ?? null,
       hash: requestHash,
       startPending: req.startPending ?? false,
     },

@@ -47,6 +47,9 @@ export type Schedule = z.infer<typeof scheduleSchema>;
 /** Temporal's overlap policies, in the words the console shows. */
 export const overlapPolicies = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
 
+/** How a schedule's input is written; `text` is handed to the agent's input node as typed. */
+export const scheduleInputFormats = ['text', 'csv', 'json'] as const;
+
 export const scheduleConfigSchema = z.object({
   schedule: scheduleSchema,
   timezone: z.string().default('UTC').refine(isTimeZone, 'an IANA time zone such as Europe/Berlin or UTC'),
@@ -60,11 +63,19 @@ export const scheduleConfigSchema = z.object({
     .max(30 * 86_400)
     .default(300),
   /**
-   * The input each scheduled run receives. Empty: one item `{fired_at, trigger}`, so the agent runs at every
-   * fire (a scheduled run counts as a run even when there is no new data).
+   * The input each scheduled run receives, read by the agent's input node as any run's input is (checked against it
+   * when the schedule is saved). None (null or empty, the default): each run is one empty item, so the agent runs at
+   * every fire even with no data to give it (a scheduled run counts as a run even when there is no new data). When
+   * it fired and which trigger fired it are the run's `fired_at` and `trigger_id`, never part of its input.
    */
-  input: z.string().max(1_000_000).default(''),
+  input: z.string().max(1_000_000).nullable().default(null),
+  /** What `input` is: `text` (handed to the input node as typed), `csv` or `json` (also checked to be that). */
+  input_format: z.enum(scheduleInputFormats).default('text'),
 });
+
+/** A schedule's input, or null when its runs take none (one empty item each). */
+export const scheduleInputOf = (config: Pick<ScheduleConfig, 'input'>): string | null =>
+  config.input && config.input.trim() !== '' ? config.input : null;
 
 /**
  * Micro-batching: deliveries collected for a window into one run of many items (one item per delivery), for event

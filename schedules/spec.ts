@@ -1,7 +1,9 @@
 // A schedule trigger in three forms: the cron expression Temporal runs, the sentence a person reads
-// ("every weekday at 09:00, Europe/Berlin") and the next fire times. Fire times for calendar schedules come
-// from croner in the trigger's time zone (so daylight-saving changes move the UTC time, not the local one).
-import { Cron } from 'croner';
+// ("every weekday at 09:00, Europe/Berlin") and, asked of Temporal itself, the next fire times (schedules/fire-times.ts).
+// Cadre computes no fire time of its own: a second calendar engine would disagree with Temporal's on exactly the
+// cases people get wrong (day of month and weekday together, daylight-saving gaps and repeats).
+// A custom cron expression is checked here token by token against what Temporal's cron reads the way cron is
+// commonly read; the rest of cron dialects (Quartz's L, W, ?, #) is refused by name rather than misread.
 import cronstrue from 'cronstrue';
 import type { ScheduleSpec } from '@temporalio/client';
 import type { Schedule, ScheduleConfig, Weekday } from '../model/trigger';
@@ -33,16 +35,102 @@ export function cronOf(schedule: Schedule): string | undefined {
   }
 }
 
-export class ScheduleError extends Error {}
+export class ScheduleError extends Error {
+  constructor(
+    message: string,
+    /** `invalid_schedule`: Temporal cannot run it as written; `schedule_never_fires`: no time ever matches. */
+    readonly code: 'invalid_schedule' | 'schedule_never_fires' = 'invalid_schedule',
+  ) {
+    super(message);
+  }
+}
 
-/** Throws ScheduleError with the parser's reason when a custom cron expression is not valid. */
+interface CronField {
+  name: string;
+  min: number;
+  max: number;
+  /** Names Temporal reads the same way (three-letter month or weekday names), by value. */
+  names?: string[];
+}
+
+const cronFields: CronField[] = [
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day-of-month', min: 1, max: 31 },
+  {
+    name: 'month',
+    min: 1,
+    max: 12,
+    names: ['', 'jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'],
+  },
+  // 0 and 7 are both Sunday, in Temporal as in cron.
+  { name: 'weekday', min: 0, max: 7, names: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] },
+];
+
+/** Why a token other cron dialects know cannot be used: Temporal would refuse it, or (`#`) silently misread it. */
+function dialectToken(field: CronField, token: string): string | undefined {
+  if (token.includes('#'))
+    return `"#" (the nth weekday of a month) is not supported: Temporal reads what follows "#" as a comment, so "${token}" would fire on every such weekday`;
+  if (token === '?') return `"?" (no specific value) is not supported: use "*"`;
+  if (field.name === 'weekday' && /^\d*L$/i.test(token))
+    return `"L" (the last such weekday of a month) is not supported`;
+  if (field.name === 'day-of-month' && /^L(-\d+)?$/i.test(token))
+    return `"L" (the last day of the month) is not supported`;
+  if (/W$/i.test(token) && field.name === 'day-of-month') return `"W" (the nearest weekday) is not supported`;
+  return undefined;
+}
+
+function fieldValue(field: CronField, text: string, token: string): number {
+  const named = field.names?.indexOf(text.toLowerCase()) ?? -1;
+  const value = named >= 0 ? named : /^\d+$/.test(text) ? Number(text) : NaN;
+  if (Number.isNaN(value))
+    throw new ScheduleError(
+      `"${token}" in the ${field.name} field is not valid: use numbers, ranges (1-5), lists (1,15), steps (*/15)${field.names ? ' or three-letter names' : ''}`,
+    );
+  if (value < field.min || value > field.max)
+    throw new ScheduleError(`"${token}" in the ${field.name} field is out of range: ${field.min}-${field.max}`);
+  return value;
+}
+
+/** Throws ScheduleError naming the token when a five-field cron expression is not one Temporal runs as cron does. */
+export function checkCron(expression: string): void {
+  const parts = expression.trim().split(/\s+/);
+  if (parts.length !== 5)
+    throw new ScheduleError(
+      `the cron expression "${expression}" has ${parts.length} fields; it needs five: minute hour day month weekday`,
+    );
+  parts.forEach((part, i) => {
+    const field = cronFields[i];
+    for (const token of part.split(',')) {
+      const refused = dialectToken(field, token);
+      if (refused) throw new ScheduleError(`"${token}" in the ${field.name} field: ${refused}`);
+      const match = /^(\*|[0-9A-Za-z]+(?:-[0-9A-Za-z]+)?)(?:\/(\d+))?$/.exec(token);
+      if (!match)
+        throw new ScheduleError(
+          `"${token}" in the ${field.name} field is not valid: use numbers, ranges (1-5), lists (1,15) or steps (*/15)`,
+        );
+      const [, range, step] = match;
+      if (step !== undefined && Number(step) < 1)
+        throw new ScheduleError(`"${token}" in the ${field.name} field: a step must be at least 1`);
+      if (range === '*') continue;
+      const [from, to] = range.split('-');
+      const start = fieldValue(field, from, token);
+      if (to !== undefined && fieldValue(field, to, token) < start)
+        throw new ScheduleError(`"${token}" in the ${field.name} field: a range must not end before it starts`);
+    }
+  });
+}
+
+/** Throws ScheduleError naming what is wrong when a custom cron expression is not one Temporal runs as written. */
 export function checkSchedule(config: ScheduleConfig): void {
-  const cron = cronOf(config.schedule);
-  if (!cron) return;
+  if (config.schedule.type !== 'cron') return;
+  const cron = cronOf(config.schedule)!;
   try {
-    new Cron(cron, { timezone: config.timezone, paused: true });
+    checkCron(cron);
   } catch (err) {
-    throw new ScheduleError(`the cron expression "${cron}" is not valid: ${(err as Error).message}`);
+    if (err instanceof ScheduleError)
+      throw new ScheduleError(`the cron expression "${cron}" cannot be used: ${err.message}`, err.code);
+    throw err;
   }
 }
 
@@ -55,20 +143,6 @@ export function temporalSpec(config: ScheduleConfig): ScheduleSpec {
   const s = config.schedule;
   if (s.type === 'interval') return { intervals: [{ every: `${intervalSeconds(s)}s` }] };
   return { cronExpressions: [cronOf(s)!], timezone: config.timezone };
-}
-
-/**
- * The next `count` fire times after `from`. Intervals count from the Unix epoch, as Temporal's do, so the
- * times shown are the times the schedule fires.
- */
-export function nextFireTimes(config: ScheduleConfig, count = 5, from = new Date()): Date[] {
-  const s = config.schedule;
-  if (s.type === 'interval') {
-    const step = intervalSeconds(s) * 1_000;
-    const first = Math.floor(from.getTime() / step) * step + step;
-    return Array.from({ length: count }, (_, i) => new Date(first + i * step));
-  }
-  return new Cron(cronOf(s)!, { timezone: config.timezone, paused: true }).nextRuns(count, from);
 }
 
 const plural = (n: number, unit: string) => (n === 1 ? unit : `${n} ${unit}s`);
@@ -100,7 +174,17 @@ export function describeSchedule(config: ScheduleConfig): string {
       return `monthly on the ${ordinal(s.day)} at ${s.at}, ${tz}${short}`;
     }
     case 'cron': {
-      const text = cronstrue.toString(cronOf(s)!, { use24HourTimeFormat: true, verbose: false });
+      const cron = cronOf(s)!;
+      const say = (expression: string) => cronstrue.toString(expression, { use24HourTimeFormat: true, verbose: false });
+      const [minute, hour, dayOfMonth, month, weekday] = cron.split(' ');
+      let text = say(cron);
+      if (dayOfMonth !== '*' && weekday !== '*') {
+        // Temporal fires only on days that match both (classic cron fires on either): say it that way.
+        const days = say(`0 0 * * ${weekday}`)
+          .replace(/^At 00:00, (only on )?/, '')
+          .replace(/ and (\w+)$/, ' or $1');
+        text = `${say(`${minute} ${hour} ${dayOfMonth} ${month} *`)}, if that day falls on ${days}`;
+      }
       return `${text.charAt(0).toLowerCase()}${text.slice(1)}, ${tz}`;
     }
   }

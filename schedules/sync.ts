@@ -20,6 +20,7 @@ import type { scheduledRun } from '../workflows/scheduled-run';
 import type { eventPoll } from '../workflows/event-poll';
 import type { mailboxWatch } from '../workflows/mailbox-watch';
 import { temporalSpec } from './spec';
+import { isLeftoverPreview } from './fire-times';
 
 export const scheduleIdOf = (t: Pick<TriggerRow, 'agent_id' | 'id'>) => `agent-${t.agent_id}-trigger-${t.id}`;
 const scheduleIdPattern = /^agent-[0-9a-f-]{36}-trigger-[0-9a-f-]{36}$/;
@@ -156,7 +157,10 @@ export async function setSchedulesPaused(
   );
 }
 
-/** Makes Temporal's schedules match the database; returns what it had to change. */
+/**
+ * Makes Temporal's schedules match the database; returns what it had to change. Also deletes the throwaway schedules
+ * of fire-time previews that a crash left behind (schedules/fire-times.ts).
+ */
 export async function reconcileSchedules(
   deps: ScheduleSyncDeps & { knex: Knex },
 ): Promise<{ synced: number; removed: string[] }> {
@@ -164,7 +168,8 @@ export async function reconcileSchedules(
   const wanted = new Set(triggers.map(scheduleIdOf));
   const removed: string[] = [];
   for await (const summary of deps.temporal.schedule.list()) {
-    if (scheduleIdPattern.test(summary.scheduleId) && !wanted.has(summary.scheduleId)) {
+    const stray = scheduleIdPattern.test(summary.scheduleId) && !wanted.has(summary.scheduleId);
+    if (stray || isLeftoverPreview(summary.scheduleId)) {
       await deps.temporal.schedule
         .getHandle(summary.scheduleId)
         .delete()

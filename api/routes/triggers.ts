@@ -8,10 +8,11 @@ import { scheduleConfigSchema } from '../../model/trigger';
 import { requirePermission } from '../auth';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
-import { checkSchedule, ScheduleError } from '../../schedules/spec';
 import { scheduleIdOf } from '../../schedules/sync';
 import {
   changeTrigger,
+  checkedFireTimes,
+  checkScheduleInputFormat,
   createTrigger,
   parseTriggerInput,
   removeTrigger,
@@ -38,7 +39,7 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
   r.get('/agents/:id/triggers', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const rows = await listTriggers(knex, agent.id);
-    res.json({ data: rows.map((t) => triggerJson(deps, t, agent)), next_cursor: null });
+    res.json({ data: await Promise.all(rows.map((t) => triggerJson(deps, t, agent))), next_cursor: null });
   });
 
   r.post('/agents/:id/triggers', requirePermission('manage'), ...body, async (req, res) => {
@@ -49,18 +50,18 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
       .status(201)
       .location(`/v1/triggers/${trigger.id}`)
       // A webhook's signing secret is shown this once; rotate it to see a new one.
-      .json({ ...triggerJson(deps, trigger, agent), ...(secret ? { secret } : {}) });
+      .json({ ...(await triggerJson(deps, trigger, agent)), ...(secret ? { secret } : {}) });
   });
 
   r.get('/triggers/:id', requirePermission('read'), async (req, res) => {
     const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
-    res.json(triggerJson(deps, trigger, agent));
+    res.json(await triggerJson(deps, trigger, agent));
   });
 
   r.put('/triggers/:id', requirePermission('manage'), ...body, async (req, res) => {
     const { trigger, agent } = await loadTrigger(req.auth!.workspace.id, param(req, 'id'));
     const input = await parseTriggerInput(deps, agent, req.body);
-    res.json(triggerJson(deps, await changeTrigger(deps, agent, trigger, input), agent));
+    res.json(await triggerJson(deps, await changeTrigger(deps, agent, trigger, input), agent));
   });
 
   r.delete('/triggers/:id', requirePermission('manage'), async (req, res) => {
@@ -75,7 +76,7 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
       throw new ApiError(409, 'not_a_webhook', `this is a ${trigger.kind} trigger; only webhooks have a secret`);
     const secret = newWebhookSecret();
     await setTriggerSecret(knex, trigger.id, deps.secrets.seal(secret));
-    res.json({ ...triggerJson(deps, trigger, agent), secret });
+    res.json({ ...(await triggerJson(deps, trigger, agent)), secret });
   });
 
   // "Run now" for a schedule: Temporal takes the schedule's action at once, with its overlap policy.
@@ -109,16 +110,12 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
     res.status(202).json({ fired: true, trigger_id: trigger.id });
   });
 
-  // The schedule builder's preview, before anything is saved.
-  r.post('/schedules/preview', requirePermission('read'), ...body, (req, res) => {
+  // The schedule builder's preview, before anything is saved: Temporal's own fire times for the spec, refused as
+  // saving would refuse it.
+  r.post('/schedules/preview', requirePermission('read'), ...body, async (req, res) => {
     const config = parseBody(scheduleConfigSchema, req.body);
-    try {
-      checkSchedule(config);
-    } catch (err) {
-      if (err instanceof ScheduleError) throw new ApiError(422, 'invalid_schedule', err.message);
-      throw err;
-    }
-    res.json(scheduleView(config));
+    checkScheduleInputFormat(config);
+    res.json(scheduleView(config, await checkedFireTimes(deps, config)));
   });
 
   r.get('/agents/:id/timeline', requirePermission('read'), async (req, res) => {

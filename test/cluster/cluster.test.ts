@@ -348,7 +348,7 @@ describe('Cadre on a Temporal cluster and PostgreSQL: two web processes, two wor
     assert.equal((await call(0, `/agents/${agentId}/state`, { state: 'paused' })).status, 200);
 
     const runs = await scheduled();
-    const fires = runs.map((r) => JSON.parse(r.input).fired_at as string);
+    const fires = runs.map((r) => r.fired_at as string);
     assert.equal(new Set(fires).size, fires.length, `one run per fire time: ${fires.sort().join(', ')}`);
     const schedules: string[] = [];
     const temporal = await connectTemporal(loadTemporalConfig({ TEMPORAL_ADDRESS: cluster.temporalAddress }));

@@ -595,9 +595,14 @@ interface BrowserPage {
   waitForSelector(selector: string): Promise<unknown>;
   waitForFunction(expression: string): Promise<unknown>;
   evaluate<T>(expression: string): Promise<T>;
+  fill(selector: string, value: string): Promise<void>;
+  selectOption(selector: string, value: string): Promise<unknown>;
+  inputValue(selector: string): Promise<string>;
 }
 interface Playwright {
-  chromium: { launch(options: object): Promise<{ newPage(): Promise<BrowserPage>; close(): Promise<void> }> };
+  chromium: {
+    launch(options: object): Promise<{ newPage(options?: object): Promise<BrowserPage>; close(): Promise<void> }>;
+  };
 }
 
 function text(html: string): string {
@@ -691,6 +696,42 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.deepEqual(callsTo('POST', '/v1/schedules/preview').at(-1)?.body, expected);
     await post('/agents/agent-live?/addSchedule', fields);
     assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/triggers').at(-1)?.body, { kind: 'schedule', ...expected });
+  });
+
+  it('sends a schedule’s input with its format, and shows the builder as it was typed after a preview', async () => {
+    const fields = {
+      type: 'cron',
+      expression: '0 9 13 * 5',
+      timezone: 'Asia/Tokyo',
+      overlap: 'buffer_one',
+      catchup: '600',
+      input_format: 'csv',
+      input: 'id,name\n1,Ada\n',
+    };
+    const html = await (await post('/agents/agent-live?/previewSchedule', fields)).text();
+    const expected = {
+      schedule: { type: 'cron', expression: '0 9 13 * 5' },
+      timezone: 'Asia/Tokyo',
+      overlap: 'buffer_one',
+      catchup_window_seconds: 600,
+      input: 'id,name\n1,Ada\n',
+      input_format: 'csv',
+    };
+    assert.deepEqual(callsTo('POST', '/v1/schedules/preview').at(-1)?.body, expected);
+    assert.match(html, /id="s-cron"[^>]*value="0 9 13 \* 5"/);
+    assert.match(html, /id="s-tz"[^>]*value="Asia\/Tokyo"/);
+    assert.match(html, /<option value="buffer_one" selected/);
+    assert.match(html, /<option value="csv" selected/);
+    assert.match(html, /<textarea[^>]*id="s-input"[^>]*>id,name\s+1,Ada\s*<\/textarea>/);
+    await post('/agents/agent-live?/addSchedule', fields);
+    assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/triggers').at(-1)?.body, { kind: 'schedule', ...expected });
+    // "None" sends no input: each run is then one empty item.
+    await post('/agents/agent-live?/addSchedule', { ...fields, input_format: 'none' });
+    const { input: _typed, input_format: _format, ...withoutInput } = expected;
+    assert.deepEqual(callsTo('POST', '/v1/agents/agent-live/triggers').at(-1)?.body, {
+      kind: 'schedule',
+      ...withoutInput,
+    });
   });
 
   it('publishes a form from the builder’s lines', async () => {
@@ -1074,6 +1115,44 @@ describe('console (ui/) against a contract-shaped fake API', function () {
         await browser.close();
       }
     });
+    it('starts the schedule builder in the browser’s time zone and keeps what was typed after Preview', async () => {
+      const browser = await playwright!.chromium.launch({
+        executablePath: chromiumPath,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+      });
+      try {
+        const page = await browser.newPage({ timezoneId: 'America/Sao_Paulo' });
+        const problems: string[] = [];
+        page.on('pageerror', (e) => problems.push(e.message));
+        await page.goto(`${base}/agents/agent-live`);
+        await page.click('summary:has-text("Add a schedule")');
+        await page.waitForFunction(
+          "document.querySelector('#s-tz')?.value === 'America/Sao_Paulo'", // the browser's zone, not the server's
+        );
+        await page.selectOption('#s-type', 'cron');
+        await page.fill('#s-cron', '30 2 26-30 3 *');
+        await page.selectOption('#s-input-format', 'json');
+        await page.fill('#s-input', '[{"report": "weekly"}]');
+        await page.click('button:has-text("Preview")');
+        await page.waitForSelector('.preview');
+        assert.equal(await page.inputValue('#s-cron'), '30 2 26-30 3 *');
+        assert.equal(await page.inputValue('#s-input-format'), 'json');
+        assert.equal(await page.inputValue('#s-input'), '[{"report": "weekly"}]');
+        assert.equal(await page.inputValue('#s-tz'), 'America/Sao_Paulo');
+        assert.deepEqual(callsTo('POST', '/v1/schedules/preview').at(-1)?.body, {
+          schedule: { type: 'cron', expression: '30 2 26-30 3 *' },
+          timezone: 'America/Sao_Paulo',
+          overlap: 'skip',
+          catchup_window_seconds: 300,
+          input: '[{"report": "weekly"}]',
+          input_format: 'json',
+        });
+        assert.deepEqual(problems, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
     it('opens a cited passage from a run’s item and highlights its text over the page picture', async () => {
       const browser = await playwright!.chromium.launch({
         executablePath: chromiumPath,

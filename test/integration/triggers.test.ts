@@ -102,9 +102,14 @@ describe('triggers', function () {
       await eventually('two scheduled runs', async () => (await completed()).length >= 2);
       const run = (await completed())[0];
       assert.equal(run.trigger_id, trigger.id);
-      const fired = JSON.parse(run.input);
-      assert.deepEqual(Object.keys(fired).sort(), ['fired_at', 'trigger']);
-      assert.ok(!Number.isNaN(Date.parse(fired.fired_at)), `fired_at is the scheduled time: ${fired.fired_at}`);
+      // No input configured: the run is one empty item; when it fired is run metadata, not its input.
+      assert.equal(run.input, '');
+      assert.equal(run.total, 1);
+      assert.ok(run.fired_at instanceof Date, `fired_at is the scheduled time: ${run.fired_at}`);
+      assert.ok(run.fired_at <= run.created_at);
+      const shown = (await call(`/v1/runs/${run.id}`)).body;
+      assert.equal(shown.trigger_id, trigger.id);
+      assert.equal(shown.fired_at, run.fired_at.toISOString());
 
       assert.equal((await setState(agent.id, 'paused')).status, 200);
       const handle = h.client.schedule.getHandle(trigger.schedule.schedule_id);
@@ -188,12 +193,146 @@ describe('triggers', function () {
       });
       assert.equal(badCron.status, 422);
       assert.equal(badCron.body.code, 'invalid_schedule');
+      // Tokens of other cron dialects: Temporal refuses them (or, "#", misreads them); save and preview both say
+      // which token, with the same answer.
+      for (const [expression, token] of [
+        ['0 9 L * *', '"L"'],
+        ['0 9 ? * *', '"?"'],
+        ['0 9 1W * *', '"1W"'],
+        ['0 9 * * 5L', '"5L"'],
+        ['0 9 * * 5#3', '"5#3"'],
+      ]) {
+        const json = { schedule: { type: 'cron', expression }, timezone: 'Europe/Berlin' };
+        const saved = await call(`/v1/agents/${agent.id}/triggers`, { json: { kind: 'schedule', ...json } });
+        const previewed = await call('/v1/schedules/preview', { json });
+        for (const answer of [saved, previewed]) {
+          assert.equal(answer.status, 422, `${expression}: ${JSON.stringify(answer.body)}`);
+          assert.equal(answer.body.code, 'invalid_schedule');
+          assert.ok(answer.body.detail.includes(token), `${expression}: ${answer.body.detail}`);
+        }
+        assert.equal(saved.body.detail, previewed.body.detail);
+      }
+      // Valid as written, but no date ever matches it: a schedule that never fires is refused too.
+      const never = { schedule: { type: 'cron', expression: '0 0 30 2 *' }, timezone: 'UTC' };
+      for (const answer of [
+        await call(`/v1/agents/${agent.id}/triggers`, { json: { kind: 'schedule', ...never } }),
+        await call('/v1/schedules/preview', { json: never }),
+      ]) {
+        assert.equal(answer.status, 422, JSON.stringify(answer.body));
+        assert.equal(answer.body.code, 'schedule_never_fires');
+        assert.match(answer.body.detail, /never fires/);
+      }
       const badZone = await call(`/v1/agents/${agent.id}/triggers`, {
         json: { kind: 'schedule', schedule: { type: 'daily', at: '09:00' }, timezone: 'Mars/Olympus' },
       });
       assert.equal(badZone.status, 422);
       assert.match(badZone.body.detail, /IANA time zone/);
       assert.equal((await call(`/v1/agents/${agent.id}/triggers`)).body.data.length, 0);
+    });
+
+    it("previews exactly the fire times Temporal's own schedule has, over expressions and zones", async () => {
+      const cases: [string, string][] = [
+        ['0 9 13 * 5', 'UTC'], // Friday the 13th only: Temporal wants both, classic cron either
+        ['0 9 13 * 5', 'Europe/Berlin'],
+        ['30 2 26-30 3 *', 'Europe/Berlin'], // 02:30 does not exist on 28 March 2027: no fire that day
+        ['30 2 30,31 10 *', 'Europe/Berlin'], // 02:30 happens twice on 31 October 2027: the second one
+        ['30 1 * * 0', 'America/New_York'], // autumn repeat of 01:30 on Sundays
+        ['0 2 * 3 0', 'America/New_York'], // 02:00 skipped on the second Sunday of March
+        ['15 9 1,15 * 1-5', 'Asia/Kolkata'],
+        ['0 0 29 2 *', 'Pacific/Auckland'],
+        ['*/20 8-10 * * mon-fri', 'Australia/Lord_Howe'], // a half-hour daylight-saving shift
+        ['0 12 * * 7', 'UTC'], // 7 is Sunday
+      ];
+      for (const [expression, timezone] of cases) {
+        const preview = await call('/v1/schedules/preview', {
+          json: { schedule: { type: 'cron', expression }, timezone },
+        });
+        assert.equal(preview.status, 200, `${expression} ${timezone}: ${JSON.stringify(preview.body)}`);
+        // Temporal's own answer for the same spec, from a schedule made here, outside Cadre.
+        const handle = await h.client.schedule.create({
+          scheduleId: `compare-${randomUUID()}`,
+          spec: { cronExpressions: [expression], timezone },
+          action: { type: 'startWorkflow', workflowType: 'none', taskQueue: 'none', args: [] },
+          state: { paused: true },
+        });
+        const temporal = (await handle.describe()).info.nextActionTimes.slice(0, 5).map((d) => d.toISOString());
+        await handle.delete();
+        assert.equal(preview.body.next_fire_times.length, Math.min(5, temporal.length));
+        assert.deepEqual(preview.body.next_fire_times, temporal, `${expression} in ${timezone}`);
+      }
+
+      const local = (iso: string, timeZone: string) =>
+        new Intl.DateTimeFormat('en-CA', {
+          timeZone,
+          year: 'numeric',
+          month: '2-digit',
+          day: '2-digit',
+          hour: '2-digit',
+          minute: '2-digit',
+          weekday: 'short',
+          hourCycle: 'h23',
+        }).format(new Date(iso));
+      const preview = async (expression: string, timezone: string) =>
+        (await call('/v1/schedules/preview', { json: { schedule: { type: 'cron', expression }, timezone } })).body
+          .next_fire_times as string[];
+      for (const at of await preview('0 9 13 * 5', 'UTC'))
+        assert.match(local(at, 'UTC'), /^Fri, \d{4}-\d\d-13, 09:00$/);
+      // No 03:00 fire standing in for a 02:30 that does not exist (classic cron engines fire then).
+      for (const at of await preview('30 2 26-30 3 *', 'Europe/Berlin'))
+        assert.match(local(at, 'Europe/Berlin'), /, 02:30$/, at);
+      // The 31st of October is always after the change back: 02:30 CET, 01:30 UTC, never the first 02:30 (CEST).
+      for (const at of (await preview('30 2 30,31 10 *', 'Europe/Berlin')).filter((t) => t.slice(5, 10) === '10-31'))
+        assert.match(at, /T01:30:00\.000Z$/);
+    });
+
+    it('gives each scheduled run the input the schedule carries, checked against the input node when saved', async () => {
+      const csvAgent = (name: string) => ({
+        ...countingAgent(name),
+        nodes: [{ kind: 'input', id: 'in', format: 'csv', next: 'count' }, ...countingAgent(name).nodes.slice(1)],
+      });
+      const agent = await createLiveAgent(h, ws, csvAgent('csv schedule'));
+      const schedule = { type: 'daily', at: '03:00' };
+      const refused = async (json: object, pattern: RegExp) => {
+        const res = await call(`/v1/agents/${agent.id}/triggers`, { json: { kind: 'schedule', schedule, ...json } });
+        assert.equal(res.status, 422, JSON.stringify(res.body));
+        assert.equal(res.body.code, 'input_unparseable');
+        assert.match(res.body.detail, pattern);
+      };
+      await refused({ input: '{"id": 1', input_format: 'json' }, /the schedule's input is not JSON/);
+      await refused({ input: 'id,name\n1,Ada,extra', input_format: 'csv' }, /the schedule's input is not CSV/);
+      await refused({ input: '[{"id": 1}]', input_format: 'json' }, /the agent's input node \(csv\) cannot read/);
+
+      // CSV in, two items a fire; and a schedule with no input still runs the CSV agent, on one empty item.
+      const withCsv = await call(`/v1/agents/${agent.id}/triggers`, {
+        json: { kind: 'schedule', schedule, input: 'id,name\n1,Ada\n2,Bo\n', input_format: 'csv' },
+      });
+      assert.equal(withCsv.status, 201, JSON.stringify(withCsv.body));
+      assert.equal(withCsv.body.config.input_format, 'csv');
+      const without = await call(`/v1/agents/${agent.id}/triggers`, { json: { kind: 'schedule', schedule } });
+      assert.equal(without.status, 201, JSON.stringify(without.body));
+      assert.equal(without.body.config.input, null);
+
+      for (const [trigger, total] of [
+        [withCsv.body, 2],
+        [without.body, 1],
+      ] as const) {
+        assert.equal((await call(`/v1/triggers/${trigger.id}/fire`, { method: 'POST' })).status, 202);
+        const run = await eventually('the fired run', async () =>
+          (await runsOf(agent.id)).find((r) => r.trigger_id === trigger.id),
+        );
+        const done = await waitForRun(h, run.id);
+        assert.equal(done.status, 'completed', `${trigger.name}: ${done.error}`);
+        assert.equal(done.total, total);
+        assert.ok(done.fired_at instanceof Date);
+      }
+      const items = await h.stack
+        .knex('run_items')
+        .join('runs', 'runs.id', 'run_items.run_id')
+        .where({ 'runs.agent_id': agent.id })
+        .orderBy(['runs.created_at', 'run_items.seq'])
+        .pluck('run_items.data');
+      // Each item as the counting step left it (its counter as `result`): the CSV rows, then the one empty item.
+      assert.deepEqual(items, [{ id: '1', name: 'Ada', result: 1 }, { id: '2', name: 'Bo', result: 2 }, { result: 3 }]);
     });
 
     it('reconciles Temporal with the database: recreates a missing schedule, removes a stray one', async () => {
@@ -263,7 +402,7 @@ describe('triggers', function () {
       assert.equal(skipped.details.reason, 'paused');
     });
 
-    it('a scheduled fire while paused opens no run and is recorded as skipped', async () => {
+    it('a scheduled fire racing the pause ends as a skipped run that did nothing, not counted', async () => {
       const agent = await createLiveAgent(h, ws, countingAgent('paused schedule'));
       const trigger = (
         await call(`/v1/agents/${agent.id}/triggers`, {
@@ -272,17 +411,45 @@ describe('triggers', function () {
       ).body;
       await setState(agent.id, 'paused');
       assert.equal((await call(`/v1/triggers/${trigger.id}/fire`, { method: 'POST' })).body.code, 'agent_not_live');
-      // What the schedule starts at a fire, started by hand as a fire racing the pause would be.
-      const outcome = await h.client.workflow.execute('scheduledRun', {
-        workflowId: `scheduled-${trigger.id}-${Date.now()}`,
-        taskQueue: h.temporalConfig.taskQueue,
-        args: [{ triggerId: trigger.id }],
-      });
-      assert.match(String(outcome), /^skipped: the agent is paused/);
-      assert.equal((await runsOf(agent.id)).length, 0);
-      const skipped = (await timeline(agent.id)).find((e) => e.kind === 'trigger_skipped');
-      assert.equal(skipped.trigger_id, trigger.id);
-      assert.equal(skipped.details.reason, 'paused');
+      const usage = async () =>
+        Number((await h.stack.knex('workspace_usage').where({ workspace_id: ws }).sum('runs as n').first())?.n ?? 0);
+      const usedBefore = await usage();
+      // What the schedule starts at a fire, started by hand as a fire racing the pause would be: Temporal names
+      // each fire's workflow after its scheduled time.
+      const firedAt = '2026-01-05T03:00:00Z';
+      const fire = () =>
+        h.client.workflow.execute('scheduledRun', {
+          workflowId: `scheduled-${trigger.id}-${firedAt}`,
+          taskQueue: h.temporalConfig.taskQueue,
+          args: [{ triggerId: trigger.id }],
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        });
+      assert.match(String(await fire()), /^skipped: the agent is paused/);
+      const runs = await runsOf(agent.id);
+      assert.equal(runs.length, 1, 'the fire is a run');
+      const [run] = runs;
+      assert.equal(run.status, 'skipped');
+      assert.equal(run.trigger, 'schedule');
+      assert.equal(run.trigger_id, trigger.id);
+      assert.equal(run.fired_at.toISOString(), new Date(firedAt).toISOString());
+      assert.match(run.error, /paused when the schedule fired, so it did nothing/);
+      assert.ok(run.ended_at);
+      assert.equal(await h.stack.knex('run_items').where({ run_id: run.id }).first(), undefined);
+      assert.equal(await h.stack.knex('agent_state').where({ agent_id: agent.id }).first(), undefined);
+      assert.equal(await usage(), usedBefore, 'a skipped run is not counted against the plan');
+      const shown = (await call(`/v1/runs?agent_id=${agent.id}`)).body.data;
+      assert.deepEqual(
+        shown.map((r: Json) => [r.status, r.trigger]),
+        [['skipped', 'schedule']],
+      );
+      // The same fire again (a retried activity, a replayed workflow) makes no second run.
+      await fire();
+      assert.equal((await runsOf(agent.id)).length, 1);
+      const skips = (await timeline(agent.id)).filter((e) => e.kind === 'trigger_skipped');
+      assert.equal(skips.length, 1);
+      assert.equal(skips[0].trigger_id, trigger.id);
+      assert.equal(skips[0].run_id, run.id);
+      assert.equal(skips[0].details.reason, 'paused');
     });
   });
 

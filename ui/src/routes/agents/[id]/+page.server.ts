@@ -81,11 +81,25 @@ function formFieldFromLine(line: string) {
 const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 type IntervalUnit = Extract<ScheduleBody['schedule'], { type: 'interval' }>['unit'];
 
+/** The builder's fields as sent, to show them again as they were typed (after a preview, or a refused add). */
+const draftOf = (form: FormData): Record<string, string> =>
+  Object.fromEntries([...form.entries()].filter((e): e is [string, string] => typeof e[1] === 'string'));
+
+type InputFormat = NonNullable<ScheduleBody['input_format']>;
+const INPUT_FORMATS: readonly string[] = ['text', 'csv', 'json'] satisfies InputFormat[];
+
 /**
  * The schedule builder's fields as the API's schedule trigger body. The unit and overlap come from the
- * builder's selects; the API refuses any other value (422) and the refusal is the form's notice.
+ * builder's selects; the API refuses any other value (422) and the refusal is the form's notice. The input goes
+ * as typed (not trimmed: it is data); none, or nothing typed, sends no input.
  */
 function scheduleFromForm(form: FormData): ScheduleBody {
+  const inputFormat = formText(form, 'input_format');
+  const input = form.get('input');
+  const withInput =
+    INPUT_FORMATS.includes(inputFormat) && typeof input === 'string' && input.trim() !== ''
+      ? { input, input_format: inputFormat as InputFormat }
+      : {};
   const type = formText(form, 'type');
   const at = formText(form, 'at');
   const schedule: ScheduleBody['schedule'] =
@@ -103,6 +117,7 @@ function scheduleFromForm(form: FormData): ScheduleBody {
     timezone: formText(form, 'timezone') || 'UTC',
     overlap: (formText(form, 'overlap') || 'skip') as ScheduleBody['overlap'],
     catchup_window_seconds: Number(formText(form, 'catchup')) || 300,
+    ...withInput,
   };
 }
 
@@ -122,15 +137,20 @@ export const actions: Actions = {
       preview = await triggersApi.preview(scheduleFromForm(form));
       return `Fires ${preview.description}.`;
     });
-    return preview ? { ...outcome, preview } : outcome;
+    const draft = draftOf(form);
+    if ('status' in outcome) return fail(outcome.status, { ...outcome.data, draft });
+    return { ...outcome, preview, draft };
   },
 
   addSchedule: async ({ params, request }) => {
-    const body: TriggerBody = { kind: 'schedule', ...scheduleFromForm(await request.formData()) };
-    return attempt(async () => {
+    const form = await request.formData();
+    const body: TriggerBody = { kind: 'schedule', ...scheduleFromForm(form) };
+    const outcome = await attempt(async () => {
       const t = await triggersApi.create(params.id, body);
       return `Schedule added: ${t.schedule?.description}.`;
     });
+    // Refused: the builder shows what was typed again, with the reason.
+    return 'status' in outcome ? fail(outcome.status, { ...outcome.data, draft: draftOf(form) }) : outcome;
   },
 
   addWebhook: async ({ params }) => {
