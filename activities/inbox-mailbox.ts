@@ -16,6 +16,8 @@ interface ReceivedMail {
   subject: string;
   text: string;
   attachments: string[];
+  /** Set when a machine sent it (messages.ts): no reply answers it. */
+  auto_submitted?: string | null;
 }
 
 export const keepsMailInInbox = (config: EventConfig) =>
@@ -46,6 +48,7 @@ export async function keepReceivedMail(
       attachments: mail.attachments ?? [],
       authentication_results: null,
       received_spf: null,
+      auto_submitted: mail.auto_submitted ?? null,
     },
     { connection: config.connection },
   );

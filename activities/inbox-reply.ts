@@ -1,11 +1,15 @@
 // What `email.reply` needs of the Inbox, for one run: the thread it answers (only a thread of the run's own agent),
 // and the reply stored in it once sent. Sending itself is the tool handler's (tools/handlers.ts): from the agent's
 // address, or, for a thread whose mail came through a connected mailbox, from that mailbox.
+// And the guards against mail loops: no reply goes to an address of the Inbox itself (the agent's own, another
+// agent's) or to the address it would be sent from, none answers mail a machine sent (Auto-Submitted, Precedence:
+// bulk | list | junk), and an agent sends at most `maxRepliesPerThreadPerHour` replies in one thread an hour. A reply
+// withheld is no error: the step says why, and so does the message it would have answered.
 import type { Knex } from 'knex';
-import { findMessage, storeMessage, threadForReply, type InboxMessage } from '../db/inbox';
+import { findMessage, noteOnMessage, repliesSince, storeMessage, threadForReply, type InboxMessage } from '../db/inbox';
 import { connectionByName } from '../db/connections';
 import { emailConfigSchema } from '../model/connectors/email';
-import { replyHeaders, replyMessageId, replySubject, splitAddress } from '../model/inbox';
+import { maxRepliesPerThreadPerHour, replyHeaders, replyMessageId, replySubject, splitAddress } from '../model/inbox';
 import type { EmailConnection } from './connectors/email/imap';
 
 export interface ReplyDraft {
@@ -20,9 +24,19 @@ export interface ReplyDraft {
   references: string[];
 }
 
+/** A reply the loop guards hold back: why, and to whom it would have gone. */
+export interface WithheldReply {
+  withheld: string;
+  threadId: string;
+  to: string;
+}
+
 export interface InboxReplies {
-  /** The reply a call with this key sends in the thread: undefined when the thread is not the agent's. */
-  draft(threadId: string, idempotencyKey: string): Promise<ReplyDraft | { refused: string }>;
+  /**
+   * The reply a call with this key sends in the thread; `refused` when the thread is not the agent's, `withheld` when
+   * a loop guard holds it back (a retry of a call that sent already is answered as it was).
+   */
+  draft(threadId: string, idempotencyKey: string): Promise<ReplyDraft | WithheldReply | { refused: string }>;
   /** The reply already sent by this call (a retry after the send), if any. */
   sent(messageId: string): Promise<InboxMessage | undefined>;
   record(draft: ReplyDraft, text: string): Promise<void>;
@@ -38,6 +52,25 @@ async function mailboxAddressOf(knex: Knex, workspaceId: string, name: string): 
   const row = await connectionByName(knex, workspaceId, name);
   const config = row?.kind === 'email' ? emailConfigSchema.safeParse(row.config).data : undefined;
   return config ? (config.from ?? config.imap.user) : undefined;
+}
+
+/** Why a reply must not go (a mail loop in the making), or undefined when it may. */
+async function loopGuard(
+  knex: Knex,
+  domain: string,
+  reply: ReplyDraft,
+  answering: InboxMessage,
+): Promise<string | undefined> {
+  const to = bareAddress(reply.to).toLowerCase();
+  if (splitAddress(to)?.domain === domain.toLowerCase())
+    return `${to} is an address of this Inbox: an agent does not answer mail from its own address or another agent's`;
+  if (to === bareAddress(reply.from).toLowerCase()) return `${to} is the address the reply would be sent from`;
+  if (answering.auto_submitted)
+    return `the message was sent automatically (${answering.auto_submitted}), and automatic mail gets no reply`;
+  const sent = await repliesSince(knex, reply.threadId, 3600);
+  if (sent >= maxRepliesPerThreadPerHour)
+    return `the agent has sent ${sent} replies in this thread within the hour, the most it sends (a mail loop?)`;
+  return undefined;
 }
 
 export function inboxReplies(
@@ -62,7 +95,7 @@ export function inboxReplies(
         : `${thread.local_part}@${domain}`;
       if (!from)
         return { refused: `the mailbox "${via}" this thread came through is no longer connected: reconnect it` };
-      return {
+      const reply: ReplyDraft = {
         threadId,
         via,
         from,
@@ -71,6 +104,11 @@ export function inboxReplies(
         messageId: replyMessageId(idempotencyKey, splitAddress(bareAddress(from))?.domain ?? domain),
         ...headers,
       };
+      if (await findMessage(knex, thread.agent_id as string, reply.messageId)) return reply; // sent already: as it was
+      const why = await loopGuard(knex, domain, reply, lastInbound);
+      if (!why) return reply;
+      await noteOnMessage(knex, lastInbound.id, { note: `no reply was sent: ${why}` });
+      return { withheld: why, threadId, to: reply.to };
     },
     async sent(messageId) {
       return agentId ? findMessage(knex, agentId, messageId) : undefined;

@@ -48,10 +48,11 @@ export function createMailboxWatchActivities(deps: ActivityDeps) {
         maxMs: idleWaitMs,
         signal: Context.current().cancellationSignal,
         // A trigger not polled yet has no cursor: its first poll marks where "new" begins, now rather than at the
-        // first interval, and after IDLE has begun, so nothing arrives unseen in between.
+        // first interval, and after IDLE has begun, so nothing arrives unseen in between. A watch just started (the
+        // agent resumed: its cursor marks the resume) polls once too, for what came before its IDLE began.
         whenIdling: async () => {
           const cursor = await knex('trigger_cursors').where({ trigger_id: trigger.id }).first('cursor');
-          if (!cursor?.cursor) await poll();
+          if (!cursor?.cursor || uidNext === undefined) await poll();
         },
       });
       if (waited.outcome === 'arrived') await poll();

@@ -160,7 +160,16 @@ export async function updateAgent(knex: Knex, agent: AgentRow, spec: AgentSpec):
   });
 }
 
-export async function setAgentState(knex: Knex, agent: AgentRow, to: AgentState): Promise<AgentRow> {
+/**
+ * `resumePositions`: for an agent resumed from a pause, where each of its `skip_missed` event triggers starts again,
+ * read at the resume (schedules/event-marks.ts); written in one transaction with the state.
+ */
+export async function setAgentState(
+  knex: Knex,
+  agent: AgentRow,
+  to: AgentState,
+  resumePositions: ReadonlyMap<string, string> = new Map(),
+): Promise<AgentRow> {
   const allowed = allowedTransitions[agent.state];
   if (!allowed.includes(to)) {
     throw new TransitionError(
@@ -191,28 +200,37 @@ export async function setAgentState(knex: Knex, agent: AgentRow, to: AgentState)
     if (skills.length > 0)
       throw new TransitionError(agent.state, to, `${skills.join('; ')}: upload it in Skills first`);
   }
-  const [row] = await knex('agents')
-    .where({ id: agent.id })
-    .update({ state: to, updated_at: knex.fn.now() })
-    .returning('*');
-  if (to === 'live' && agent.state === 'paused') await forgetMissedEvents(knex, agent.id);
-  return row;
+  return knex.transaction(async (trx) => {
+    const [row] = await trx('agents')
+      .where({ id: agent.id })
+      .update({ state: to, updated_at: trx.fn.now() })
+      .returning('*');
+    if (to === 'live' && agent.state === 'paused') await forgetMissedEvents(trx, agent.id, resumePositions);
+    return row;
+  });
 }
 
 /**
  * Back from a pause, an event trigger starts from what happens next: what arrived while the agent was paused does
- * not start a flood of runs at once, unless the trigger says to deliver it (`on_resume: deliver_missed`).
+ * not start a flood of runs at once, unless the trigger says to deliver it (`on_resume: deliver_missed`). It starts
+ * from its position at the resume when that was read; otherwise its cursor goes, and its first poll marks where it
+ * starts, as a new trigger's does.
  */
-async function forgetMissedEvents(knex: Knex, agentId: string) {
-  await knex('trigger_cursors')
-    .whereIn(
-      'trigger_id',
-      knex('triggers')
-        .where({ agent_id: agentId, kind: 'event' })
-        .whereRaw(`coalesce(config->>'on_resume', 'skip_missed') = 'skip_missed'`)
-        .select('id'),
-    )
-    .delete();
+async function forgetMissedEvents(knex: Knex, agentId: string, positions: ReadonlyMap<string, string>) {
+  const skipping: string[] = await knex('triggers')
+    .where({ agent_id: agentId, kind: 'event' })
+    .whereRaw(`coalesce(config->>'on_resume', 'skip_missed') = 'skip_missed'`)
+    .pluck('id');
+  const marked = skipping.filter((id) => positions.has(id));
+  const unmarked = skipping.filter((id) => !positions.has(id));
+  if (unmarked.length > 0) await knex('trigger_cursors').whereIn('trigger_id', unmarked).delete();
+  if (marked.length > 0)
+    await knex('trigger_cursors')
+      .insert(
+        marked.map((id) => ({ trigger_id: id, cursor: positions.get(id), last_error: null, polled_at: knex.fn.now() })),
+      )
+      .onConflict('trigger_id')
+      .merge(['cursor', 'last_error', 'polled_at']);
 }
 
 export async function deleteAgent(knex: Knex, workspaceId: string, id: string): Promise<boolean> {

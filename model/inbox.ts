@@ -73,3 +73,28 @@ export interface MailVerdict {
   /** The Authentication-Results header value Cadre wrote, unfolded; null when verification gave up. */
   authentication_results: string | null;
 }
+
+/**
+ * Whether a machine sent the message, by the headers that say so: `Auto-Submitted` other than `no` (RFC 3834: an
+ * auto-reply, a notification, a bounce) or `Precedence: bulk | list | junk` (a mailing list, a newsletter, an old
+ * responder's vacation notice). The header as it said so, lower case ("auto-submitted: auto-replied"), else null.
+ * Cadre sends no reply to such a message.
+ */
+export function machineSent(autoSubmitted: string | null | undefined, precedence: string | null | undefined) {
+  const first = (v: string | null | undefined) =>
+    (v ?? '')
+      .split(/[;\s]/)
+      .find((w) => w.length > 0)
+      ?.toLowerCase();
+  const auto = first(autoSubmitted);
+  if (auto && auto !== 'no') return `auto-submitted: ${auto}`;
+  const bulk = first(precedence);
+  if (bulk && ['bulk', 'list', 'junk'].includes(bulk)) return `precedence: ${bulk}`;
+  return null;
+}
+
+/** How Cadre marks the replies its agents send (RFC 3834), so other responders do not answer them in turn. */
+export const replyAutoSubmitted = 'auto-replied';
+
+/** The most replies an agent sends in one thread within an hour: beyond, a reply is withheld (a loop, most likely). */
+export const maxRepliesPerThreadPerHour = 5;

@@ -32,3 +32,16 @@ export async function eventPoll({ triggerId }: { triggerId: string }): Promise<s
   }
   return `${events} events, ${runs.length} runs started`;
 }
+
+const marker = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 2 },
+});
+
+/**
+ * Where an event trigger starts again when its agent is resumed with `skip_missed` (schedules/event-marks.ts): the
+ * connection's position now, read by a worker (which reaches the connected systems) while the resume waits for it.
+ */
+export async function eventMark({ triggerId }: { triggerId: string }): Promise<string | null> {
+  return marker.markEventTrigger({ triggerId });
+}

@@ -72,6 +72,11 @@ export interface EventBatch {
     data: Record<string, unknown>;
     /** Files that come with it (a message's attachments): stored as files of its run, listed in its item. */
     files?: { name: string; contentType: string; content: Buffer }[];
+    /**
+     * The cursor just past this event, when the source can go on from any event: a poll that stops before the end
+     * (its agent paused) records how far it got. Without it such a poll keeps the cursor it started from.
+     */
+    cursor?: string;
   }[];
   cursor: string;
 }

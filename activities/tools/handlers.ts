@@ -12,6 +12,7 @@ import type { OpenConnection } from '../connectors/opened';
 import type { RunFile } from '../run-files';
 import type { InboxReplies } from '../inbox-reply';
 import { sendOnce } from '../connectors/email/send';
+import { replyAutoSubmitted } from '../../model/inbox';
 
 export interface ToolContext {
   idempotencyKey: string;
@@ -117,6 +118,8 @@ async function replyInThread(input: ToolInput<'email.reply'>, ctx: ToolContext):
   if (!ctx.inbox) throw ApplicationFailure.nonRetryable('email.reply needs a run to reply from', 'NoRun');
   const draft = await ctx.inbox.draft(input.thread_id, ctx.idempotencyKey);
   if ('refused' in draft) throw ApplicationFailure.nonRetryable(draft.refused, 'NoThread');
+  // A loop guard held it back (activities/inbox-reply.ts): nothing is sent, and the step says why.
+  if ('withheld' in draft) return { sent: false, withheld: draft.withheld, thread_id: draft.threadId, to: draft.to };
   const already = await ctx.inbox.sent(draft.messageId);
   if (!already) {
     const message = {
@@ -125,6 +128,8 @@ async function replyInThread(input: ToolInput<'email.reply'>, ctx: ToolContext):
       inReplyTo: draft.inReplyTo,
       references: draft.references,
       messageId: draft.messageId,
+      // An automatic reply (RFC 3834), so that other responders do not answer it in turn.
+      headers: { 'Auto-Submitted': replyAutoSubmitted },
     };
     if (draft.via) await sendOnce(await ctx.inbox.mailbox(draft.via), { ...message, to: [draft.to] });
     else if (ctx.smtp.url) await transport(ctx.smtp.url).sendMail({ ...message, from: draft.from, to: draft.to });

@@ -11,7 +11,7 @@ import { recordEvent } from '../../db/timeline';
 import { startRun, type RunServiceDeps } from '../run-service';
 import { ApiError } from '../problem';
 import type { Logger } from '../logger';
-import type { MailVerdict } from '../../model/inbox';
+import { machineSent, type MailVerdict } from '../../model/inbox';
 
 export interface IntakeDeps extends RunServiceDeps {
   domain: string;
@@ -80,6 +80,8 @@ export async function receiveMail(
     dkim_result: verdict?.dkim ?? null,
     dmarc_result: verdict?.dmarc ?? null,
     verified_authentication_results: verdict?.authentication_results ?? null,
+    // Mail a machine sent (an auto-reply, a list): its run starts, but no reply answers it (activities/inbox-reply.ts).
+    auto_submitted: machineSent(headerText(mail, 'auto-submitted'), headerText(mail, 'precedence')),
   });
   if (!fresh) return { outcome: 'duplicate' };
 

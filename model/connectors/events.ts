@@ -13,13 +13,27 @@ const sqlIdentifier = z
   .string()
   .regex(/^[A-Za-z_][\w$]*(\.[A-Za-z_][\w$]*)?$/, 'a table name, optionally schema.table');
 
-/** New rows of a table or view, told apart by a column whose values only grow (an id, a creation time). */
+/**
+ * New rows of a table or view, told apart by a column whose values only grow (an id, a creation time). Concurrent
+ * writers commit out of the column's order (a transaction that took id 1 may commit after one that took id 2 was
+ * read), so each poll reads again the rows of the last `late_commit_seconds` and starts those it had not seen.
+ */
 export const sqlRowEventOptions = z.object({
   table: sqlIdentifier.describe('the table or view to watch'),
   column: z
     .string()
     .regex(/^[A-Za-z_][\w$]*$/, 'a column name')
     .describe('a column whose values only grow: an id or a creation time'),
+  late_commit_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(600)
+    .describe(
+      'how long a row whose transaction commits after a later row was read is still picked up: each poll reads ' +
+        'again the rows read this long ago (an id taken by a transaction still open is not visible in order)',
+    ),
 });
 export type SqlRowEventOptions = z.infer<typeof sqlRowEventOptions>;
 

@@ -4,6 +4,7 @@
 import type { ImapFlow, MessageAddressObject, MessageStructureObject } from 'imapflow';
 import { simpleParser } from 'mailparser';
 import { refused } from './imap';
+import { machineSent } from '../../../model/inbox';
 
 export interface MessagePart {
   /** The IMAP part id, `2` or `1.2`, that downloads it. */
@@ -135,14 +136,23 @@ export async function summaryOf(client: ImapFlow, uid: number) {
 export async function readMessage(client: ImapFlow, folder: string, uid: number) {
   const msg = await client.fetchOne(
     String(uid),
-    { uid: true, envelope: true, flags: true, bodyStructure: true, internalDate: true, headers: ['references'] },
+    {
+      uid: true,
+      envelope: true,
+      flags: true,
+      bodyStructure: true,
+      internalDate: true,
+      headers: ['references', 'auto-submitted', 'precedence'],
+    },
     { uid: true },
   );
   if (!msg) throw missing(folder, uid);
   const parts = partsOf(msg.bodyStructure);
   const { text, truncated } = await bodyText(client, uid, parts, 1_000_000);
   const env = msg.envelope ?? {};
-  const references = /^references:\s*([^]*)$/im.exec(msg.headers?.toString('utf8') ?? '')?.[1];
+  const headers = (msg.headers?.toString('utf8') ?? '').replace(/\r?\n[ \t]+/g, ' ');
+  const header = (name: string) => new RegExp(`^${name}:[ \\t]*(.*)$`, 'im').exec(headers)?.[1] ?? null;
+  const references = header('references');
   return {
     uid,
     folder,
@@ -159,6 +169,8 @@ export async function readMessage(client: ImapFlow, folder: string, uid: number)
     flags: [...(msg.flags ?? [])],
     text,
     text_truncated: truncated,
+    // Set when a machine sent it (Auto-Submitted, Precedence: bulk): an Inbox reply does not answer it.
+    auto_submitted: machineSent(header('auto-submitted'), header('precedence')),
     has_html: parts.html !== undefined,
     attachments: parts.attachments,
   };

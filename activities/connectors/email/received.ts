@@ -73,6 +73,7 @@ export async function pollReceived(c: EmailConnection, cursor: string | undefine
         occurred_at: message.received_at,
         data: { ...message, ...(skipped.length > 0 ? { attachments_too_large: skipped } : {}) },
         files,
+        cursor: `${validity}:${uid}`,
       });
     }
     return { events, cursor: uids.length > 0 ? `${validity}:${uids[uids.length - 1]}` : cursor! };

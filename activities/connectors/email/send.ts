@@ -96,6 +96,8 @@ export interface OutgoingMail {
   messageId: string;
   inReplyTo?: string;
   references?: string | string[];
+  /** Headers of its own (an Inbox reply's `Auto-Submitted: auto-replied`). */
+  headers?: Record<string, string>;
 }
 
 /** Sends as the mailbox, unless its sent folder already holds a message of this Message-ID (a retried step). */

@@ -1,6 +1,8 @@
 // An event trigger's poll killed halfway: the worker running it is SIGKILLed after the poll has opened some of its
-// runs and before it recorded how far it read (the cursor). The poll is tried again on another worker, reads the same
-// rows, and every new row of the table ends as exactly one completed run: none lost, none doubled.
+// runs and before it recorded how far it read (the cursor). The rows change before the poll is tried again on another
+// worker, which reads them again: every new row of the table ends as exactly one completed run, none lost, none
+// doubled, and the runs the killed poll opened start with the rows as they read them (an event's run is named by the
+// event alone, not by what its row holds).
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { scheduleIdOf } from '../../../schedules/sync';
@@ -95,6 +97,8 @@ describe('event triggers: a poll killed between opening runs and recording its c
     const openedAtKill = (await runsOf()).length;
     assert.ok(openedAtKill >= 5 && openedAtKill < 100, `killed halfway through the poll (${openedAtKill} runs opened)`);
     assert.equal(await cursorOf(), start, 'the killed poll had not recorded how far it read');
+    // The rows change before the retry reads them: the runs already opened keep the rows as they were read.
+    await db.admin('orders').update({ n: db.admin.raw('n + 1000') });
 
     startWorker(); // the poll is tried again here once its heartbeat is missed
     const ended = async (count: number) => {
@@ -117,6 +121,11 @@ describe('event triggers: a poll killed between opening runs and recording its c
       seen,
       Array.from({ length: rows }, (_, i) => i + 1),
       'each row in exactly one run',
+    );
+    const inputs = runs.map((r) => (JSON.parse(r.input) as Json[])[0].n as number);
+    assert.ok(
+      inputs.filter((n) => n < 1000).length >= openedAtKill,
+      'the runs opened before the kill kept the rows as that poll read them',
     );
     const counted = await c.call('GET', `/agents/${agent.id}/state-store/orders`);
     assert.equal(counted.body.value, rows, 'each run acted once');

@@ -2,7 +2,9 @@
 // Schedule, each new row starts one run with the row as its item, rows from before the trigger do not, a poll that
 // reads the same rows again (a crash between opening the runs and recording the cursor) starts nothing twice,
 // filters and batches apply, a paused agent's poller is paused and what arrived meanwhile is skipped (or delivered
-// when the trigger says so), and a failing poll is told once on the timeline.
+// when the trigger says so), and a failing poll is told once on the timeline. Also the races: a row whose transaction
+// commits after a later row was read still starts its run; a pause that comes while a poll is opening runs leaves the
+// rest of its rows for after the resume; and `skip_missed` starts from the resume itself, not from the next poll.
 import assert from 'node:assert/strict';
 import {
   createHarness,
@@ -209,6 +211,74 @@ for (const kind of ['postgres', 'mysql'] as const)
       assert.deepEqual(
         (await itemsOfRuns(delivering.id)).map((run) => run[0].customer),
         ['while paused', 'after'],
+      );
+    });
+
+    it('a row whose transaction commits after a later row was read still starts its run, once', async () => {
+      const agent = await newAgent('late commits');
+      const trigger = await addTrigger(agent.id, {});
+      assert.match(String(await poll(trigger)), /0 events/);
+      // The slow writer takes the lower id and holds its transaction; the quick one takes the next and commits.
+      const slow = await db.admin.transaction();
+      try {
+        await slow('orders').insert({ customer: 'slow writer', total: 1 });
+        await insert({ customer: 'quick writer', total: 2 });
+        assert.match(String(await poll(trigger)), /1 events, 1 runs started/, 'the poll sees the committed row only');
+        await slow.commit();
+      } catch (err) {
+        await slow.rollback();
+        throw err;
+      }
+      assert.match(String(await poll(trigger)), /1 events, 1 runs started/, 'the late row is read at the next poll');
+      assert.match(String(await poll(trigger)), /0 events/, 'and not again');
+      assert.deepEqual(
+        (await itemsOfRuns(agent.id)).map((run) => run[0].customer),
+        ['quick writer', 'slow writer'],
+      );
+    });
+
+    it('a pause while a poll opens runs leaves the rest of its rows for after the resume (deliver_missed)', async () => {
+      const agent = await newAgent('paused mid-poll');
+      const trigger = await addTrigger(agent.id, { on_resume: 'deliver_missed' });
+      assert.match(String(await poll(trigger)), /0 events/);
+      await insert({ customer: 'first', total: 1 }, { customer: 'second', total: 2 }, { customer: 'third', total: 3 });
+      // The agent is paused the moment the poll has opened its first run: as a person pressing Pause would, then.
+      const knex = h.stack.knex;
+      const fn = `pause_${agent.id.replace(/-/g, '_')}`;
+      await knex.raw(`create function ${fn}() returns trigger language plpgsql as $$
+        begin update agents set state = 'paused' where id = new.agent_id; return new; end $$`);
+      await knex.raw(`create trigger ${fn} after insert on agent_events for each row
+        when (new.kind = 'trigger_fired' and new.agent_id = '${agent.id}') execute function ${fn}()`);
+      try {
+        assert.match(String(await poll(trigger)), /3 events, 1 runs started/);
+      } finally {
+        await knex.raw(`drop trigger if exists ${fn} on agent_events`);
+        await knex.raw(`drop function if exists ${fn}()`);
+      }
+      assert.equal((await knex('agents').where({ id: agent.id }).first('state')).state, 'paused');
+      assert.equal((await c.call('POST', `/agents/${agent.id}/state`, { state: 'live' })).status, 200);
+      assert.match(String(await poll(trigger)), /2 events, 2 runs started/, 'the rows the pause stopped come now');
+      assert.match(String(await poll(trigger)), /0 events/);
+      const runs = await runsOf(agent.id);
+      assert.deepEqual(
+        runs.map((r) => (JSON.parse(r.input as string) as Json[])[0].customer),
+        ['first', 'second', 'third'],
+      );
+      for (const run of runs.slice(1)) assert.equal((await waitForRun(h, run.id)).status, 'completed');
+    });
+
+    it('skip_missed starts from the resume: a row written right after it starts a run', async () => {
+      const agent = await newAgent('resumed');
+      const trigger = await addTrigger(agent.id, {});
+      assert.match(String(await poll(trigger)), /0 events/);
+      assert.equal((await c.call('POST', `/agents/${agent.id}/state`, { state: 'paused' })).status, 200);
+      await insert({ customer: 'during the pause', total: 1 });
+      assert.equal((await c.call('POST', `/agents/${agent.id}/state`, { state: 'live' })).status, 200);
+      await insert({ customer: 'right after the resume', total: 2 });
+      assert.match(String(await poll(trigger)), /1 events, 1 runs started/);
+      assert.deepEqual(
+        (await itemsOfRuns(agent.id)).map((run) => run[0].customer),
+        ['right after the resume'],
       );
     });
 
