@@ -41,9 +41,9 @@ async function cadreRuns(h: Harness) {
   await waitFor(
     'the web process',
     async () => {
-      if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
+      if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready'); // a worker polls too (api/readiness.ts)
     },
-    60_000,
+    180_000,
   );
   await waitFor(
     'the worker',

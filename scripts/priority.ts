@@ -2,8 +2,14 @@
 // milliseconds in a queue (the Temporal server, the worker) run at a lower CPU priority than the web process and the
 // database it reads. A start then still answers in tens of milliseconds while runs queue a little longer: the machine
 // does the same work either way, the scheduler only decides who waits. (npm run bench:runs measures it.)
+//
+// A background child whose start is itself work to wait for (the worker bundles its workflows before it polls: on a
+// busy machine, at nice 10, that took from 73 s to 2.5 min) starts at normal priority and is lowered once it is up
+// (`lowerPriority`). The other way round, starting it lowered and raising it once up, cannot work: without
+// CAP_SYS_NICE (RLIMIT_NICE is 0 by default) a process may raise its threads' nice value, never lower it again.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /**
@@ -65,4 +71,38 @@ export function spawnDetached(
   const child = spawn(file, argv, { ...options, detached: true });
   if (background && child.pid) lowerSessionPriority(child.pid);
   return child;
+}
+
+/**
+ * Lowers a running child to background priority: every thread of it, as `nice` would have (Linux keeps a nice value
+ * per thread, and a thread inherits its creator's), until a pass finds none left to lower (threads started meanwhile),
+ * and its session where sessions are grouped. Where there is no /proc, the process as a whole.
+ */
+export function lowerPriority(pid: number): void {
+  const target = Math.min(19, os.getPriority() + backgroundNice);
+  const threads = () => {
+    try {
+      return fs.readdirSync(`/proc/${pid}/task`).map(Number);
+    } catch {
+      return undefined;
+    }
+  };
+  const lower = (id: number) => {
+    try {
+      if (os.getPriority(id) >= target) return false;
+      os.setPriority(id, target);
+      return true;
+    } catch {
+      return false; // gone meanwhile
+    }
+  };
+  if (threads() === undefined) {
+    lower(pid);
+    return;
+  }
+  for (let pass = 0; pass < 10; pass++) {
+    const lowered = (threads() ?? []).filter(lower).length;
+    if (lowered === 0) break;
+  }
+  lowerSessionPriority(pid);
 }

@@ -149,15 +149,20 @@ main('cadre', async () => {
     await knex.destroy();
 
     // The Temporal server and the worker yield the CPU to the web and the database it reads (scripts/priority.ts).
-    spawnChild('worker', ...tsx('scripts/worker.ts'), { background: true });
+    // The worker only once it polls: its start (bundling the workflows) is what the first run waits for.
+    spawnChild('worker', ...tsx('scripts/worker.ts'), { background: true, lowerOnceUp: /^worker polling task queue/ });
     spawnChild('web', ...tsx('scripts/web.ts'));
+    // Ready means a worker polls the task queue too (api/readiness.ts): a run started after the banner runs at once.
     await waitFor(
-      'the web process',
+      'the web process and the worker',
       async () => {
         const res = await fetch(`http://127.0.0.1:${config.web.port}/readyz`);
-        if (!res.ok) throw new Error(`readyz answered ${res.status}`);
+        if (!res.ok) {
+          const { detail } = (await res.json().catch(() => ({}))) as { detail?: string };
+          throw new Error(`readyz answered ${res.status}${detail ? `: ${detail}` : ''}`);
+        }
       },
-      120_000,
+      300_000,
     );
 
     printBanner(config.web.publicUrl, tc.embedded ? tc.uiUrl : undefined, seed, claim);

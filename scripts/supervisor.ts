@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import readline from 'node:readline';
-import { spawnDetached } from './priority';
+import { lowerPriority, spawnDetached } from './priority';
 
 const colors = { temporal: 35, db: 34, worker: 33, web: 32 } as Record<string, number>;
 
@@ -17,6 +17,11 @@ export interface ChildSpec {
   beforeRestart?: () => Promise<void> | void;
   /** Work that can wait in a queue: runs at a lower CPU priority than the API (scripts/priority.ts). */
   background?: boolean;
+  /**
+   * With `background`: the child starts at normal priority and is lowered once it prints a line matching this (it
+   * is up), so that its own start is not slowed on a busy machine; each restart likewise.
+   */
+  lowerOnceUp?: RegExp;
 }
 
 export interface RestartPolicy {
@@ -56,12 +61,24 @@ export class Supervised {
 
   private spawn(): void {
     const { cwd, env } = this.owner.opts;
-    const { command, args, background = false } = this.spec;
-    const child = spawnDetached(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }, background);
+    const { command, args, background = false, lowerOnceUp } = this.spec;
+    let lowerWhen = background ? lowerOnceUp : undefined;
+    const child = spawnDetached(
+      command,
+      args,
+      { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] },
+      background && !lowerWhen,
+    );
     this.child = child;
     const prefix = process.stdout.isTTY ? `\x1b[${colors[this.name] ?? 36}m[${this.name}]\x1b[0m ` : `[${this.name}] `;
     for (const stream of [child.stdout!, child.stderr!]) {
-      readline.createInterface({ input: stream }).on('line', (line) => process.stdout.write(prefix + line + '\n'));
+      readline.createInterface({ input: stream }).on('line', (line) => {
+        process.stdout.write(prefix + line + '\n');
+        if (lowerWhen?.test(line) && child.pid) {
+          lowerWhen = undefined;
+          lowerPriority(child.pid);
+        }
+      });
     }
     this.exited = new Promise((resolve) =>
       child.once('exit', (code, signal) => {

@@ -13,6 +13,7 @@ import { main } from './fail-fast';
 import { connectorLimitsOf } from '../activities/connectors/opened';
 import { startInboxListener } from '../api/inbox/smtp-listener';
 import { startRunSweeper } from '../api/run-dispatch';
+import { readinessChecks } from '../api/readiness';
 
 const consoleBuild = path.resolve(__dirname, '../ui/build/handler.js');
 
@@ -49,16 +50,7 @@ main('web', async () => {
     logger,
     versions: { temporal: temporal.version, postgres: db.version },
     console: consoleHandler,
-    ready: async () => ({
-      postgres: await db.knex.raw('select 1').then(
-        () => true,
-        () => false,
-      ),
-      temporal: await temporal.connection.healthService.check({}).then(
-        () => true,
-        () => false,
-      ),
-    }),
+    ready: readinessChecks({ knex: db.knex, temporal: temporal.client, taskQueue: tc.taskQueue }),
   });
   const server = createServer(app).listen(config.web.port, config.web.host);
   await new Promise<void>((resolve, reject) => {

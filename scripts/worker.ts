@@ -1,5 +1,6 @@
 // The worker process: runs run workflows and their activities. Scale out by starting more of them against the
 // same Temporal namespace and task queue.
+import type { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../cadre.config';
 import { loadTemporalConfig } from '../temporal.config';
@@ -7,6 +8,16 @@ import { createActivities } from '../activities';
 import { noModelMessage } from '../activities/llm-step';
 import { connectDatabase, connectTemporal } from './connections';
 import { main, StartupError } from './fail-fast';
+import { workerPolls } from '../api/readiness';
+
+/** Resolves once Temporal lists the worker of `identity` as polling (or after a minute, or if it cannot say). */
+async function untilPolling(client: Client, taskQueue: string, identity: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (await workerPolls(client, taskQueue, identity).catch(() => true)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 main('worker', async () => {
   Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's INFO lines (bundler output) drown Cadre's own
@@ -30,7 +41,11 @@ main('worker', async () => {
     activities: createActivities({ knex: db.knex, config, temporal: temporal.client }),
     ...tc.worker,
   });
+  const running = worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks are done or handed back
+  // Said once Temporal lists this worker among the queue's pollers: `npm start` lowers the worker's priority then
+  // (scripts/priority.ts), and the cluster tests and benchmarks wait for it.
+  await Promise.race([untilPolling(temporal.client, tc.taskQueue, worker.options.identity), running]);
   console.log(`worker polling task queue "${tc.taskQueue}" on ${tc.address}`);
-  await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks are done or handed back
+  await running;
   await Promise.allSettled([connection.close(), temporal.connection.close(), db.knex.destroy()]);
 });

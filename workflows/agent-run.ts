@@ -2,6 +2,7 @@
 // child workflows with a sliding window, continuing as new before the history grows large. Item data lives in
 // Postgres; this history holds only ids and counts (DESIGN.md "claim check").
 import {
+  CancelledFailure,
   CancellationScope,
   continueAsNew,
   defineQuery,
@@ -113,11 +114,12 @@ async function runAgent(input: AgentRunInput, { phased, localOpening, chainType 
       ? await (localOpening ? localDb : db).openRun({ runId })
       : { plan: await db.prepareRun({ runId }) };
   } catch (err) {
-    return close({ error: `the input could not be read: ${failureMessage(err)}`, cancelled: isCancellation(err) });
+    const cancelled = isCancellation(err);
+    return ended(await close({ error: `the input could not be read: ${failureMessage(err)}`, cancelled }), err);
   }
   if (opening.ended) {
     await CancellationScope.nonCancellable(() => startChained(opening.ended.chained, chainType));
-    return opening.ended.status;
+    return ended(opening.ended.status);
   }
   const { plan, actions: firstActions } = opening;
   if (plan.skipped) return 'skipped';
@@ -129,6 +131,7 @@ async function runAgent(input: AgentRunInput, { phased, localOpening, chainType 
 
   let stoppedBy: string | undefined;
   let cancelled = false;
+  let cancellation: unknown;
   let error: string | undefined;
   const scope = new CancellationScope();
   try {
@@ -175,13 +178,32 @@ async function runAgent(input: AgentRunInput, { phased, localOpening, chainType 
       }
     });
   } catch (err) {
-    if (isCancellation(err)) cancelled = stoppedBy === undefined;
-    else error = failureMessage(err);
+    if (isCancellation(err)) {
+      cancelled = stoppedBy === undefined;
+      cancellation = err;
+    } else error = failureMessage(err);
   }
   if (!cancelled && !stoppedBy && !error && nextPage < pages) {
     return continueAsNew<typeof agentRun>({ runId, nextPage, failedSoFar: failed });
   }
-  return close({ cancelled, stoppedBy, error });
+  return ended(await close({ cancelled, stoppedBy, error }), cancellation);
+}
+
+/** Runs cancelled before this patch completed their workflow with "cancelled": their histories replay that way. */
+export const cancelledRunPatch = 'cancelled-run-ends-canceled';
+
+/**
+ * How the workflow ends once the run is stored with `status`. A run cancelled through its workflow (the API, the
+ * Temporal UI, a parent's cancel) throws the cancellation again after its cleanup, so that the execution closes as
+ * Canceled, not Completed, in `temporal workflow list` and the Temporal UI. A cancellation that came too late to stop
+ * the run (it had already ended otherwise) leaves the execution Completed, as does a run stopped from inside. The
+ * patch is asked only here, so a run that is not cancelled records no marker.
+ */
+function ended(status: string, cancellation?: unknown): string {
+  if (status === 'cancelled' && CancellationScope.current().consideredCancelled && patched(cancelledRunPatch)) {
+    throw isCancellation(cancellation) ? cancellation : new CancelledFailure('the run was cancelled');
+  }
+  return status;
 }
 
 /** What a run's end sets off, however it ended: the failure notice, and chains. */

@@ -2,11 +2,13 @@
 // out under the agent's concurrency cap; approvals wait here for a reviewer's decision.
 import {
   ApplicationFailure,
+  CancellationScope,
   condition,
   defineQuery,
   defineSignal,
   defineUpdate,
   executeChild,
+  isCancellation,
   ParentClosePolicy,
   proxyActivities,
   setHandler,
@@ -212,6 +214,10 @@ export async function runPage(
       await executeChild<typeof agentRun>('agentRun', {
         ...child,
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      }).catch((err) => {
+        // A cancelled run's workflow ends Canceled: one cancelled on its own (not by this run's cancellation) is an
+        // outcome of the call like any other end, which finishAgentCall reads from the called run.
+        if (!isCancellation(err) || CancellationScope.current().consideredCancelled) throw err;
       });
     } else {
       await startChild<typeof agentRun>('agentRun', { ...child, parentClosePolicy: ParentClosePolicy.ABANDON });

@@ -282,16 +282,18 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
   let workerCount = 0;
   // Background work yields the CPU to the API, as docker/compose.yaml's cpu_shares and `npm start` arrange.
   const startWorker = () => start(`worker-${++workerCount}`, ...tsx('scripts/worker.ts'), { env, background: true });
-  const webReady = (url: string) =>
+  // Ready: the database and Temporal answer and a worker polls (api/readiness.ts); up: it serves (migrated).
+  const webCheck = (url: string, path: '/readyz' | '/healthz') =>
     waitFor(
       url,
       async () => {
-        if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
+        if (!(await fetch(`${url}${path}`)).ok) throw new Error(path === '/readyz' ? 'not ready' : 'not up');
       },
       120_000,
     );
+  const webReady = (url: string) => webCheck(url, '/readyz');
   /**
-   * A web process on a free port, ready. The port is free when picked but not reserved: one of the cluster's own
+   * A web process on a free port, up (ready once a worker polls, which the workers started below do). The port is free when picked but not reserved: one of the cluster's own
    * outgoing connections can take it before the web binds it, and then the web exits saying so; it is started again on
    * another port. Any other exit fails at once, with the end of its log.
    */
@@ -305,7 +307,7 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
       const web = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
       const logOf = () => fs.readFileSync(web.log, 'utf8').slice(logFrom);
       const exited = new Promise<boolean>((resolve) => web.child.once('exit', () => resolve(false)));
-      const ready = webReady(url).then(() => true);
+      const ready = webCheck(url, '/healthz').then(() => true); // ready once the workers poll, below
       ready.catch(() => undefined); // raced below; a web that exited leaves it to run out unheard
       const up = await Promise.race([ready, exited]).catch((err: Error) => {
         throw new Error(`${err.message}\n${name}'s log:\n${logOf().slice(-3000)}`);
@@ -326,6 +328,7 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
     },
     120_000,
   );
+  await Promise.all(webs.map((w) => webReady(w.url)));
 
   return {
     dir,

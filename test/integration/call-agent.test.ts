@@ -126,6 +126,34 @@ describe('call_agent', function () {
     assert.equal((await waitForRun(h, waiting.id)).status, 'cancelled');
   });
 
+  it('a called run cancelled on its own (its workflow ends Canceled) fails the item that waited, not the run', async () => {
+    const b = await createLiveAgent(
+      h,
+      ws,
+      callee('B4', [{ kind: 'approval', id: 'gate', message: 'ok?', next: 'mark' }]),
+    );
+    const a = await createLiveAgent(h, ws, caller('A4', b.id, true));
+    const run = await startTestRun(h, ws, a.id, '[{"n":1}]');
+    const waiting = await (async () => {
+      for (;;) {
+        const row = await h.stack.knex('runs').where({ agent_id: b.id }).first();
+        if (row?.status === 'needs_review') return row;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    await h.client.workflow.getHandle(runWorkflowId(waiting.id)).cancel();
+    assert.equal((await waitForRun(h, waiting.id)).status, 'cancelled');
+    const ended = await waitForRun(h, run.id);
+    assert.equal(ended.status, 'failed');
+    const [item] = await items(h, run.id);
+    assert.equal(item.status, 'failed');
+    assert.match(item.error, /the called run .* ended cancelled/);
+    const status = async (id: string) => (await h.client.workflow.getHandle(runWorkflowId(id)).describe()).status.name;
+    assert.equal(await h.client.workflow.getHandle(runWorkflowId(run.id)).result(), 'failed');
+    assert.equal(await status(waiting.id), 'CANCELLED');
+    assert.equal(await status(run.id), 'COMPLETED');
+  });
+
   it('refuses calls of unknown agents and agents that would call each other without end', async () => {
     const unknown = await call('/v1/agents', 'POST', caller('Lost', '00000000-0000-4000-8000-000000000000', true));
     assert.equal(unknown.status, 422);

@@ -114,6 +114,26 @@ describe('determinism and visibility', () => {
     assert.equal(await replay(histories), recorded.length);
   });
 
+  it('replays histories of cancelled runs recorded before a cancelled run ended Canceled (they closed Completed)', async () => {
+    // agentRunV3 and agentRun runs of one page cancelled while an approval waited, and an agentRunV3 run of two pages
+    // with its page that waited (which already ended Canceled). The patch keeps them closing as they did.
+    const file = path.join(__dirname, '../fixtures/histories/cancelled-runs.json');
+    const recorded = Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>);
+    assert.equal(recorded.length, 4);
+    const histories = recorded.map(([workflowId, json]) => ({ workflowId, history: historyFromJSON(json) }));
+    const { EventType } = temporal.api.enums.v1;
+    const runs = histories.filter((r) => !r.workflowId.includes('/page-'));
+    assert.deepEqual(
+      runs.map((r) => r.history.events!.at(-1)!.eventType),
+      runs.map(() => EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED),
+    );
+    assert.ok(
+      runs.every((r) => r.history.events!.some((e) => e.workflowExecutionCancelRequestedEventAttributes)),
+      'each run was cancelled',
+    );
+    assert.equal(await replay(histories), recorded.length);
+  });
+
   it('runs a one-item run of set-based nodes as one workflow task, its opening a local activity', async () => {
     const spec = JSON.parse(fs.readFileSync(path.join(__dirname, '../../examples/route-csv-rows.json'), 'utf8'));
     const agent = await createLiveAgent(h, ws, spec);

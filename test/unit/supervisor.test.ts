@@ -161,6 +161,51 @@ describe('supervisor (scripts/supervisor.ts)', function () {
     assert.equal(await h.exited, 0);
   });
 
+  it('starts a child to lower once up at normal priority, and lowers every thread of it once it says it is up', async () => {
+    const h = harness();
+    const up = path.join(dir, 'up');
+    // Says it is up (as the worker does once it polls) when the test creates the file; stays up.
+    const code = `${stayUp} const t = setInterval(() => { if (require('fs').existsSync(${JSON.stringify(up)})) { clearInterval(t); console.log('worker polling task queue "q"'); } }, 20);`;
+    const worker = h.supervisor.start(
+      nodeChild('worker', code, { background: true, lowerOnceUp: /^worker polling task queue/ }),
+    );
+    h.supervisor.healing = true;
+    const own = os.getPriority();
+    const lowered = Math.min(19, own + backgroundNice);
+    const threadNices = (pid: number) =>
+      fs.existsSync(`/proc/${pid}/task`)
+        ? fs
+            .readdirSync(`/proc/${pid}/task`)
+            .map((t) => Number(fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(' ')[18]))
+        : [os.getPriority(pid)];
+    await until('the worker to be running', () => alive(worker.child.pid));
+    await new Promise((r) => setTimeout(r, 300)); // its threads started
+    assert.deepEqual(
+      [...new Set(threadNices(worker.child.pid!))],
+      [own],
+      'starting, it runs at the priority of the rest',
+    );
+    fs.writeFileSync(up, '');
+    await until('every thread of the worker to run lowered', () =>
+      threadNices(worker.child.pid!).every((n) => n === lowered),
+    );
+    if (fs.existsSync(`/proc/${worker.child.pid}/autogroup`))
+      assert.match(
+        fs.readFileSync(`/proc/${worker.child.pid}/autogroup`, 'utf8'),
+        new RegExp(` nice ${backgroundNice}\\n?$`),
+      );
+
+    // A restart starts it at normal priority again, and lowers it once it is up.
+    const firstPid = worker.child.pid!;
+    process.kill(firstPid, 'SIGKILL');
+    await until('the worker to be restarted', () => worker.child.pid !== firstPid && alive(worker.child.pid));
+    await until('the restarted worker to run lowered', () =>
+      threadNices(worker.child.pid!).every((n) => n === lowered),
+    );
+    await h.supervisor.shutdown(0);
+    assert.equal(await h.exited, 0);
+  });
+
   it('does not restart a child that a shutdown stopped', async () => {
     const h = harness();
     const child = h.supervisor.start(nodeChild('worker', stayUp));
