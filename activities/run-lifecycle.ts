@@ -7,7 +7,7 @@ import { recordEvent, type TimelineEvent } from '../db/timeline';
 import type { AgentSpec } from '../model/agent';
 import type { ItemData } from '../workflows/interpreter';
 import { pageWalker, type ItemRow } from './page-walk';
-import { InputError, parseInput } from './input-parsing';
+import { InputError, itemsOfRun } from './input-parsing';
 import { renderOutputFile } from './output-files';
 import type { Knex } from 'knex';
 import { currentMonth } from '../db/workspaces';
@@ -83,7 +83,7 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
     if (inputNode.kind !== 'input') throw ApplicationFailure.nonRetryable('the agent has no input node');
     let items: ItemData[];
     try {
-      items = parseInput(inputNode, run.input);
+      items = itemsOfRun(inputNode, run);
     } catch (err) {
       if (err instanceof InputError) throw ApplicationFailure.nonRetryable(err.message, 'InputError');
       throw err;

@@ -30,6 +30,7 @@ import type { ModelSettings } from './wizard/model-client';
 import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
 import { chatRoutes } from './routes/chat';
+import { readinessDetail, type Readiness } from './readiness';
 
 export interface AppDeps extends RouteDeps {
   secrets: SecretBox;
@@ -40,8 +41,8 @@ export interface AppDeps extends RouteDeps {
   logger: Logger;
   /** Versions reached at start, named by /healthz. */
   versions: { temporal: string; postgres: string };
-  /** Live reachability checks for /readyz. */
-  ready: () => Promise<{ temporal: boolean; postgres: boolean }>;
+  /** Live checks for /readyz (api/readiness.ts): the database and Temporal answer, a worker polls. */
+  ready: () => Promise<Readiness>;
   console?: RequestHandler;
   /** Requests a second per API key (CADRE_API_RATE_LIMIT); unset or 0 → no limit. */
   apiRateLimit?: number;
@@ -85,10 +86,12 @@ export function createApp(deps: AppDeps) {
   );
 
   // Nothing this process answers is to be sniffed into another type than the one it says (a run's file, a
-  // public run page). A Run Mode page's path is its token: it is not sent on as a Referer to what the page links.
+  // public run page). A Run Mode page's path is its token: it is not sent on as a Referer to other sites
+  // (same-origin, not no-referrer: with no-referrer the browser sends `Origin: null` with the page's own form posts,
+  // which SvelteKit refuses as cross-site).
   app.use((req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (req.path.startsWith('/r/')) res.setHeader('Referrer-Policy', 'no-referrer');
+    if (req.path.startsWith('/r/')) res.setHeader('Referrer-Policy', 'same-origin');
     next();
   });
 
@@ -101,8 +104,10 @@ export function createApp(deps: AppDeps) {
   });
   app.get('/readyz', async (_req, res) => {
     const checks = await deps.ready();
-    const ok = checks.temporal && checks.postgres;
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', checks });
+    const detail = readinessDetail(checks, deps.temporalConfig.taskQueue);
+    res
+      .status(detail ? 503 : 200)
+      .json({ status: detail ? 'unavailable' : 'ready', checks, ...(detail && { detail }) });
   });
 
   const openapi = openApiDocument(deps.links.publicUrl);

@@ -1,6 +1,6 @@
 // Deciding an approval: the one path shared by POST /v1/approvals/{id}/decision and Chat Mode's decide_approval
 // tool. The decision reaches the run's workflow as an update, which applies it (or refuses one already decided).
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { getApproval } from '../db/runs';
 import { decideUpdate } from '../workflows/run-page';
@@ -39,12 +39,14 @@ export async function decideApproval(
       ],
     });
   } catch (err) {
-    const notFound = err instanceof WorkflowNotFoundError;
-    if (!notFound && !(err instanceof WorkflowUpdateFailedError)) throw err;
-    // Someone else decided first (their decision may still be on its way to the database), or the run ended.
+    if (!(err instanceof WorkflowNotFoundError) && !(err instanceof WorkflowUpdateFailedError)) throw err;
     refuseClosed((await getApproval(deps.knex, workspaceId, approval.id)) ?? approval);
-    if (notFound) throw runEnded();
-    throw new ApiError(409, 'approval_decided', (err.cause as Error | undefined)?.message ?? err.message);
+    // Someone else decided first (their decision may still be on its way to the database)…
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type === 'ApprovalDecided')
+      throw new ApiError(409, 'approval_decided', cause.message);
+    // …or the run has ended, or is ending (its workflow is gone, or refuses updates while it is cancelled).
+    throw runEnded();
   }
   return (await getApproval(deps.knex, workspaceId, approval.id))!;
 }

@@ -212,6 +212,12 @@ export function authenticate(knex: Knex, rateLimit = 0, budgetScope = ''): Reque
   };
 }
 
+/** Whether the caller's key scopes or role allow `needed` (for a choice inside a route; requirePermission refuses). */
+export function callerMay(caller: Pick<Caller, 'key' | 'role'>, needed: Permission): boolean {
+  if (caller.key) return scopesAllow(caller.key.scopes, needed);
+  return caller.role !== undefined && roleAllows(caller.role, needed);
+}
+
 export function requirePermission(needed: Permission): RequestHandler {
   return (req, _res, next) => {
     const { key, role } = req.auth!;

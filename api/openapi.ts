@@ -3,10 +3,10 @@
 // Schema 2020-12 by zod itself; the response shapes are declared here, and the test suite checks every response it
 // receives against them (test/support/openapi-check.ts), so the document cannot drift from what the API answers.
 import { z } from 'zod';
-import { bodies } from './request-bodies';
+import { bodies, sourceName } from './request-bodies';
 import { queries, queryParameters } from './query-params';
 import { reviewStatuses } from '../model/review';
-import { itemStatuses, runStatuses, triggers } from '../db/runs';
+import { approvalStatuses, itemStatuses, runStatuses, triggers } from '../db/runs';
 import { scopes } from '../db/api-keys';
 import { agentSpecSchema } from '../model/agent';
 import {
@@ -144,6 +144,8 @@ const schemas: Record<string, unknown> = {
     agent_version: { type: 'integer' },
     status: { enum: [...runStatuses] },
     trigger: { enum: [...triggers] },
+    trigger_id: nullable({ type: 'string', format: 'uuid', description: 'The trigger that started the run.' }),
+    fired_at: nullable({ ...ts, description: "A scheduled run's scheduled time: when its schedule fired for." }),
     input: { type: 'string' },
     created_at: ts,
     started_at: nullable(ts),
@@ -169,7 +171,7 @@ const schemas: Record<string, unknown> = {
     tool: { type: 'string' },
     message: nullable({ type: 'string' }),
     arguments: {},
-    status: { enum: ['pending', 'escalated', 'approved', 'rejected', 'timed_out', 'cancelled'] },
+    status: { enum: [...approvalStatuses] },
     decided_arguments: { description: 'The arguments as approved with edits.' },
     decided_by: nullable({ type: 'string' }),
     reason: nullable({ type: 'string', description: "The reviewer's comment." }),
@@ -233,7 +235,11 @@ const schemas: Record<string, unknown> = {
         description: { type: 'string' },
         policies: { type: 'string' },
         timezone: { type: 'string' },
-        next_fire_times: { type: 'array', items: ts },
+        next_fire_times: {
+          type: 'array',
+          items: ts,
+          description: "The next five fire times, Temporal's own (from describing the schedule); empty if it lost it.",
+        },
       }),
       webhook: obj({
         url: { type: 'string' },
@@ -698,6 +704,21 @@ const schemas: Record<string, unknown> = {
     cost_usd: { type: 'number' },
   }),
 };
+// What a cancel answers: the run as the cancel left it. `cancelling` while its workflow winds down (closes its open
+// approvals, stores it cancelled with its counts); `cancelled` once it has; the status it ended with had it ended
+// otherwise before the cancel reached it.
+const runSchema = schemas.Run as ReturnType<typeof obj>;
+schemas.CancelledRun = {
+  ...runSchema,
+  properties: {
+    ...runSchema.properties,
+    status: {
+      enum: ['cancelling', ...runStatuses.filter((s) => !['running', 'needs_review'].includes(s))],
+      description:
+        '`cancelling` while the workflow winds down (open approvals closed, items done keep their results), `cancelled` once it has ended; another end status if the run ended before the cancel reached it.',
+    },
+  },
+};
 
 // ---- Routes --------------------------------------------------------------------------------------------------
 /** What a route needs (db/roles.ts): a key scope or role, `session` for a signed-in person's own routes, or nothing. */
@@ -717,7 +738,7 @@ interface Route {
   errors?: number[];
 }
 
-const runBody = obj({ input: { type: 'string', description: 'The data the run receives, split into items.' } });
+const runBody = jsonSchema(bodies.runAgent);
 const anyObject = { type: 'object' };
 /** A webhook delivery or form submission that the trigger's filter conditions turned away. */
 /** A delivery that started its run, or (a micro-batching trigger) was stored to join the next batch's run. */
@@ -978,8 +999,11 @@ export const routes: Route[] = [
     id: 'acceptInvitation',
     summary: 'Join: as the signed-in person, or with an email and password (an existing account or a new one)',
     scope: 'public',
-    // email and password are needed only without a session (a signed-in person accepts as themselves).
-    body: jsonSchema(bodies.acceptInvitation.partial()),
+    // A signed-in person accepts as themselves with an empty body; otherwise email and password name the account.
+    body: {
+      ...jsonSchema(bodies.acceptInvitation.partial()),
+      anyOf: [{ required: ['email', 'password'] }, { maxProperties: 0 }],
+    },
     ok: { 200: ref('SignedIn') },
     errors: [400, 401, 403, 404, 410, 415, 422],
   }),
@@ -987,7 +1011,7 @@ export const routes: Route[] = [
     method: 'get',
     path: '/members',
     id: 'listMembers',
-    summary: 'Members of the workspace and their roles',
+    summary: 'Members of the workspace and their roles, in the order they joined (?limit=&cursor=)',
     scope: 'read',
     ok: { 200: list(ref('Member')) },
   }),
@@ -1165,7 +1189,7 @@ export const routes: Route[] = [
     id: 'setAgentState',
     summary: 'Move through the lifecycle',
     scope: 'manage',
-    body: obj({ state: { enum: ['draft', 'ready', 'live', 'paused'] } }),
+    body: jsonSchema(bodies.setAgentState),
     ok: { 200: ref('Agent') },
     errors: [409, 422],
   }),
@@ -1203,7 +1227,7 @@ export const routes: Route[] = [
     method: 'get',
     path: '/agents/{id}/state-store',
     id: 'listState',
-    summary: "The agent's durable key/value entries",
+    summary: "The agent's durable key/value entries by key (?limit=&cursor=)",
     scope: 'read',
     ok: { 200: list(ref('StateEntry')) },
   }),
@@ -1342,7 +1366,11 @@ export const routes: Route[] = [
         description: { type: 'string' },
         policies: { type: 'string' },
         timezone: { type: 'string' },
-        next_fire_times: { type: 'array', items: ts },
+        next_fire_times: {
+          type: 'array',
+          items: ts,
+          description: "Temporal's own: a paused throwaway schedule with this spec, described and deleted.",
+        },
       }),
     },
     errors: [422],
@@ -1470,9 +1498,9 @@ export const routes: Route[] = [
     method: 'post',
     path: '/runs/{id}/cancel',
     id: 'cancelRun',
-    summary: 'Cancel a run',
+    summary: 'Cancel a run: answers what the cancel did (`cancelling`, or `cancelled` once its workflow has ended)',
     scope: 'run',
-    ok: { 202: ref('Run') },
+    ok: { 202: ref('CancelledRun') },
     errors: [409],
   }),
   r({
@@ -1480,7 +1508,7 @@ export const routes: Route[] = [
     path: '/agents/{id}/inbox',
     id: 'listInboxThreads',
     summary:
-      "The agent's Inbox: its address and its threads, newest activity first, each with its last message and the runs its requests started",
+      "The agent's Inbox: its address and its threads, newest activity first (?limit=&cursor=), each with its last message and the runs its requests started",
     scope: 'read',
     ok: {
       200: obj({
@@ -1541,14 +1569,7 @@ export const routes: Route[] = [
     id: 'decideApproval',
     summary: 'Approve, reject or approve with edits',
     scope: 'run',
-    body: obj(
-      {
-        decision: { enum: ['approve', 'reject', 'approve_with_edits'] },
-        arguments: anyObject,
-        comment: { type: 'string' },
-      },
-      ['decision'],
-    ),
+    body: jsonSchema(bodies.decideApproval),
     ok: { 200: ref('Approval') },
     errors: [409, 422],
   }),
@@ -1576,7 +1597,7 @@ export const routes: Route[] = [
     method: 'get',
     path: '/api-keys',
     id: 'listApiKeys',
-    summary: 'API keys of the workspace (never their secrets)',
+    summary: 'API keys of the workspace, oldest first, never their secrets (?limit=&cursor=)',
     scope: 'admin',
     ok: { 200: list(ref('ApiKey')) },
   }),
@@ -1602,7 +1623,7 @@ export const routes: Route[] = [
     method: 'get',
     path: '/connections',
     id: 'listConnections',
-    summary: 'Integrations: the connections of the workspace (never their credentials)',
+    summary: 'Integrations: the connections of the workspace by name, never their credentials (?limit=&cursor=)',
     scope: 'read',
     ok: { 200: list(ref('Connection')) },
   }),
@@ -1695,8 +1716,18 @@ export const routes: Route[] = [
     path: '/connections/{id}/tools',
     id: 'listConnectionTools',
     summary:
-      "The tools agents can call through a connection: an MCP server's (asked now; 422 connection_failed with the reason when it cannot be reached), or a database's sql.* tools",
+      "The tools agents can call through a connection: an MCP server's as it last listed them (`listed_at`; never asked with a read-only caller's request: 409 tools_not_listed until someone who may manage connections has listed them, which a manager's first read does), or a database's sql.* tools",
     scope: 'read',
+    ok: { 200: list(ref('ConnectionTool')) },
+    errors: [404, 409, 422],
+  }),
+  r({
+    method: 'post',
+    path: '/connections/{id}/tools/refresh',
+    id: 'refreshConnectionTools',
+    summary:
+      "Ask an MCP server for its tools now, with the connection's stored headers, and keep the list (422 connection_failed with the reason when it cannot be reached)",
+    scope: 'manage',
     ok: { 200: list(ref('ConnectionTool')) },
     errors: [404, 422],
   }),
@@ -1870,7 +1901,7 @@ export const routes: Route[] = [
     method: 'get',
     path: '/sources',
     id: 'listSources',
-    summary: 'Sources of the workspace, with their newest version',
+    summary: 'Sources of the workspace by name, with their newest version (?limit=&cursor=)',
     scope: 'read',
     ok: { 200: list(ref('Source')) },
   }),
@@ -1885,26 +1916,16 @@ export const routes: Route[] = [
         schema: {
           type: 'object',
           properties: {
-            name: { type: 'string', description: 'One source of all the files; without it, one per file.' },
+            name: {
+              ...jsonSchema(sourceName),
+              description: 'One source of all the files; without it, one per file.',
+            },
             files: { type: 'array', items: { type: 'string', format: 'binary' }, maxItems: 20 },
           },
           required: ['files'],
         },
       },
-      'application/json': {
-        schema: obj(
-          {
-            url: { type: 'string', format: 'uri' },
-            name: { type: 'string' },
-            auth_header: {
-              type: 'string',
-              description:
-                "For an API endpoint: the Authorization header's value, stored sealed, sent only to that origin.",
-            },
-          },
-          ['url'],
-        ),
-      },
+      'application/json': { schema: jsonSchema(bodies.addSourceUrl) },
     },
     ok: { 202: obj({ data: { type: 'array', items: ref('Source') } }) },
     errors: [403],
@@ -1952,14 +1973,7 @@ export const routes: Route[] = [
     id: 'searchSources',
     summary: 'Search sources as a retrieve node does (current versions)',
     scope: 'read',
-    body: obj(
-      {
-        query: { type: 'string', minLength: 1 },
-        sources: { type: 'array', items: { type: 'string' } },
-        top_k: { type: 'integer', minimum: 1, maximum: 50 },
-      },
-      ['query'],
-    ),
+    body: jsonSchema(bodies.searchSources),
     ok: { 200: obj({ data: { type: 'array', items: ref('Passage') } }) },
     errors: [502],
   }),
@@ -1983,7 +1997,8 @@ export const routes: Route[] = [
     method: 'get',
     path: '/skills',
     id: 'listSkills',
-    summary: "The workspace's skills (not archived) with their newest version, and the built-in platform skills",
+    summary:
+      "The workspace's skills (not archived) by name with their newest version (?limit=&cursor=), and the built-in platform skills",
     scope: 'read',
     ok: {
       200: obj({
@@ -2156,7 +2171,7 @@ export const routes: Route[] = [
         schema: {
           type: 'object',
           properties: {
-            goal: { type: 'string', minLength: 1, maxLength: 10_000 },
+            goal: (jsonSchema(bodies.startWizard).properties as Record<string, unknown>).goal,
             files: { type: 'array', items: { type: 'string', format: 'binary' }, maxItems: 20 },
           },
           required: ['goal'],
@@ -2235,12 +2250,13 @@ export const routes: Route[] = [
     method: 'get',
     path: '/chat/conversations',
     id: 'listConversations',
-    summary: "Chat Mode: the caller's conversations, most recently active first, and whether a model is configured",
+    summary:
+      "Chat Mode: the caller's conversations, most recently active first (?limit=&cursor=), and whether a model is configured",
     scope: 'read',
     ok: {
       200: obj({
         data: { type: 'array', items: ref('Conversation') },
-        next_cursor: { type: 'null' },
+        next_cursor: nullable({ type: 'string' }),
         model: ref('ChatModel'),
       }),
     },
@@ -2300,7 +2316,41 @@ export const routes: Route[] = [
 
 /** Problems every authenticated route can answer, besides its own (429: a key over CADRE_API_RATE_LIMIT). */
 const authProblems = [401, 403, 404, 429];
+/** Problems of any route that reads a body: not JSON (400), over the size limit (413), another media type (415). */
 const bodyProblems = [400, 413, 415, 422];
+/** Problems any request can meet: headers (the URL with its query included) over 16 kB (431), a fault (500). */
+const everyRouteProblems = [431, 500];
+
+/**
+ * The rule every request is held to before its own schema (api/validation.ts), said in each request schema so the
+ * document calls nothing valid that it refuses: no U+0000 and no lone surrogate in any text or object key. A
+ * string's own pattern that lets them through (`\S`, not blank) gets the rule beside it; an enum says it already,
+ * and a binary part (a file) is bytes, not text.
+ */
+const storableText = '^[^\\u0000\\uD800-\\uDFFF]*$';
+const subschemaLists = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
+const subschemaMaps = new Set(['properties', 'patternProperties', '$defs']);
+const subschemas = new Set(['items', 'additionalProperties', 'not', 'contains']);
+function withTextRule(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (subschemaLists.has(k) && Array.isArray(v)) out[k] = v.map(withTextRule);
+    else if (subschemaMaps.has(k) && typeof v === 'object' && v !== null)
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, withTextRule(sub)]));
+    else if (subschemas.has(k)) out[k] = withTextRule(v);
+    else out[k] = v;
+  }
+  const types = [out.type].flat();
+  if (types.includes('string') && out.format !== 'binary' && !out.enum && out.const === undefined) {
+    if (out.pattern === undefined) out.pattern = storableText;
+    else if (['\u0000', 'a\u0000', '\ud800', 'a\ud800'].some((t) => new RegExp(String(out.pattern), 'u').test(t)))
+      out.allOf = [...((out.allOf as unknown[]) ?? []), { pattern: storableText }];
+  }
+  // Keys are text too: a record's own rule for them keeps, with this one.
+  if (types.includes('object')) out.propertyNames = withTextRule({ type: 'string', ...(out.propertyNames as object) });
+  return out;
+}
 
 /** Keys carry scopes (an admin route takes a manage key); people bring their session cookie and role. */
 function securityOf(scope: Scope) {
@@ -2343,11 +2393,11 @@ export function openApiDocument(publicUrl: string) {
   for (const route of routes) {
     const problems = new Set([
       ...(route.scope === 'public' ? [] : authProblems),
-      ...((route.body || route.bodyContent) && route.scope !== 'public' ? bodyProblems : []),
+      ...(route.body || route.bodyContent ? bodyProblems : []),
       ...(route.id in queries ? [400] : []), // a query parameter it cannot use
       ...(route.id in queries || route.path.includes('{') ? [422] : []), // a parameter holding U+0000 (validation.ts)
       ...(route.errors ?? []),
-      500,
+      ...everyRouteProblems,
     ]);
     const params = [
       ...[...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
@@ -2357,7 +2407,8 @@ export function openApiDocument(publicUrl: string) {
         schema: { type: 'string' },
       })),
       ...(route.id in queries ? queryParameters(queries[route.id as keyof typeof queries]) : []),
-    ];
+    ].map((p) => ({ ...p, schema: withTextRule(p.schema) }));
+    const content = route.bodyContent ?? { 'application/json': { schema: route.body } };
     paths[route.path] ??= {};
     paths[route.path][route.method] = {
       operationId: route.id,
@@ -2368,7 +2419,9 @@ export function openApiDocument(publicUrl: string) {
         ? {
             requestBody: {
               required: true,
-              content: route.bodyContent ?? { 'application/json': { schema: route.body } },
+              content: Object.fromEntries(
+                Object.entries(content).map(([media, c]) => [media, { ...c, schema: withTextRule(c.schema) }]),
+              ),
             },
           }
         : {}),

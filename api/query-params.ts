@@ -9,24 +9,34 @@ import { approvalStatuses, itemStatuses, runStatuses, triggers } from '../db/run
 import { reviewStatuses } from '../model/review';
 import { timelineKinds } from '../db/timeline';
 
-/** A whole number in a range, sent as text (`?limit=20`). */
-const wholeNumber = (name: string, min: number, max: number) => {
-  const problem = `${name} must be a whole number from ${min} to ${max}`;
-  return z.coerce.number({ error: problem }).int(problem).min(min, problem).max(max, problem);
-};
+/**
+ * A whole number in a range, sent as text (`?limit=20`): digits only, so text that JavaScript would read as a number
+ * (blank, `0x10`, `1e2`, ` 5`) is refused as the document's `integer` refuses it. Documented as that integer.
+ */
+const wholeNumber = (
+  name: string,
+  min: number,
+  max: number,
+  problem = `${name} must be a whole number from ${min} to ${max}`,
+) =>
+  z
+    .string({ error: problem })
+    .regex(/^\d{1,16}$/, problem)
+    .pipe(z.coerce.number<string>().int(problem).min(min, problem).max(max, problem))
+    .meta({ type: 'integer', minimum: min, maximum: max, pattern: undefined });
 
 const oneOf = <T extends readonly [string, ...string[]]>(name: string, values: T) =>
   z.enum(values, { error: `${name} must be one of ${values.join(', ')}` });
 
 const uuid = (name: string, what: string) => z.guid({ error: `${name} must be the id of ${what} (a UUID)` });
 
-/** A date-time as sent (ISO 8601; a plain date means its midnight UTC). */
-const dateTime = (name: string) =>
-  z
-    .string({ error: `${name} must be an ISO 8601 date-time` })
-    .refine((s) => !Number.isNaN(Date.parse(s)), `${name} must be an ISO 8601 date-time`)
-    .transform((s) => new Date(s))
-    .meta({ format: 'date-time' });
+/** A date-time as sent (RFC 3339, with its offset; a plain date means its midnight UTC). */
+const dateTime = (name: string) => {
+  const problem = `${name} must be an ISO 8601 date-time (2026-11-01T09:30:00Z) or date (2026-11-01)`;
+  return z
+    .union([z.iso.datetime({ offset: true, error: problem }), z.iso.date({ error: problem })], { error: problem })
+    .transform((s) => new Date(s));
+};
 
 /** `limit` and `cursor` of a paged list: at most `max` a page, `fallback` when not given. */
 const page = (fallback: number, max: number) => ({
@@ -48,12 +58,7 @@ const query = <S extends z.ZodRawShape>(shape: S, codes: Partial<Record<keyof S 
   codes,
 });
 
-const versionNumber = (name: string) =>
-  z.coerce
-    .number({ error: `${name} must be a version number` })
-    .int(`${name} must be a version number`)
-    .min(1, `${name} must be a version number`)
-    .max(999_999_999, `${name} must be a version number`);
+const versionNumber = (name: string) => wholeNumber(name, 1, 999_999_999, `${name} must be a version number`);
 
 export const queries = {
   discoverSso: query({
@@ -86,6 +91,14 @@ export const queries = {
     ...page(50, 500),
   }),
   listAgents: query(page(100, 500)),
+  listSources: query(page(100, 500)),
+  listSkills: query(page(100, 500)),
+  listConnections: query(page(100, 500)),
+  listApiKeys: query(page(100, 500)),
+  listMembers: query(page(100, 500)),
+  listState: query(page(100, 500)),
+  listConversations: query(page(100, 500)),
+  listInboxThreads: query(page(100, 500)),
   diffVersions: query(
     { from: versionNumber('from'), to: versionNumber('to') },
     { from: 'invalid_version', to: 'invalid_version' },
@@ -154,7 +167,9 @@ export function parseQuery<S extends z.ZodRawShape>(q: Query<S>, given: unknown)
 
 /** The operation's query parameters as OpenAPI 3.1 parameter objects (JSON Schema 2020-12, as sent: text coerced). */
 export function queryParameters(q: Query<z.ZodRawShape>) {
-  const doc = z.toJSONSchema(q.schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as {
+  // Through JSON: a key a schema's metadata unsets (wholeNumber's pattern) is left out, not kept as undefined.
+  const schema = z.toJSONSchema(q.schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
+  const doc = JSON.parse(JSON.stringify(schema)) as {
     properties?: Record<string, Record<string, unknown>>;
     required?: string[];
   };

@@ -1,6 +1,8 @@
-// The JSON bodies the account, member, key, connection, skill, single sign-on and state-store routes accept: one zod
-// schema each, which the route validates with and the OpenAPI document is generated from (api/openapi.ts), so the
-// two cannot disagree.
+// The JSON bodies the account, member, key, connection, skill, source, run, approval, single sign-on and state-store
+// routes accept: one zod schema each, which the route validates with and the OpenAPI document is generated from
+// (api/openapi.ts), so the two cannot disagree. Only what JSON Schema can say is used where it matters: a limit is
+// checked on the text as sent (before a trim), and "not blank" is a pattern, so the document refuses what the
+// route refuses (test/integration/api-fuzz.test.ts sends requests generated from the document to hold them to it).
 import { z } from 'zod';
 import { minPasswordLength } from '../db/accounts';
 import { scopes } from '../db/api-keys';
@@ -16,6 +18,13 @@ export const password = z
   .string()
   .min(minPasswordLength, `use at least ${minPasswordLength} characters`)
   .max(200, 'use at most 200 characters');
+/**
+ * Text that must say something: at most `max` characters as sent, trimmed, and not blank (a pattern, which the
+ * OpenAPI document carries; a trim and a minimum length after it it cannot).
+ */
+export const someText = (max: number, blank = 'must not be blank') => z.string().max(max).trim().regex(/\S/, blank);
+/** Text that may be empty: at most `max` characters as sent, then trimmed. */
+const anyText = (max: number) => z.string().max(max).trim();
 /** A password given to prove who you are (any length it was set with). */
 const passwordGiven = z.string().min(1).max(200);
 const totpCode = z
@@ -23,49 +32,95 @@ const totpCode = z
   .trim()
   .regex(/^\d{6}$/, 'six digits from your authenticator app');
 
+/** A source's name: given with an upload (a form field) or a URL; a name that exists adds a version. */
+export const sourceName = z
+  .string()
+  .max(200, 'a source name has at most 200 characters')
+  .trim()
+  .regex(/\S/, 'a source name cannot be empty');
+
 export const bodies = {
   signUp: z.object({
     email,
     password,
-    name: z.string().trim().max(100).optional(),
-    workspace_name: z.string().trim().min(1).max(100).optional(),
+    name: anyText(100).optional(),
+    workspace_name: someText(100).optional(),
   }),
   signIn: z.object({
     email,
     password: passwordGiven,
     totp_code: totpCode.optional(),
-    recovery_code: z.string().trim().min(1).max(40).optional(),
+    recovery_code: someText(40).optional(),
   }),
   requestPasswordReset: z.object({ email }),
   confirmPasswordReset: z.object({ token: z.string().min(1).max(200), password }),
   switchWorkspace: z.object({ workspace_id: z.uuid() }),
-  createWorkspace: z.object({ name: z.string().trim().min(1).max(100) }),
+  createWorkspace: z.object({ name: someText(100) }),
   changePassword: z.object({ current_password: passwordGiven, new_password: password }),
   passwordOnly: z.object({ password: passwordGiven }),
   recoverAccount: z.object({ email, password: passwordGiven }),
   totpCode: z.object({ code: totpCode }),
-  acceptInvitation: z.object({ email, password: passwordGiven, name: z.string().trim().max(100).optional() }),
+  acceptInvitation: z.object({
+    email,
+    password: passwordGiven.describe(
+      `An existing account's password, or the new account's (at least ${minPasswordLength} characters).`,
+    ),
+    name: anyText(100).optional(),
+  }),
   changeRole: z.object({ role: z.enum(roles) }),
   createInvitation: z.object({ role: z.enum(roles), email: email.toLowerCase().optional() }),
   changePlan: z.object({ plan: z.enum(plans) }),
+  setAgentState: z.object({ state: z.enum(['draft', 'ready', 'live', 'paused']) }),
+  /** A run's start (the API's, the console's, a test run's, Run Mode's). */
+  runAgent: z.object(
+    {
+      input: z
+        .string({ error: '"input" must be a string (the data the run receives)' })
+        .describe('The data the run receives, split into items.'),
+    },
+    { error: 'the body must be a JSON object {"input": "..."}' },
+  ),
+  decideApproval: z.object({
+    decision: z.enum(['approve', 'reject', 'approve_with_edits']),
+    arguments: z.record(z.string(), z.unknown()).optional().describe('The edited arguments (approve_with_edits).'),
+    comment: z.string().max(2000).optional().describe("The reviewer's comment."),
+  }),
+  /** A source from a web page or an API endpoint (uploads are multipart/form-data instead). */
+  addSourceUrl: z.object({
+    url: z
+      .url({ protocol: /^https?$/, error: 'url must be an http or https URL' })
+      .meta({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?:' }), // the protocol check, for the document
+    name: sourceName.optional(),
+    auth_header: z
+      .string()
+      .min(1)
+      .max(4000)
+      .optional()
+      .describe("For an API endpoint: the Authorization header's value, stored sealed, sent only to that origin."),
+  }),
+  searchSources: z.object({
+    query: z.string().min(1),
+    sources: z.array(z.string()).optional(),
+    top_k: z.number().int().min(1).max(50).default(5),
+  }),
   createApiKey: z.object({ name: z.string().min(1).max(100), scopes: z.array(z.enum(scopes)).min(1) }),
   decideReview: z.object({
     action: z.enum(reviewActions),
     output: z.record(z.string(), z.unknown()).optional(),
-    reason: z.string().trim().min(1).max(2000).optional(),
+    reason: someText(2000).optional(),
     node_id: z.string().min(1).max(100).optional(),
   }),
   createConnection: createConnectionSchema,
   updateConnection: updateConnectionSchema,
   uploadSkill: z.object({
     name: skillName.describe('A name that exists adds a version to that skill.'),
-    description: z.string().trim().max(2000).default('').describe('What the skill is for, shown with it.'),
+    description: anyText(2000).default('').describe('What the skill is for, shown with it.'),
     content: z
       .string()
-      .refine((c) => c.trim() !== '', 'a skill cannot be empty: send its instructions as Markdown or text in "content"')
+      .regex(/\S/, 'a skill cannot be empty: send its instructions as Markdown or text in "content"')
       .describe(`The instructions, as Markdown or plain text: at most ${maxSkillBytes / 1000} kB (UTF-8), or 413.`),
   }),
-  createRunLink: z.object({ name: z.string().trim().min(1).max(200).default('Run Mode link') }),
+  createRunLink: z.object({ name: someText(200).default('Run Mode link') }),
   putState: z.object({
     value: z.unknown(),
     // The write stores expected_version + 1 in an int4 column: one less than its largest value.
@@ -74,9 +129,9 @@ export const bodies = {
   startWizard: z.object({
     goal: z
       .string()
+      .max(10_000, 'describe the goal in at most 10,000 characters; upload longer material as files')
       .trim()
-      .min(1, 'describe what the agent should do')
-      .max(10_000, 'describe the goal in at most 10,000 characters; upload longer material as files'),
+      .regex(/\S/, 'describe what the agent should do'),
   }),
   /** The answers, in the order of the session's questions (an empty string leaves one unanswered). */
   answerWizard: z.object({ answers: z.array(z.string().max(5_000)).max(8) }),
@@ -88,10 +143,10 @@ export const bodies = {
   buildWizardWorkflow: z.object({ starter: z.string().min(1).max(100).optional() }),
   createConversation: z.object({
     agent_id: z.uuid().optional().describe('The agent the conversation is about ("Ask about this agent").'),
-    title: z.string().trim().min(1).max(200).optional(),
+    title: someText(200).optional(),
   }),
   askChat: z.object({
-    text: z.string().trim().min(1, 'ask something').max(8000).describe("The person's question or request."),
+    text: someText(8000, 'ask something').describe("The person's question or request."),
   }),
   configureSso: z.object({
     issuer: z.url(),
@@ -99,9 +154,8 @@ export const bodies = {
     client_secret: z.string().min(1).max(1000),
     email_domain: z
       .string()
-      .trim()
+      .regex(/^[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/, 'a domain such as example.com')
       .toLowerCase()
-      .regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'a domain such as example.com')
       .optional(),
     default_role: z.enum(roles).exclude(['owner']).default('viewer'),
   }),

@@ -5,19 +5,33 @@ import { ApiError } from './problem';
 /** How deep a request's JSON may nest: far more than any agent spec or state value needs, far less than a stack holds. */
 export const maxJsonDepth = 64;
 
+/** A UTF-16 surrogate standing alone (in `u` mode a pair is one code point, outside this range). */
+const loneSurrogate = /[\uD800-\uDFFF]/u;
+
+/** What is wrong with a string or key as text the database can keep, if anything. */
+function oddText(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain U+0000 (NUL bytes)';
+  if (loneSurrogate.test(text)) return 'must be well-formed Unicode (a lone surrogate is no character)';
+  return undefined;
+}
+
 /**
  * The first thing wrong with a value a request carries, by the one rule every body, upload field, query and path
- * parameter is held to: PostgreSQL text and jsonb cannot store U+0000, so a string or object key holding it would
- * fail at the insert (a 500) instead of being refused here; and JSON nested without end would exhaust the stack of
- * whatever walks it next (this walk stops at the limit).
+ * parameter is held to: PostgreSQL text and jsonb cannot store U+0000, and jsonb no lone surrogate (JSON's `\ud800`
+ * escape alone), so a string or object key holding one would fail at the insert (a 500) instead of being refused
+ * here; and JSON nested without end would exhaust the stack of whatever walks it next (this walk stops at the limit).
+ * The OpenAPI document says the text rule in every request schema (api/openapi.ts, withTextRule).
  */
 function oddInput(value: unknown, path: string, depth = 1): { path: string; message: string } | undefined {
-  if (typeof value === 'string')
-    return value.includes('\u0000') ? { path, message: 'must not contain U+0000 (NUL bytes)' } : undefined;
+  if (typeof value === 'string') {
+    const message = oddText(value);
+    return message ? { path, message } : undefined;
+  }
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth > maxJsonDepth) return { path, message: `nests deeper than ${maxJsonDepth} levels` };
   for (const [key, item] of Object.entries(value)) {
-    if (key.includes('\u0000')) return { path, message: 'has an object key containing U+0000 (NUL bytes)' };
+    const odd = oddText(key);
+    if (odd) return { path, message: `has an object key that ${odd}` };
     const found = oddInput(item, path ? `${path}.${key}` : key, depth + 1);
     if (found) return found;
   }

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { newToken, tokenHash } from './tokens';
 import type { Role } from './roles';
 import type { Workspace } from './workspaces';
+import { cursorPage, decodeTimeCursor } from './runs';
 
 export interface User {
   id: string;
@@ -220,12 +221,11 @@ export interface Member {
   joined_at: Date;
 }
 
-export function listMembers(knex: Knex, workspaceId: string): Promise<Member[]> {
-  return knex('memberships')
+const members = (knex: Knex, workspaceId: string) =>
+  knex('memberships')
     .join('users', 'users.id', 'memberships.user_id')
     .where('memberships.workspace_id', workspaceId)
     .whereNull('users.deleted_at')
-    .orderBy('memberships.created_at')
     .select(
       'users.id as user_id',
       'users.email',
@@ -234,6 +234,27 @@ export function listMembers(knex: Knex, workspaceId: string): Promise<Member[]> 
       knex.raw('users.totp_secret is not null as two_factor'),
       'memberships.created_at as joined_at',
     );
+
+export function listMembers(knex: Knex, workspaceId: string): Promise<Member[]> {
+  return members(knex, workspaceId).orderBy('memberships.created_at');
+}
+
+/** A page of the workspace's members, in the order they joined; the cursor is the last one's (joined_at, user_id). */
+export async function listMembersPage(
+  knex: Knex,
+  workspaceId: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ data: Member[]; next_cursor: string | null }> {
+  const q = members(knex, workspaceId).select(knex.raw('memberships.created_at::text as cursor_at'));
+  if (page.cursor) {
+    const after = decodeTimeCursor(page.cursor);
+    q.whereRaw('(memberships.created_at, memberships.user_id) > (?::timestamptz, ?::uuid)', after);
+  }
+  const rows: (Member & { cursor_at: string })[] = await q
+    .orderBy([{ column: 'memberships.created_at' }, { column: 'memberships.user_id' }])
+    .limit(page.limit + 1);
+  const { data, next_cursor } = cursorPage(rows, page.limit, (m) => [m.cursor_at, m.user_id]);
+  return { data: data.map(({ cursor_at: _at, ...m }) => m), next_cursor };
 }
 
 /** A one-hour, single-use link to set a new password. */

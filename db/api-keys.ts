@@ -3,6 +3,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Workspace } from './workspaces';
+import { decodeTimeCursor, timeCursorPage } from './runs';
 
 export const scopes = ['run', 'read', 'manage'] as const;
 export type Scope = (typeof scopes)[number];
@@ -88,9 +89,24 @@ export async function revokeApiKey(knex: Knex, workspaceId: string, id: string):
   );
 }
 
+const keyColumns = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'];
+
 export function listApiKeys(knex: Knex, workspaceId: string): Promise<ApiKeyRecord[]> {
-  return knex('api_keys')
+  return knex('api_keys').where({ workspace_id: workspaceId }).orderBy('created_at').select(keyColumns);
+}
+
+/** A page of the workspace's keys, oldest first; the cursor is the last one's (created_at, id). */
+export async function listApiKeysPage(
+  knex: Knex,
+  workspaceId: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ data: ApiKeyRecord[]; next_cursor: string | null }> {
+  const q = knex('api_keys')
     .where({ workspace_id: workspaceId })
-    .orderBy('created_at')
-    .select('id', 'workspace_id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at');
+    .select(...keyColumns, knex.raw('created_at::text as cursor_at'));
+  if (page.cursor) q.whereRaw('(created_at, id) > (?::timestamptz, ?::uuid)', decodeTimeCursor(page.cursor));
+  const rows: (ApiKeyRecord & { cursor_at: string })[] = await q
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .limit(page.limit + 1);
+  return timeCursorPage(rows, page.limit);
 }

@@ -1,7 +1,7 @@
 // The audit log: security and configuration events (who, what, when, from which address). Recorded on every
 // plan; readable on paid plans (spec §8). Entries name secrets by their name or id, never by their value.
 import type { Knex } from 'knex';
-import { CursorError, decodeCursor, encodeCursor } from './runs';
+import { decodeNumberCursor, encodeCursor } from './runs';
 
 export interface AuditEvent {
   workspace_id?: string | null;
@@ -24,12 +24,7 @@ export async function listAudit(
 ): Promise<{ data: Record<string, unknown>[]; next_cursor: string | null }> {
   const q = knex('audit_events').where({ workspace_id: workspaceId });
   if (page.action) q.where('action', 'like', `${page.action.replace(/[%_\\]/g, '\\$&')}%`);
-  if (page.cursor) {
-    const before = Number(decodeCursor(page.cursor)[0]);
-    if (!Number.isSafeInteger(before))
-      throw new CursorError('cursor is not one this API returned; start again without it');
-    q.where('id', '<', before);
-  }
+  if (page.cursor) q.where('id', '<', decodeNumberCursor(page.cursor));
   const rows = await q
     .orderBy('id', 'desc')
     .limit(page.limit + 1)

@@ -2,7 +2,7 @@
 // its usage and cost add up every answer's, as a run's add up its items'.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { isUuid } from './runs';
+import { decodeTimeCursor, isUuid, timeCursorPage } from './runs';
 
 export interface ChatUsage {
   input_tokens: number;
@@ -76,15 +76,24 @@ export async function getConversation(
   return conversations(knex).where({ 'c.id': id, 'c.workspace_id': workspaceId, 'c.owner': owner }).first();
 }
 
-/** The owner's conversations, the most recently active first (a person keeps a few dozen; 100 are listed). */
-export function listConversations(knex: Knex, workspaceId: string, owner: string): Promise<ConversationRow[]> {
-  return conversations(knex)
-    .where({ 'c.workspace_id': workspaceId, 'c.owner': owner })
+/** A page of the owner's conversations, the most recently active first; the cursor is (updated_at, id). */
+export async function listConversations(
+  knex: Knex,
+  workspaceId: string,
+  owner: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ data: ConversationRow[]; next_cursor: string | null }> {
+  const q = conversations(knex)
+    .select(knex.raw('c.updated_at::text as cursor_at'))
+    .where({ 'c.workspace_id': workspaceId, 'c.owner': owner });
+  if (page.cursor) q.whereRaw('(c.updated_at, c.id) < (?::timestamptz, ?::uuid)', decodeTimeCursor(page.cursor));
+  const rows: (ConversationRow & { cursor_at: string })[] = await q
     .orderBy([
       { column: 'c.updated_at', order: 'desc' },
       { column: 'c.id', order: 'desc' },
     ])
-    .limit(100);
+    .limit(page.limit + 1);
+  return timeCursorPage(rows, page.limit);
 }
 
 export async function listMessages(knex: Knex, conversationId: string): Promise<MessageRow[]> {

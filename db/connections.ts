@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { ConnectionConfig, ConnectionKind, ConnectionStatus } from '../model/connection';
-import { isUuid } from './runs';
+import { cursorPage, decodeTextCursor, isUuid } from './runs';
 
 export interface ConnectionRow {
   id: string;
@@ -18,6 +18,9 @@ export interface ConnectionRow {
   created_at: Date;
   updated_at: Date;
   last_used_at: Date | null;
+  /** An MCP connection's tools as its server last listed them (null until someone who may manage lists them). */
+  tools: Record<string, unknown>[] | null;
+  tools_listed_at: Date | null;
 }
 
 export class ConnectionNameTakenError extends Error {}
@@ -38,8 +41,12 @@ export async function createConnection(
   }
 }
 
-export function listConnections(knex: Knex, workspaceId: string): Promise<ConnectionRow[]> {
-  return knex('connections').where({ workspace_id: workspaceId }).orderBy('name');
+/** A page of the workspace's connections by name; the cursor is the last one's name and id. */
+export async function listConnections(knex: Knex, workspaceId: string, page: { limit: number; cursor?: string }) {
+  const q = knex('connections').where({ workspace_id: workspaceId });
+  if (page.cursor) q.whereRaw('(name, id) > (?, ?::uuid)', decodeTextCursor(page.cursor));
+  const rows: ConnectionRow[] = await q.orderBy([{ column: 'name' }, { column: 'id' }]).limit(page.limit + 1);
+  return cursorPage(rows, page.limit, (c) => [c.name, c.id]);
 }
 
 export async function getConnection(knex: Knex, workspaceId: string, id: string): Promise<ConnectionRow | undefined> {
@@ -60,7 +67,8 @@ export async function updateConnection(
     .where({ id })
     .update({
       ...patch,
-      ...(patch.config ? { config: JSON.stringify(patch.config) } : {}),
+      // New settings may reach another server: its tools are listed afresh.
+      ...(patch.config ? { config: JSON.stringify(patch.config), tools: null, tools_listed_at: null } : {}),
       updated_at: knex.fn.now(),
     })
     .returning('*');
@@ -111,4 +119,13 @@ export async function takeConnectionAuthorization(
 ): Promise<ConnectionAuthorization | undefined> {
   const [row] = await knex('connection_authorizations').where({ state_hash: stateHash }).delete().returning('*');
   return row && new Date(row.expires_at).getTime() > Date.now() ? row : undefined;
+}
+
+/** Keeps the tools a connection's server listed just now. */
+export async function storeConnectionTools(knex: Knex, id: string, tools: Record<string, unknown>[]): Promise<Date> {
+  const [row] = await knex('connections')
+    .where({ id })
+    .update({ tools: JSON.stringify(tools), tools_listed_at: knex.fn.now() })
+    .returning('tools_listed_at');
+  return row.tools_listed_at;
 }

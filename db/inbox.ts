@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AgentRow } from './agents';
 import { idPrefixOfLocalPart, inboxLocalPart } from '../model/inbox';
+import { decodeTimeCursor, timeCursorPage } from './runs';
 
 export type Direction = 'inbound' | 'outbound';
 
@@ -30,6 +31,11 @@ export interface InboxMessage {
   dkim_result?: string | null;
   dmarc_result?: string | null;
   verified_authentication_results?: string | null;
+  /**
+   * Set when a machine sent it, as its headers said ("auto-submitted: auto-replied", "precedence: bulk"; migration
+   * 028): no reply answers it. Optional like the verdict: stored as null when not named.
+   */
+  auto_submitted?: string | null;
   run_id: string | null;
   note: string | null;
   created_at: Date;
@@ -182,17 +188,40 @@ export async function threadMessages(
     .select('inbox_messages.*', 'runs.status as run_status');
 }
 
-/** The agent's threads, newest activity first, each with its last message and the runs its messages started. */
-export async function listThreads(knex: Knex, agentId: string, limit = 100) {
-  const threads = await knex('inbox_threads')
+export interface InboxThread {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  subject: string;
+  /** The connected mailbox its mail came through (an email.received trigger's); null: the agent's own address. */
+  connection: string | null;
+  created_at: Date;
+  last_message_at: Date;
+}
+
+/**
+ * A page of the agent's threads, newest activity first, each with its last message and the runs its messages
+ * started; the cursor is the last one's (last_message_at, id).
+ */
+export async function listThreads(knex: Knex, agentId: string, page: { limit: number; cursor?: string }) {
+  const q = knex('inbox_threads')
     .where({ agent_id: agentId })
+    .select('inbox_threads.*', knex.raw('last_message_at::text as cursor_at'));
+  if (page.cursor) q.whereRaw('(last_message_at, id) < (?::timestamptz, ?::uuid)', decodeTimeCursor(page.cursor));
+  const rows: (InboxThread & { cursor_at: string })[] = await q
     .orderBy([
       { column: 'last_message_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
-    .limit(limit);
+    .limit(page.limit + 1);
+  const { data: threads, next_cursor } = timeCursorPage(rows, page.limit);
+  return { data: await withMessages(knex, threads), next_cursor };
+}
+
+/** Threads with their message count, last message and the runs their requests started. */
+async function withMessages(knex: Knex, threads: InboxThread[]) {
   if (threads.length === 0) return [];
-  const ids = threads.map((t) => t.id as string);
+  const ids = threads.map((t) => t.id);
   const messages = await knex('inbox_messages')
     .leftJoin('runs', 'runs.id', 'inbox_messages.run_id')
     .whereIn('inbox_messages.thread_id', ids)
@@ -227,4 +256,13 @@ export async function threadForReply(knex: Knex, runId: string, threadId: string
       { column: 'id', order: 'asc' },
     ]);
   return { thread, messages };
+}
+
+/** How many replies the agent sent in this thread over the last `seconds` (the Inbox's loop guard). */
+export async function repliesSince(knex: Knex, threadId: string, seconds: number): Promise<number> {
+  const [{ count }] = await knex('inbox_messages')
+    .where({ thread_id: threadId, direction: 'outbound' })
+    .where('created_at', '>', knex.raw(`now() - make_interval(secs => ?)`, [seconds]))
+    .count<{ count: string | number }[]>({ count: '*' });
+  return Number(count);
 }

@@ -22,6 +22,9 @@ import * as wizardSessions from './migrations/022_wizard_sessions';
 import * as inboxAuthentication from './migrations/023_inbox_authentication';
 import * as inboxMailboxThreads from './migrations/024_inbox_mailbox_threads';
 import * as runStartPending from './migrations/025_run_start_pending';
+import * as connectionToolLists from './migrations/026_connection_tool_lists';
+import * as runFiredAt from './migrations/027_run_fired_at';
+import * as triggerEvents from './migrations/028_trigger_events';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -49,6 +52,9 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '023_inbox_authentication': inboxAuthentication,
   '024_inbox_mailbox_threads': inboxMailboxThreads,
   '025_run_start_pending': runStartPending,
+  '026_connection_tool_lists': connectionToolLists,
+  '027_run_fired_at': runFiredAt,
+  '028_trigger_events': triggerEvents,
 };
 
 const source: Knex.MigrationSource<string> = {

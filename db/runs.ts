@@ -30,6 +30,10 @@ export interface RunRecord {
   agent_version: number;
   status: RunStatus;
   trigger: Trigger;
+  /** The trigger that started the run (schedule, webhook, form, chain, event), if one did. */
+  trigger_id?: string | null;
+  /** A scheduled run's scheduled time: when its schedule fired for. */
+  fired_at?: Date | null;
   input: string;
   idempotency_key: string | null;
   request_hash: string | null;
@@ -122,7 +126,17 @@ export async function listRuns(
 export class CursorError extends Error {}
 const badCursor = 'cursor is not one this API returned; start again without it';
 /** A timestamptz as Postgres writes it (`2026-01-01 00:00:00.0001+00`), which cursors carry. */
-const timestampText = /^\d{4}-\d\d-\d\d[ T][\d:.]+(Z|[+-][\d:]+)?$/;
+const timestampText = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d{1,6})?(Z|[+-](\d\d)(:\d\d){0,2})?$/;
+/** Whether the text is such a time that Postgres takes: a real day of a year from 1, a time of day, an offset. */
+function isTimestampText(text: string): boolean {
+  const m = timestampText.exec(text);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  const realDay = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  return realDay && year >= 1 && hour < 24 && minute < 60 && second < 60 && Number(m[9] ?? 0) <= 15;
+}
 export const encodeCursor = (...parts: (string | number)[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
 export function decodeCursor(cursor: string): string[] {
   try {
@@ -141,7 +155,7 @@ export function decodeCursor(cursor: string): string[] {
  */
 export function decodeTimeCursor(cursor: string): [string, string] {
   const [at, id] = decodeCursor(cursor);
-  if (!timestampText.test(at) || !isUuid(id)) throw new CursorError(badCursor);
+  if (!isTimestampText(at) || !isUuid(id)) throw new CursorError(badCursor);
   return [at, id];
 }
 
@@ -149,6 +163,33 @@ export function timeCursorPage<T extends { cursor_at: string; id: string }>(rows
   const data = rows.slice(0, limit).map(({ cursor_at: _at, ...row }) => row);
   const last = rows[limit - 1];
   return { data, next_cursor: rows.length > limit ? encodeCursor(last.cursor_at, last.id) : null };
+}
+
+/**
+ * Lists ordered by a sequence number or a serial id: the cursor is the last one seen, a whole number within the
+ * column's range (a forged one beyond it would fail in the database, not here).
+ */
+export function decodeNumberCursor(cursor: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(decodeCursor(cursor)[0]);
+  if (!Number.isSafeInteger(n) || n < 0 || n > max) throw new CursorError(badCursor);
+  return n;
+}
+
+/**
+ * Lists ordered by text (a name, a state key), then by id when the text alone is not unique: the cursor holds
+ * the text and id of the last row seen. Text that the database cannot hold (U+0000) is no cursor of this API.
+ */
+export function decodeTextCursor(cursor: string, withId = true): string[] {
+  const parts = decodeCursor(cursor);
+  if (parts.length !== (withId ? 2 : 1) || parts[0].includes('\u0000') || (withId && !isUuid(parts[1])))
+    throw new CursorError(badCursor);
+  return parts;
+}
+
+/** A page of rows fetched limit + 1: the first `limit`, and a cursor of the last one's `key` if more follow. */
+export function cursorPage<T>(rows: T[], limit: number, key: (row: T) => (string | number)[]) {
+  const data = rows.slice(0, limit);
+  return { data, next_cursor: rows.length > limit ? encodeCursor(...key(data[limit - 1])) : null };
 }
 
 export async function listItems(
@@ -160,7 +201,7 @@ export async function listItems(
   if (page.status) q.where({ status: page.status });
   // A jump to any position of a long run (the console's scrolling table), where a cursor can only go forward.
   if (page.fromSeq !== undefined) q.where('seq', '>=', page.fromSeq);
-  if (page.cursor) q.where('seq', '>', Number(decodeCursor(page.cursor)[0]));
+  if (page.cursor) q.where('seq', '>', decodeNumberCursor(page.cursor, 2_147_483_647));
   const rows = await q
     .orderBy('seq')
     .limit(page.limit + 1)
@@ -171,7 +212,7 @@ export async function listItems(
 
 export async function listLogs(knex: Knex, runId: string, page: { limit: number; cursor?: string }) {
   const q = knex('run_logs').where({ run_id: runId });
-  if (page.cursor) q.where('id', '>', Number(decodeCursor(page.cursor)[0]));
+  if (page.cursor) q.where('id', '>', decodeNumberCursor(page.cursor));
   const rows = await q
     .orderBy('id')
     .limit(page.limit + 1)

@@ -3,7 +3,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { SkillRef, SkillUsed } from '../model/skill';
-import { isUuid } from './runs';
+import { cursorPage, decodeTextCursor, isUuid } from './runs';
 
 export interface SkillRow {
   id: string;
@@ -72,9 +72,12 @@ export async function getSkill(knex: Knex, workspaceId: string, id: string): Pro
   return knex('skills').where({ id, workspace_id: workspaceId }).first();
 }
 
-/** The workspace's skills that are not archived, by name. */
-export function listSkills(knex: Knex, workspaceId: string): Promise<SkillRow[]> {
-  return knex('skills').where({ workspace_id: workspaceId }).whereNull('archived_at').orderBy('name');
+/** A page of the workspace's skills that are not archived, by name; the cursor is the last one's name and id. */
+export async function listSkills(knex: Knex, workspaceId: string, page: { limit: number; cursor?: string }) {
+  const q = knex('skills').where({ workspace_id: workspaceId }).whereNull('archived_at');
+  if (page.cursor) q.whereRaw('(name, id) > (?, ?::uuid)', decodeTextCursor(page.cursor));
+  const rows: SkillRow[] = await q.orderBy([{ column: 'name' }, { column: 'id' }]).limit(page.limit + 1);
+  return cursorPage(rows, page.limit, (s) => [s.name, s.id]);
 }
 
 /** The versions of these skills, newest first, without their content. */

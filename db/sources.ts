@@ -1,6 +1,7 @@
 // Sources, their versions and documents, as the API reads and writes them. Everything is scoped by workspace.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { cursorPage, decodeTextCursor } from './runs';
 
 export type VersionStatus = 'indexing' | 'ready' | 'failed' | 'archived';
 
@@ -120,6 +121,14 @@ export async function getSource(knex: Knex, workspaceId: string, id: string): Pr
 
 export function listSources(knex: Knex, workspaceId: string): Promise<SourceRow[]> {
   return knex('sources').where({ workspace_id: workspaceId }).orderBy('name');
+}
+
+/** A page of the workspace's sources by name; the cursor is the last one's name and id. */
+export async function listSourcesPage(knex: Knex, workspaceId: string, page: { limit: number; cursor?: string }) {
+  const q = knex('sources').where({ workspace_id: workspaceId });
+  if (page.cursor) q.whereRaw('(name, id) > (?, ?::uuid)', decodeTextCursor(page.cursor));
+  const rows: SourceRow[] = await q.orderBy([{ column: 'name' }, { column: 'id' }]).limit(page.limit + 1);
+  return cursorPage(rows, page.limit, (s) => [s.name, s.id]);
 }
 
 export function listVersions(knex: Knex, sourceIds: string[]): Promise<VersionRow[]> {

@@ -1,6 +1,7 @@
 // The per-agent durable state store: values kept between runs, with a version per key for optimistic
 // concurrency. Operations are applied in batches so a page of 1,000 increments is one round trip per key.
 import type { Knex } from 'knex';
+import { cursorPage, decodeTextCursor } from './runs';
 
 export type StateOp =
   | { op: 'get'; key: string; default?: unknown }
@@ -66,11 +67,15 @@ export interface StateEntry {
   updated_at: Date;
 }
 
-export function listState(knex: Knex, agentId: string): Promise<StateEntry[]> {
-  return knex('agent_state')
-    .where({ agent_id: agentId })
+/** A page of the agent's entries by key; the cursor is the last key. */
+export async function listState(knex: Knex, agentId: string, page: { limit: number; cursor?: string }) {
+  const q = knex('agent_state').where({ agent_id: agentId });
+  if (page.cursor) q.where('key', '>', decodeTextCursor(page.cursor, false)[0]);
+  const rows: StateEntry[] = await q
     .orderBy('key')
+    .limit(page.limit + 1)
     .select('key', 'value', 'version', 'updated_at');
+  return cursorPage(rows, page.limit, (e) => [e.key]);
 }
 
 export async function getState(knex: Knex, agentId: string, key: string): Promise<StateEntry | undefined> {

@@ -1,7 +1,7 @@
 // Each agent's activity timeline: configuration changes, lifecycle moves, trigger fires (and the fires that
 // were skipped, with why), finished runs and approval decisions, newest first.
 import type { Knex } from 'knex';
-import { decodeCursor, encodeCursor } from './runs';
+import { decodeNumberCursor, encodeCursor } from './runs';
 
 export const timelineKinds = [
   'agent_created',
@@ -44,7 +44,7 @@ export async function listEvents(
 ): Promise<{ data: Record<string, unknown>[]; next_cursor: string | null }> {
   const q = knex('agent_events').where({ agent_id: agentId });
   if (page.kind) q.where({ kind: page.kind });
-  if (page.cursor) q.where('id', '<', Number(decodeCursor(page.cursor)[0]));
+  if (page.cursor) q.where('id', '<', decodeNumberCursor(page.cursor));
   const rows = await q
     .orderBy('id', 'desc')
     .limit(page.limit + 1)

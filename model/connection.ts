@@ -114,7 +114,9 @@ export const openApiConfigSchema = z
     operations: z.array(z.string().min(1).max(200)).min(1).max(500).optional(),
     auth: openApiAuthSchema.default({ type: 'none' }),
   })
-  .refine((c) => c.document !== undefined || c.document_url !== undefined, 'give "document" or "document_url"');
+  .refine((c) => c.document !== undefined || c.document_url !== undefined, 'give "document" or "document_url"')
+  // The same rule for the OpenAPI document (JSON Schema cannot read a refine).
+  .meta({ anyOf: [{ required: ['document'] }, { required: ['document_url'] }] });
 export type OpenApiConfig = z.infer<typeof openApiConfigSchema>;
 /** The API key, bearer token or basic password its auth sends (nothing for oauth2: that connection has the tokens). */
 export const openApiCredentialsSchema = z.object({ secret: z.string().max(4000).optional() });
@@ -148,6 +150,26 @@ export const oauth2ConfigSchema = z.union([
   }),
 ]);
 export type OAuth2Config = z.infer<typeof oauth2ConfigSchema>;
+
+/** The provider's host: where its issuer or token endpoint is. */
+const providerHost = (config: OAuth2Config) =>
+  new URL('issuer' in config ? config.issuer : config.token_endpoint).hostname.toLowerCase();
+
+/**
+ * Why an account's access token may not go to `destination`, if it may not: a token goes only to its provider's own
+ * hosts (the provider's host or a sibling under the same parent, as api.hubapi.com beside app.hubapi.com or
+ * www.googleapis.com beside oauth2.googleapis.com), so an admin cannot point a connector at a server of their own
+ * and collect the tokens of accounts that people authorized.
+ */
+export function tokenDestinationRefusal(account: string, config: OAuth2Config, destination: string) {
+  const provider = providerHost(config);
+  const host = new URL(destination).hostname.toLowerCase();
+  const labels = provider.split('.');
+  const isAddress = /^[\d.]+$|:/.test(provider); // an IP address has no parent domain
+  const parent = labels.length >= 3 && !isAddress ? labels.slice(1).join('.') : provider;
+  if (host === provider || host === parent || host.endsWith(`.${parent}`)) return undefined;
+  return `the access token of account "${account}" goes only to its provider's hosts (${provider}), not to ${host}: point the connection at the provider's API`;
+}
 /** What the admin gives: the client's secret (empty for a public client, which relies on PKCE alone). */
 export const oauth2CredentialsSchema = z.object({ client_secret: z.string().max(2000).default('') });
 /** The tokens the service got from the provider: stored sealed, never accepted from or answered to the API. */
@@ -229,4 +251,5 @@ export const updateConnectionSchema = z
     config: z.record(z.string(), z.unknown()).optional(),
     credentials: z.record(z.string(), z.unknown()).optional(),
   })
-  .refine((b) => b.config !== undefined || b.credentials !== undefined, 'change "config" or "credentials"');
+  .refine((b) => b.config !== undefined || b.credentials !== undefined, 'change "config" or "credentials"')
+  .meta({ anyOf: [{ required: ['config'] }, { required: ['credentials'] }] });

@@ -34,7 +34,8 @@ function openedForCheck(
   limits: ConnectorLimits,
   of: CheckedConnection,
 ): OpenedConnection {
-  const account = connectorOf(kind).account?.(config);
+  const definition = connectorOf(kind);
+  const account = definition.account?.(config);
   const { accountToken } = of;
   return {
     name: of.name ?? kind,
@@ -43,12 +44,18 @@ function openedForCheck(
     credentials,
     version: `check:${randomUUID()}`,
     limits,
-    accountToken: account === undefined || !accountToken ? undefined : () => accountToken(account),
+    accountToken:
+      account === undefined || !accountToken
+        ? undefined
+        : () => accountToken(account, definition.tokenDestination?.(config)),
   };
 }
 
-/** The current access token of the workspace's oauth2 connection `account` (the API's checks have no run). */
-export type AccountToken = (account: string) => Promise<string>;
+/**
+ * The current access token of the workspace's oauth2 connection `account` (the API's checks have no run), refused
+ * when `sentTo` is not one of its provider's hosts.
+ */
+export type AccountToken = (account: string, sentTo?: string) => Promise<string>;
 
 /** The connection being checked: its name, for messages, and its account's token (a connector acting through one). */
 export interface CheckedConnection {

@@ -21,6 +21,7 @@ export function connectionOpener(deps: Deps, run: RunConnections): OpenConnectio
     if (row.kind !== kind) wrongKind(name, row, definition.label);
     const config = definition.config.parse(row.config);
     const account = definition.account?.(config);
+    const sentTo = definition.tokenDestination?.(config);
     return {
       name,
       kind,
@@ -32,7 +33,7 @@ export function connectionOpener(deps: Deps, run: RunConnections): OpenConnectio
       accountToken:
         account === undefined
           ? undefined
-          : (opts) => oauthAccessToken(deps, { ...run, connections: [account] }, account, opts),
+          : (opts) => oauthAccessToken(deps, { ...run, connections: [account] }, account, { ...opts, sentTo }),
     };
   };
 }

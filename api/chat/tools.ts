@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { getAgent, getVersion, listAgents } from '../../db/agents';
 import { listTriggers } from '../../db/triggers';
 import { getRun, listApprovals, listItems, listRuns, runDetails, type RunRecord } from '../../db/runs';
-import { roleAllows, scopesAllow, type Permission } from '../../db/roles';
-import type { Caller } from '../auth';
+import type { Permission } from '../../db/roles';
+import { callerMay, type Caller } from '../auth';
 import { decideApproval } from '../approval-service';
 import { ApiError } from '../problem';
 import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
@@ -41,11 +41,6 @@ interface ChatTool<S extends z.ZodType> {
 }
 
 const tool = <S extends z.ZodType>(t: ChatTool<S>) => t as unknown as ChatTool<z.ZodType>;
-
-export function callerMay(caller: Caller, needed: Permission): boolean {
-  if (caller.key) return scopesAllow(caller.key.scopes, needed);
-  return caller.role !== undefined && roleAllows(caller.role, needed);
-}
 
 const consoleUrl = (ctx: ToolContext, path: string) => `${ctx.deps.links.publicUrl}${path}`;
 

@@ -11,6 +11,14 @@ type Schema = any;
 const indent = (text: string, by = '  ') => text.replace(/\n/g, `\n${by}`);
 const key = (name: string) => (/^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name));
 
+/** A subschema that only narrows the values (a pattern, the names required, a size) and has no type of its own. */
+const narrowsOnly = (s: Schema) =>
+  typeof s === 'object' &&
+  s !== null &&
+  !['$ref', 'const', 'enum', 'type', 'properties', 'items', 'additionalProperties', 'anyOf', 'oneOf', 'allOf'].some(
+    (k) => k in s,
+  );
+
 /** A JSON Schema (the subset the document uses) as a TypeScript type. */
 export function typeOf(schema: Schema): string {
   if (schema === undefined || schema === true || (typeof schema === 'object' && Object.keys(schema).length === 0))
@@ -18,9 +26,11 @@ export function typeOf(schema: Schema): string {
   if (schema.$ref) return `components['schemas'][${JSON.stringify(String(schema.$ref).split('/').pop())}]`;
   if ('const' in schema) return JSON.stringify(schema.const);
   if (schema.enum) return schema.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
-  const union = schema.anyOf ?? schema.oneOf;
-  if (union) return union.map((s: Schema) => `(${typeOf(s)})`).join(' | ');
-  if (schema.allOf) return schema.allOf.map((s: Schema) => `(${typeOf(s)})`).join(' & ');
+  // Branches that only narrow (one of two properties required, a second pattern) leave the type as it is.
+  const union = (schema.anyOf ?? schema.oneOf)?.filter((s: Schema) => !narrowsOnly(s));
+  if (union?.length) return [...new Set(union.map((s: Schema) => `(${typeOf(s)})`))].join(' | ');
+  const all = schema.allOf?.filter((s: Schema) => !narrowsOnly(s));
+  if (all?.length) return all.map((s: Schema) => `(${typeOf(s)})`).join(' & ');
   const type = schema.type;
   if (Array.isArray(type)) return type.map((t: string) => typeOf({ ...schema, type: t })).join(' | ');
   switch (type) {

@@ -384,6 +384,9 @@ export function accountRoutes(deps: AccountDeps): Router {
       await signedIn(req, res, () => undefined);
       user = req.account!.user;
     } else {
+      // An empty body joins as the signed-in person, and no one is signed in.
+      const empty = typeof req.body === 'object' && req.body !== null && Object.keys(req.body).length === 0;
+      if (empty) throw new ApiError(401, 'not_signed_in', 'sign in to join as yourself, or give an email and password');
       const input = parseBody(bodies.acceptInvitation, req.body);
       const existing = await findUserByEmail(knex, input.email);
       if (existing) {
@@ -398,7 +401,7 @@ export function accountRoutes(deps: AccountDeps): Router {
       } else {
         user = await createUser(knex, {
           email: input.email,
-          password: parseBody(password, input.password),
+          password: newAccountPassword(input.password),
           name: input.name,
         });
       }
@@ -439,6 +442,26 @@ export function accountRoutes(deps: AccountDeps): Router {
   });
 
   return r;
+}
+
+/**
+ * A new account's password, given when accepting an invitation: held to the sign-up rule, which the body's schema
+ * cannot say (the same field signs in to an existing account with whatever password it has), so its refusal has a
+ * code of its own rather than invalid_body.
+ */
+function newAccountPassword(given: string): string {
+  const checked = password.safeParse(given);
+  if (checked.success) return checked.data;
+  const message = checked.error.issues[0].message;
+  throw new ApiError(
+    422,
+    'weak_password',
+    `a new account's password: ${message}`,
+    {},
+    {
+      errors: [{ path: 'password', message }],
+    },
+  );
 }
 
 const pickWorkspace = (w: { id: string; name: string; plan: string; api_enabled: boolean }) => ({

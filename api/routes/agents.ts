@@ -1,5 +1,4 @@
 import { Router, type Request, type RequestHandler } from 'express';
-import { z } from 'zod';
 import {
   deleteAgent,
   getAgentHint,
@@ -16,6 +15,7 @@ import { recordEvent } from '../../db/timeline';
 import { dailyStats } from '../../db/stats';
 import { listTriggers } from '../../db/triggers';
 import { deleteSchedule, isScheduled, setSchedulesPaused } from '../../schedules/sync';
+import { resumePositions } from '../../schedules/event-marks';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
 import { planStatus, runsThisMonth, type Workspace } from '../../db/workspaces';
 import { planLimits } from '../../model/plan';
@@ -193,10 +193,15 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   r.post('/agents/:id/state', requirePermission('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
-    const { state } = parseBody(z.object({ state: z.enum(['draft', 'ready', 'live', 'paused']) }), req.body);
+    const { state } = parseBody(bodies.setAgentState, req.body);
     let moved: AgentRow;
     try {
-      moved = await setAgentState(knex, agent, state);
+      // Resumed: the event triggers that skip what was missed start from their connections' positions now.
+      const positions =
+        agent.state === 'paused' && state === 'live'
+          ? await resumePositions(deps, await listTriggers(knex, agent.id))
+          : undefined;
+      moved = await setAgentState(knex, agent, state, positions);
     } catch (err) {
       if (err instanceof TransitionError)
         throw new ApiError(409, 'invalid_transition', err.message, {}, { state: err.from });
@@ -214,11 +219,6 @@ export function agentRoutes(deps: RouteDeps): Router {
     });
     res.json(agentJson(moved));
   });
-
-  const runBody = z.object(
-    { input: z.string({ error: '"input" must be a string (the data the run receives)' }) },
-    { error: 'the body must be a JSON object {"input": "..."}' },
-  );
 
   /** Starts a run of a Live agent: the API's run call, or a person pressing Run in the console. */
   const startLiveRun =
@@ -249,7 +249,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     // The agent as read a moment ago, if it was: the statement that opens the run checks it again.
     let agent = await getAgentHint(knex, ws.id, param(req, 'id'));
     if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
-    const { input } = parseBody(runBody, req.body);
+    const { input } = parseBody(bodies.runAgent, req.body);
     // A hint of an agent that is not live may be old: it may have gone live since.
     if (agent.state !== 'live') agent = await currentAgent(knex, ws, agent.id, trigger);
     return startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey, apiKey });
@@ -264,14 +264,15 @@ export function agentRoutes(deps: RouteDeps): Router {
   r.post('/agents/:id/test-run', requirePermission('manage'), ...body, async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
-    const { input } = parseBody(runBody, req.body);
+    const { input } = parseBody(bodies.runAgent, req.body);
     const { run } = await startRun(deps, { workspace: ws, agent, input, trigger: 'test' });
     res.status(202).location(`/v1/runs/${run.id}`).json(runJson(run, deps.links));
   });
 
   r.get('/agents/:id/state-store', requirePermission('read'), async (req, res) => {
+    const q = parseQuery(queries.listState, req.query);
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
-    res.json({ data: await listState(knex, agent.id), next_cursor: null });
+    res.json(await listState(knex, agent.id, q));
   });
   r.get('/agents/:id/state-store/:key', requirePermission('read'), async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));

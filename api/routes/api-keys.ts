@@ -2,11 +2,12 @@
 // revoked at once.
 import { Router } from 'express';
 import { bodies } from '../request-bodies';
-import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../db/api-keys';
+import { createApiKey, listApiKeys, listApiKeysPage, revokeApiKey, type ApiKeyRecord } from '../../db/api-keys';
 import { auditRequest } from '../audit-request';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { jsonBody, param, parseBody } from '../validation';
+import { parseQuery, queries } from '../query-params';
 import type { RouteDeps } from './agents';
 
 const keyJson = ({ workspace_id: _ws, ...key }: ApiKeyRecord) => key;
@@ -16,7 +17,8 @@ export function apiKeyRoutes(deps: RouteDeps): Router {
   const r = Router();
 
   r.get('/api-keys', requirePermission('admin'), async (req, res) => {
-    res.json({ data: (await listApiKeys(knex, req.auth!.workspace.id)).map(keyJson), next_cursor: null });
+    const page = await listApiKeysPage(knex, req.auth!.workspace.id, parseQuery(queries.listApiKeys, req.query));
+    res.json({ data: page.data.map(keyJson), next_cursor: page.next_cursor });
   });
 
   r.post('/api-keys', requirePermission('admin'), ...jsonBody(deps.bodyLimit), async (req, res) => {

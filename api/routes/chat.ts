@@ -10,6 +10,7 @@ import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';
 import { jsonBody, param, parseBody } from '../validation';
+import { parseQuery, queries } from '../query-params';
 import type { RouteDeps } from './agents';
 
 export interface ChatRouteDeps extends RouteDeps {
@@ -67,8 +68,9 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
   };
 
   r.get('/chat/conversations', requirePermission('read'), async (req, res) => {
-    const rows = await listConversations(knex, req.auth!.workspace.id, ownerOf(req));
-    res.json({ data: rows.map(conversationJson), next_cursor: null, model: modelStatus() });
+    const q = parseQuery(queries.listConversations, req.query);
+    const page = await listConversations(knex, req.auth!.workspace.id, ownerOf(req), q);
+    res.json({ data: page.data.map(conversationJson), next_cursor: page.next_cursor, model: modelStatus() });
   });
 
   r.post('/chat/conversations', requirePermission('read'), ...jsonBody(deps.bodyLimit), async (req, res) => {

@@ -15,7 +15,12 @@ import {
 } from '../../db/connections';
 import type { SecretBox } from '../../db/secret-box';
 import { newToken, tokenHash } from '../../db/tokens';
-import { oauth2StoredCredentialsSchema, type OAuth2Config, type OAuth2Credentials } from '../../model/connection';
+import {
+  oauth2StoredCredentialsSchema,
+  tokenDestinationRefusal,
+  type OAuth2Config,
+  type OAuth2Credentials,
+} from '../../model/connection';
 import {
   oauthProvider,
   OAuthProviderError,
@@ -55,9 +60,17 @@ async function providerOf(deps: ConnectionOAuthDeps, c: ConnectionRow, credentia
  * The access token the workspace's oauth2 connection `name` holds now, for a check made from the API (runs refresh
  * theirs in the worker: activities/connectors/oauth/tokens.ts).
  */
-export async function currentAccessToken(knex: Knex, secrets: SecretBox, workspaceId: string, name: string) {
+export async function currentAccessToken(
+  knex: Knex,
+  secrets: SecretBox,
+  workspaceId: string,
+  name: string,
+  sentTo?: string,
+) {
   const account = await connectionByName(knex, workspaceId, name);
   if (account?.kind !== 'oauth2') throw new Error(`the workspace has no OAuth 2.0 connection "${name}"`);
+  const misdirected = sentTo && tokenDestinationRefusal(name, account.config as OAuth2Config, sentTo);
+  if (misdirected) throw new Error(misdirected);
   const token = oauthCredentialsOf(secrets, account).tokens?.access_token;
   if (account.status !== 'connected' || !token)
     throw new Error(`the account "${name}" is not authorized: authorize it in Integrations first`);

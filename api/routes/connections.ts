@@ -10,6 +10,7 @@ import {
   deleteConnection,
   getConnection,
   listConnections,
+  storeConnectionTools,
   updateConnection,
   type ConnectionRow,
 } from '../../db/connections';
@@ -29,10 +30,11 @@ import type { Logger } from '../logger';
 import { authorizationUrl, currentAccessToken, oauthCredentialsOf, revokeConnectionTokens } from './connection-oauth';
 import { connectorKinds, connectorOf, isConnectorKind, type ConnectorKind } from '../../model/connectors';
 import { eventsOf } from '../../model/connectors/events';
-import { requirePermission } from '../auth';
+import { callerMay, requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';
 import { jsonBody, param, parseBody } from '../validation';
+import { parseQuery, queries } from '../query-params';
 import type { RouteDeps } from './agents';
 
 /**
@@ -170,7 +172,8 @@ export function connectionRoutes(
       // What is the workspace's own (its warehouse directories) is found by the workspace.
       const limits = { ...deps.connectors, workspaceId: c.workspaceId };
       const config = await completeConnectionConfig(c.kind, given, limits);
-      const accountToken = (account: string) => currentAccessToken(knex, secrets, c.workspaceId, account);
+      const accountToken = (account: string, sentTo?: string) =>
+        currentAccessToken(knex, secrets, c.workspaceId, account, sentTo);
       const found = await checkConnection(c.kind, config, credentials, limits, { name: c.name, accountToken });
       return { config, found };
     });
@@ -216,7 +219,8 @@ export function connectionRoutes(
   });
 
   r.get('/connections', requirePermission('read'), async (req, res) => {
-    res.json({ data: (await listConnections(knex, req.auth!.workspace.id)).map(connectionJson), next_cursor: null });
+    const page = await listConnections(knex, req.auth!.workspace.id, parseQuery(queries.listConnections, req.query));
+    res.json({ data: page.data.map(connectionJson), next_cursor: page.next_cursor });
   });
 
   r.post('/connections', requirePermission('admin'), ...body, async (req, res) => {
@@ -361,12 +365,35 @@ export function connectionRoutes(
     }
   });
 
-  // What the editor offers for an agent that lists this connection: an MCP server is asked for its tools now.
-  r.get('/connections/:id/tools', requirePermission('read'), async (req, res) => {
-    const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
+  /** Asks an MCP server for its tools now (with the connection's stored headers) and keeps the list. */
+  const listToolsNow = async (c: ConnectionRow) => {
     const config = c.config as Record<string, unknown>;
     const tools = await failingAs(c.kind, config, () => listConnectionTools(c, credentialsOf(c), deps.connectors));
-    res.json({ data: tools, next_cursor: null });
+    const listedAt = await storeConnectionTools(knex, c.id, tools as unknown as Record<string, unknown>[]);
+    return { data: tools, listed_at: listedAt, next_cursor: null };
+  };
+
+  // What the editor offers for an agent that lists this connection. An MCP server's tools are those it listed when
+  // someone who may manage connections last asked: reading them never calls the server with the stored headers.
+  // Other kinds' tools are Cadre's own and answered as they are.
+  r.get('/connections/:id/tools', requirePermission('read'), async (req, res) => {
+    const c = await load(knex, req.auth!.workspace.id, param(req, 'id'));
+    if (c.kind !== 'mcp') {
+      const tools = await listConnectionTools(c, credentialsOf(c), deps.connectors);
+      return void res.json({ data: tools, listed_at: null, next_cursor: null });
+    }
+    if (c.tools) return void res.json({ data: c.tools, listed_at: c.tools_listed_at, next_cursor: null });
+    if (!callerMay(req.auth!, 'manage'))
+      throw new ApiError(
+        409,
+        'tools_not_listed',
+        `the tools of connection "${c.name}" have not been listed yet: someone who may manage connections lists them (POST /v1/connections/${c.id}/tools/refresh, or open the connection in Integrations)`,
+      );
+    res.json(await listToolsNow(c));
+  });
+
+  r.post('/connections/:id/tools/refresh', requirePermission('manage'), async (req, res) => {
+    res.json(await listToolsNow(await load(knex, req.auth!.workspace.id, param(req, 'id'))));
   });
 
   r.delete('/connections/:id', requirePermission('admin'), async (req, res) => {

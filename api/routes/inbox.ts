@@ -6,6 +6,7 @@ import { requirePermission } from '../auth';
 import { loadAgent } from '../loaders';
 import { ApiError } from '../problem';
 import { param } from '../validation';
+import { parseQuery, queries } from '../query-params';
 import type { RouteDeps } from './agents';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -45,12 +46,13 @@ export function inboxRoutes(deps: RouteDeps & { inboxDomain?: string }): Router 
   const r = Router();
 
   r.get('/agents/:id/inbox', requirePermission('read'), async (req, res) => {
+    const q = parseQuery(queries.listInboxThreads, req.query);
     const agent = await loadAgent(knex, req.auth!.workspace.id, param(req, 'id'));
     const address = `${await ensureInboxLocalPart(knex, agent)}@${domain}`;
-    const threads = await listThreads(knex, agent.id);
+    const threads = await listThreads(knex, agent.id, q);
     res.json({
       address,
-      data: threads.map((t) => ({
+      data: threads.data.map((t) => ({
         id: t.id,
         agent_id: t.agent_id,
         subject: t.subject,
@@ -61,7 +63,7 @@ export function inboxRoutes(deps: RouteDeps & { inboxDomain?: string }): Router 
         last_message: t.last_message ? messageJson(t.last_message) : null,
         runs: t.runs,
       })),
-      next_cursor: null,
+      next_cursor: threads.next_cursor,
     });
   });
 

@@ -3,7 +3,7 @@
 // always keeps one owner.
 import { Router, type Request } from 'express';
 import { bodies } from '../request-bodies';
-import { listMembers } from '../../db/accounts';
+import { listMembers, listMembersPage } from '../../db/accounts';
 import { listAudit } from '../../db/audit';
 import type { Role } from '../../db/roles';
 import { endOfBillingPeriod, planStatus, schedulePlanChange, setPlan } from '../../db/workspaces';
@@ -56,7 +56,7 @@ export function memberRoutes(deps: AccountDeps): Router {
   };
 
   r.get('/members', requirePermission('read'), async (req, res) => {
-    res.json({ data: await listMembers(knex, req.auth!.workspace.id), next_cursor: null });
+    res.json(await listMembersPage(knex, req.auth!.workspace.id, parseQuery(queries.listMembers, req.query)));
   });
 
   r.patch('/members/:userId', requirePermission('admin'), ...body, async (req, res) => {

@@ -2,7 +2,7 @@
 // reviewer's decision on one: accept (as it is, or with an edited output), reject with a reason, or send it on
 // to a named node. The decision reaches the workflow holding the item as an update, which applies it.
 import { Router } from 'express';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { getVersion } from '../../db/agents';
 import { getReview, listReviews } from '../../db/reviews';
 import { reviewUpdate } from '../../workflows/run-page';
@@ -71,12 +71,14 @@ export function reviewRoutes(deps: RouteDeps): Router {
         args: [{ reviewId: review.id as string, decision, by: req.auth!.actor }],
       });
     } catch (err) {
-      const notFound = err instanceof WorkflowNotFoundError;
-      if (!notFound && !(err instanceof WorkflowUpdateFailedError)) throw err;
-      // Someone else decided first, or the run ended.
+      if (!(err instanceof WorkflowNotFoundError) && !(err instanceof WorkflowUpdateFailedError)) throw err;
       refuseClosed((await getReview(knex, ws.id, review.id as string)) ?? review);
-      if (notFound) throw runEnded();
-      throw new ApiError(409, 'review_decided', (err.cause as Error | undefined)?.message ?? err.message);
+      // Someone else decided first…
+      const cause = err.cause;
+      if (cause instanceof ApplicationFailure && cause.type === 'ReviewDecided')
+        throw new ApiError(409, 'review_decided', cause.message);
+      // …or the run has ended, or is ending.
+      throw runEnded();
     }
     res.json(reviewJson((await getReview(knex, ws.id, review.id as string))!));
   });

@@ -2,7 +2,6 @@
 // their results, with no edit rights. The token opens this agent's run page and the runs started from it;
 // nothing else of the workspace is visible or reachable with it.
 import { Router } from 'express';
-import { z } from 'zod';
 import { getAgent, getVersion, type AgentRow } from '../../db/agents';
 import { createRunLink, findRunLink, listRunLinks, revokeRunLink, type RunLink } from '../../db/run-links';
 import { getFile, getRun, type RunRecord } from '../../db/runs';
@@ -128,7 +127,7 @@ export function publicRunRoutes(deps: RunLinkDeps): Router {
       throw new ApiError(429, 'rate_limited', `too many runs from this client; try again in ${wait} s`, {
         'Retry-After': String(wait),
       });
-    const { input } = parseBody(z.object({ input: z.string({ error: '"input" must be a string' }) }), req.body);
+    const { input } = parseBody(bodies.runAgent, req.body);
     if (agent.state !== 'live')
       throw new ApiError(
         409,

@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import {
   getApproval,
   getFile,
@@ -19,6 +18,7 @@ import { sendDownload } from '../file-download';
 import { cancelRunWorkflow } from '../run-dispatch';
 import { runJson } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
+import { bodies } from '../request-bodies';
 import type { RouteDeps } from './agents';
 import { parseQuery, queries } from '../query-params';
 
@@ -125,7 +125,10 @@ export function runRoutes(deps: RouteDeps): Router {
     if (finished.has(run.status))
       throw new ApiError(409, 'run_finished', `the run already ended (${run.status}); there is nothing to cancel`);
     await cancelRunWorkflow(deps, run);
-    res.status(202).json(runJson(run, deps.links));
+    // What the cancel did, not the status from before it: the workflow winds down (closes the run's open approvals,
+    // stores it cancelled with its counts) in a moment, or already has (or the run ended otherwise just before).
+    const now = (await getRun(knex, req.auth!.workspace.id, run.id)) ?? run;
+    res.status(202).json({ ...runJson(now, deps.links), status: finished.has(now.status) ? now.status : 'cancelling' });
   });
 
   r.get('/approvals', requirePermission('read'), async (req, res) => {
@@ -139,18 +142,12 @@ export function runRoutes(deps: RouteDeps): Router {
     res.json({ data: page.data.map(approvalJson), next_cursor: page.next_cursor });
   });
 
-  const decisionBody = z.object({
-    decision: z.enum(['approve', 'reject', 'approve_with_edits']),
-    arguments: z.record(z.string(), z.unknown()).optional(),
-    comment: z.string().max(2000).optional(),
-  });
-
   r.post('/approvals/:id/decision', requirePermission('run'), ...jsonBody(deps.bodyLimit), async (req, res) => {
     const ws = req.auth!.workspace;
     // A missing approval answers 404 before a malformed body is looked at.
     if (!(await getApproval(knex, ws.id, param(req, 'id'))))
       throw new ApiError(404, 'approval_not_found', `no approval ${param(req, 'id')} in this workspace`);
-    const body = parseBody(decisionBody, req.body);
+    const body = parseBody(bodies.decideApproval, req.body);
     res.json(approvalJson(await decideApproval(deps, ws.id, param(req, 'id'), body, req.auth!.actor)));
   });
 

@@ -78,8 +78,9 @@ export function skillRoutes(deps: RouteDeps): Router {
 
   r.get('/skills', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace.id;
+    const page = await listSkills(knex, ws, parseQuery(queries.listSkills, req.query));
     res.json({
-      data: await skillsJson(ws, await listSkills(knex, ws), false),
+      data: await skillsJson(ws, page.data, false),
       platform: platformSkills.map((s) => ({
         name: s.name,
         description: s.description,
@@ -87,7 +88,7 @@ export function skillRoutes(deps: RouteDeps): Router {
         connection_kinds: s.connectionKinds,
         content: s.content,
       })),
-      next_cursor: null,
+      next_cursor: page.next_cursor,
     });
   });
 

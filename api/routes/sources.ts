@@ -2,7 +2,6 @@
 // search, and open citations (the passage, its page picture and the boxes of the text on it).
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { Router, type Request } from 'express';
-import { z } from 'zod';
 import { retrieve } from '../../activities/sources/retrieval';
 import { EmbeddingProviderError } from '../../activities/sources/voyage-embedder';
 import {
@@ -13,6 +12,7 @@ import {
   getSource,
   listDocuments,
   listSources,
+  listSourcesPage,
   listVersionPassages,
   listVersions,
   type DocumentRow,
@@ -30,25 +30,7 @@ import { startSourceIndexing } from '../source-indexing';
 import { jsonBody, param, parseBody, readJson } from '../validation';
 import type { RouteDeps } from './agents';
 import { parseQuery, queries } from '../query-params';
-
-const sourceName = z
-  .string()
-  .trim()
-  .min(1, 'a source name cannot be empty')
-  .max(200, 'a source name has at most 200 characters');
-
-const urlBody = z.object({
-  url: z.url({ protocol: /^https?$/, error: 'url must be an http or https URL' }),
-  name: sourceName.optional(),
-  /** For an API endpoint that wants credentials: the Authorization header's value, stored sealed. */
-  auth_header: z.string().min(1).max(4000).optional(),
-});
-
-const searchBody = z.object({
-  query: z.string().min(1),
-  sources: z.array(z.string()).optional(),
-  top_k: z.number().int().min(1).max(50).default(5),
-});
+import { bodies, sourceName } from '../request-bodies';
 
 /** Who made a change: until accounts exist, the API key that made it. */
 const byCaller = (req: Request) => req.auth!.actor;
@@ -134,7 +116,8 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
 
   r.get('/sources', requirePermission('read'), async (req, res) => {
     const ws = req.auth!.workspace.id;
-    res.json({ data: await sourcesJson(ws, await listSources(knex, ws), false), next_cursor: null });
+    const page = await listSourcesPage(knex, ws, parseQuery(queries.listSources, req.query));
+    res.json({ data: await sourcesJson(ws, page.data, false), next_cursor: page.next_cursor });
   });
 
   // Files as multipart/form-data (any number of file fields; an optional "name" puts them all in one source,
@@ -157,7 +140,7 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
       if (name) batches.push({ name, kind: 'files', documents: docs });
       else for (const d of docs) batches.push({ name: d.fileName, kind: 'files', documents: [d] });
     } else if (req.is('application/json')) {
-      const body = parseBody(urlBody, await readJson(req, res, deps.bodyLimit));
+      const body = parseBody(bodies.addSourceUrl, await readJson(req, res, deps.bodyLimit));
       const url = new URL(body.url);
       batches.push({
         name: body.name ?? `${url.host}${url.pathname === '/' ? '' : url.pathname}`,
@@ -237,7 +220,7 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
   // Searches sources as a retrieve node would (all the workspace's sources unless some are named).
   r.post('/sources/search', requirePermission('read'), ...jsonBody(deps.bodyLimit), async (req, res) => {
     const ws = req.auth!.workspace.id;
-    const body = parseBody(searchBody, req.body);
+    const body = parseBody(bodies.searchSources, req.body);
     const names = body.sources ?? (await listSources(knex, ws)).map((s) => s.name);
     const data = await retrieve(knex, {
       workspaceId: ws,

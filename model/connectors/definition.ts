@@ -49,6 +49,8 @@ export interface ConnectorDefinition<
   toolsFor?(config: z.infer<Config>): (keyof Tools & string)[];
   /** The oauth2 connection of the workspace it acts through, when its settings name one. */
   account?(config: z.infer<Config>): string | undefined;
+  /** Where that account's access token is sent (the API the settings point at): checked against its provider. */
+  tokenDestination?(config: z.infer<Config>): string;
 }
 
 /** Checks a definition's shape at compile time and keeps its literal tool names. */

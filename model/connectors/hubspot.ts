@@ -152,4 +152,5 @@ export const hubspotConnector = defineConnector({
   },
   where: (config) => `${new URL(config.base_url).host}${config.account ? ` as account "${config.account}"` : ''}`,
   account: (config) => config.account,
+  tokenDestination: (config) => config.base_url,
 });

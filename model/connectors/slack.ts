@@ -131,4 +131,5 @@ export const slackConnector = defineConnector({
     `${new URL(config.api_url).host}${config.default_channel ? ` ${config.default_channel}` : ''}` +
     (config.account ? ` as account "${config.account}"` : ''),
   account: (config) => config.account,
+  tokenDestination: (config) => config.api_url,
 });

@@ -1,7 +1,8 @@
 // REST APIs as connections, imported from their OpenAPI document: an inventory API served locally from its own
 // document. Each chosen operation becomes a typed tool (`api.<connection>.<operationId>`: arguments from its
 // parameters and JSON body, the answer checked against the document), with the connection's auth, under the agent's
-// approval policy, for tool nodes and for a model's tool calls.
+// approval policy, for tool nodes and for a model's tool calls. Values given as text (a CSV column) fit the typed
+// arguments; a pasted document with a relative server takes it on the connection's base_url.
 import assert from 'node:assert/strict';
 import { checkedFetch } from '../support/openapi-check';
 import { createConnection } from '../../db/connections';
@@ -229,6 +230,57 @@ describe('connections: REST APIs from their OpenAPI document', function () {
     const [row] = await items(h, started.id);
     assert.deepEqual(row.data.answer, { status: 201, body: { order_id: 501 } });
     assert.deepEqual(inventory.orders, [{ sku: 'SKU-2', quantity: 30, idempotencyKey: `${started.id}:0:call` }]);
+  });
+
+  it('values from a CSV fit the typed arguments ("3" is an integer); a value that is none fails its item, naming it', async () => {
+    inventory.orders.length = 0;
+    const spec: Json = toolAgent('api.inventory.createOrder', { body: { sku: '{{sku}}', quantity: '{{quantity}}' } });
+    spec.nodes[0].format = 'csv';
+    const agent = await createLiveAgent(h, ws, spec);
+    const started = await startTestRun(h, ws, agent.id, 'sku,quantity\nSKU-1,3\nSKU-2,many\n');
+    await waitForRun(h, started.id);
+    const [placed, many] = await items(h, started.id);
+    assert.equal(placed.status, 'done', JSON.stringify(placed));
+    assert.deepEqual(placed.data.answer, { status: 201, body: { order_id: 501 } });
+    assert.deepEqual(
+      inventory.orders.map(({ sku, quantity }) => ({ sku, quantity })),
+      [{ sku: 'SKU-1', quantity: 3 }],
+    );
+    assert.equal(many.status, 'failed');
+    assert.match(many.error, /api\.inventory\.createOrder: argument "body\.quantity": "many" is not an integer/);
+  });
+
+  it('a pasted document with a relative server asks for base_url, and takes the server path on a base_url that is a host', async () => {
+    const document = { ...inventoryDocument(inventory.url), servers: [{ url: '/v1' }] };
+    const missing = await call('POST', '/connections', {
+      name: 'pasted',
+      kind: 'openapi',
+      config: { document, operations: ['getItem'] },
+    });
+    assert.equal(missing.status, 422);
+    assert.match(missing.body.detail, /the document's server is relative \(\/v1\): set base_url/);
+    // A host gets the server's path; a whole address is used as it is.
+    for (const base_url of [inventory.url, `${inventory.url}/v1`]) {
+      const made = await call('POST', '/connections', {
+        name: 'pasted',
+        kind: 'openapi',
+        config: { document, base_url, operations: ['getItem'] },
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      const started = await run(
+        {
+          ...toolAgent('api.pasted.getItem', { sku: '{{sku}}' }),
+          connections: ['pasted'],
+          policy: { approvals: { 'api.pasted.*': { mode: 'never' } } },
+        },
+        [{ sku: 'SKU-1' }],
+      );
+      await waitForRun(h, started.id);
+      const [row] = await items(h, started.id);
+      assert.equal(row.status, 'done', JSON.stringify(row));
+      assert.equal(row.data.answer.body.sku, 'SKU-1');
+      assert.equal((await call('DELETE', `/connections/${made.body.id}`)).status, 204);
+    }
   });
 
   it('refused credentials fail the step and say where to fix them', async () => {

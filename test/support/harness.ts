@@ -20,6 +20,7 @@ import { agentSpecSchema } from '../../model/agent';
 import type { TemporalConfig } from '../../temporal.config';
 import { testStack, type TestStack } from './global';
 import { connectorLimitsOf } from '../../activities/connectors/opened';
+import type { Readiness } from '../../api/readiness';
 
 export interface Harness {
   stack: TestStack;
@@ -135,6 +136,8 @@ export async function startApi(
     budgetScope?: string;
     /** Another Temporal client than the harness's (one that cannot reach the server, say). */
     temporal?: Client;
+    /** The checks of /readyz (default: all pass). */
+    ready?: () => Promise<Readiness>;
   } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
@@ -155,7 +158,7 @@ export async function startApi(
     budgetScope: opts.budgetScope ?? `${randomUUID()}:`,
     logger: opts.logger ?? createLogger('silent', 'web'),
     versions: { temporal: 'test', postgres: 'test' },
-    ready: async () => ({ temporal: true, postgres: true }),
+    ready: opts.ready ?? (async () => ({ temporal: true, postgres: true })),
   });
   const server: Server = await new Promise((resolve) => {
     const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));

@@ -28,5 +28,24 @@ describe('typed API client', () => {
       }),
       '{\n  id: number;\n  n?: (boolean)[];\n}',
     );
+    // What only narrows the values (a second pattern, one of two properties required) leaves the type as it is.
+    assert.equal(typeOf({ type: 'string', pattern: '\\S', allOf: [{ pattern: '^[^\\u0000]*$' }] }), 'string');
+    assert.equal(
+      typeOf({
+        type: 'object',
+        properties: { a: { type: 'string' }, b: { type: 'string' } },
+        anyOf: [{ required: ['a'] }, { required: ['b'] }],
+      }),
+      '{\n  a?: string;\n  b?: string;\n}',
+    );
+    assert.equal(
+      typeOf({
+        anyOf: [
+          { type: 'string', format: 'date-time' },
+          { type: 'string', format: 'date' },
+        ],
+      }),
+      '(string)',
+    );
   });
 });

@@ -47,7 +47,8 @@ describe('query parameters (api/query-params.ts)', () => {
       maximum: 1000,
     });
     assert.equal(param('discoverSso', 'email').required, true);
-    assert.equal(param('listRuns', 'from').schema.format, 'date-time');
+    const formats = (param('listRuns', 'from').schema.anyOf as { format: string }[]).map((b) => b.format);
+    assert.deepEqual(formats, ['date-time', 'date']);
     assert.deepEqual(param('listRuns', 'status').schema.enum, [
       'running',
       'completed',
@@ -92,6 +93,15 @@ describe('query parameters (api/query-params.ts)', () => {
     assert.equal(problemOf(() => parseQuery(queries.listRuns, { limit: ['1', '2'] })).code, 'invalid_limit');
     assert.equal(problemOf(() => parseQuery(queries.listRuns, { status: 'bogus' })).code, 'invalid_status');
     assert.equal(problemOf(() => parseQuery(queries.listRuns, { from: 'yesterday' })).code, 'invalid_date');
+    // What JavaScript would read as a number or a date, the document's integer and date-time do not.
+    for (const odd of ['', ' 5', '0x10', '1e2', '-0', '5.0'])
+      assert.equal(problemOf(() => parseQuery(queries.getRunSkillContext, { item: odd })).code, 'invalid_item', odd);
+    for (const odd of ['0', '12345', '2026-11-01 09:30', '2026-11-01T09:30:00'])
+      assert.equal(problemOf(() => parseQuery(queries.listRuns, { to: odd })).code, 'invalid_date', odd);
+    assert.equal(
+      parseQuery(queries.listRuns, { to: '2026-11-01T09:30:00+02:00' }).to?.toISOString(),
+      '2026-11-01T07:30:00.000Z',
+    );
     assert.equal(problemOf(() => parseQuery(queries.listRuns, { agent_id: 'nope' })).code, 'invalid_agent_id');
     assert.equal(problemOf(() => parseQuery(queries.diffVersions, { from: '1' })).code, 'invalid_version');
     assert.equal(

@@ -5,7 +5,12 @@
 import { ApplicationFailure } from '@temporalio/common';
 import * as oidc from 'openid-client';
 import type { ConnectionRow } from '../../../db/connections';
-import { oauth2StoredCredentialsSchema, type OAuth2Config, type OAuth2Tokens } from '../../../model/connection';
+import {
+  oauth2StoredCredentialsSchema,
+  tokenDestinationRefusal,
+  type OAuth2Config,
+  type OAuth2Tokens,
+} from '../../../model/connection';
 import { blockedCause } from '../../tools/ssrf-guard';
 import { secretBoxOf, usableConnection, wrongKind, type Deps, type RunConnections } from '../connections';
 import { grantRefused, oauthProvider, OAuthProviderError, tokensFrom } from './provider';
@@ -24,6 +29,8 @@ const reauthorize = (name: string, reason: string) =>
 export interface TokenOptions {
   /** Refresh even if the token has not expired (the resource server answered 401). */
   refresh?: boolean;
+  /** Where the token will be sent: refused unless it is one of the provider's hosts (tokenDestinationRefusal). */
+  sentTo?: string;
   /** The token that was refused: not refreshed again when another activity already replaced it. */
   rejected?: string;
 }
@@ -37,6 +44,8 @@ export async function oauthAccessToken(
 ): Promise<string> {
   const row = await usableConnection(deps, run, name);
   if (row.kind !== 'oauth2') wrongKind(name, row, 'an OAuth 2.0 account');
+  const misdirected = opts.sentTo && tokenDestinationRefusal(name, row.config as OAuth2Config, opts.sentTo);
+  if (misdirected) throw ApplicationFailure.nonRetryable(misdirected, 'TokenMisdirected');
   const { tokens } = oauth2StoredCredentialsSchema.parse(
     JSON.parse(secretBoxOf(deps.config).open(row.credentials_sealed)),
   );

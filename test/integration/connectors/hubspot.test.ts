@@ -370,6 +370,19 @@ describe('connectors: HubSpot', function () {
     const [row] = await run(spec, [{}]);
     assert.equal(row.status, 'done', row.error);
     assert.ok(crm.records('companies').some((r) => r.id === row.data.company.id && r.properties.name === 'Umbrella'));
+
+    // An admin who points a connection elsewhere gets no token of the account to send there.
+    const elsewhere = await c.call('POST', '/connections', {
+      name: 'crm-elsewhere',
+      kind: 'hubspot',
+      config: { base_url: crm.url.replace('127.0.0.1', 'localhost'), account: 'hubspot-account' },
+      credentials: {},
+    });
+    assert.equal(elsewhere.status, 422, JSON.stringify(elsewhere.body));
+    assert.match(
+      elsewhere.body.detail,
+      /the access token of account "hubspot-account" goes only to its provider's hosts \(127\.0\.0\.1\), not to localhost/,
+    );
   });
 
   it('reports created contacts and changed deals from a cursor, each change once', async () => {

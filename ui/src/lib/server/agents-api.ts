@@ -1,9 +1,17 @@
 // Creating agents from the console: new, imported from JSON, duplicated, exported (DESIGN.md convention 10).
-import { body, client, done, download, type AgentSpecBody } from './api';
+import { allPages, body, cleanQuery, client, done, download, type AgentSpecBody } from './api';
 
 export const agentsApi = {
   stateStore: async (id: string) =>
-    (await body(client.GET('/agents/{id}/state-store', { params: { path: { id } } }))).data,
+    (
+      await allPages((cursor) =>
+        body(
+          client.GET('/agents/{id}/state-store', {
+            params: { path: { id }, query: cleanQuery({ limit: 500, cursor }) },
+          }),
+        ),
+      )
+    ).data,
   deleteState: (id: string, key: string) =>
     done(client.DELETE('/agents/{id}/state-store/{key}', { params: { path: { id, key } } })),
   runLinks: async (id: string) => (await body(client.GET('/agents/{id}/run-links', { params: { path: { id } } }))).data,

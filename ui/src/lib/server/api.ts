@@ -103,6 +103,23 @@ export async function download(call: Promise<{ response: Response }>): Promise<R
   return (await call).response;
 }
 
+/**
+ * Every page of a list the console shows whole (a settings table, a picker), following next_cursor: the first
+ * page's other fields (a skills list's platform skills) with the data of all pages, and no cursor left.
+ */
+export async function allPages<L extends { data: unknown[]; next_cursor: string | null }>(
+  page: (cursor: string | undefined) => Promise<L>,
+): Promise<L> {
+  const first = await page(undefined);
+  const data = [...first.data];
+  for (let next = first.next_cursor; next;) {
+    const more = await page(next);
+    data.push(...more.data);
+    next = more.next_cursor;
+  }
+  return { ...first, data, next_cursor: null };
+}
+
 /** Route P's query parameters as the document declares them; a blank one (null or '') is left out of the call. */
 export type QueryOf<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } }
   ? { [K in keyof NonNullable<Q>]: NonNullable<Q>[K] | null }
@@ -182,7 +199,7 @@ export const api = {
         parseAs: 'stream',
       }),
     ),
-  cancelRun: (id: string) => body<Run>(client.POST('/runs/{id}/cancel', { params: { path: { id } } })),
+  cancelRun: (id: string) => body(client.POST('/runs/{id}/cancel', { params: { path: { id } } })),
 
   /** Approvals a reviewer can still decide, oldest first: the one that has waited longest comes next. */
   listOpenApprovals: async () => {

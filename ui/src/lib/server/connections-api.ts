@@ -1,7 +1,7 @@
 // Integrations: the workspace's connections as the console reads and changes them (DESIGN.md convention 10).
 // Credentials only ever go in; the API never answers them.
 import type { paths, Schemas } from '$api/client';
-import { body, client, done } from './api';
+import { allPages, body, cleanQuery, client, done } from './api';
 
 export type Connection = Schemas['Connection'];
 export type ConnectionTool = Schemas['ConnectionTool'];
@@ -9,7 +9,12 @@ export type NewConnection = paths['/connections']['post']['requestBody']['conten
 export type ConnectionChange = paths['/connections/{id}']['patch']['requestBody']['content']['application/json'];
 
 export const connectionsApi = {
-  list: async () => (await body(client.GET('/connections'))).data,
+  list: async () =>
+    (
+      await allPages((cursor) =>
+        body(client.GET('/connections', { params: { query: cleanQuery({ limit: 500, cursor }) } })),
+      )
+    ).data,
   /** The connectors (email, storage, chat, CRM, payments, calendar, warehouse) with their settings' schemas. */
   connectors: async () => (await body(client.GET('/connectors'))).data,
   /** The stdio MCP servers the operator declares, which an MCP connection picks by name. */

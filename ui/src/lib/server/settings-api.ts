@@ -1,12 +1,13 @@
 // The console's calls for the settings page: the person's account, the workspace's members, invitations and
 // audit log (DESIGN.md convention 10: through the API like every other read).
 import type { Schemas } from '$api/client';
-import { body, client, done } from './api';
+import { allPages, body, cleanQuery, client, done } from './api';
 
 export type Role = Schemas['Member']['role'];
 
 export const settingsApi = {
-  members: () => body(client.GET('/members')),
+  members: () =>
+    allPages((cursor) => body(client.GET('/members', { params: { query: cleanQuery({ limit: 500, cursor }) } }))),
   changeRole: (userId: string, role: Role) =>
     body(client.PATCH('/members/{userId}', { params: { path: { userId } }, body: { role } })),
   removeMember: (userId: string) => done(client.DELETE('/members/{userId}', { params: { path: { userId } } })),

@@ -1,6 +1,6 @@
 // Skills as the console reads and uploads them (DESIGN.md convention 10).
 import type { paths, Schemas } from '$api/client';
-import { body, client, done } from './api';
+import { allPages, body, cleanQuery, client, done } from './api';
 
 export type Skill = Schemas['Skill'];
 export type SkillUpload = paths['/skills']['post']['requestBody']['content']['application/json'];
@@ -10,7 +10,8 @@ export type ItemSkillContext =
   paths['/runs/{id}/skill-context']['get']['responses'][200]['content']['application/json'];
 
 export const skillsApi = {
-  list: () => body(client.GET('/skills')),
+  list: () =>
+    allPages((cursor) => body(client.GET('/skills', { params: { query: cleanQuery({ limit: 500, cursor }) } }))),
   get: (id: string) => body(client.GET('/skills/{id}', { params: { path: { id } } })),
   version: (id: string, version: number) =>
     body(client.GET('/skills/{id}/versions/{version}', { params: { path: { id, version: String(version) } } })),

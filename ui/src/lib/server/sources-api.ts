@@ -1,12 +1,15 @@
 // Sources and citations as the console reads them through the API (DESIGN.md convention 10).
 import type { paths } from '$api/client';
 import type { Citation, ItemSourceContext, List, Source, VersionPassage } from '$lib/types';
-import { apiFetch, body, cleanQuery, client, download } from './api';
+import { allPages, apiFetch, body, cleanQuery, client, download } from './api';
 
 type Added = paths['/sources']['post']['responses'][202]['content']['application/json'];
 
 export const sourcesApi = {
-  list: () => body<List<Source>>(client.GET('/sources')),
+  list: () =>
+    allPages((cursor) =>
+      body<List<Source>>(client.GET('/sources', { params: { query: cleanQuery({ limit: 500, cursor }) } })),
+    ),
   get: (id: string) => body<Source>(client.GET('/sources/{id}', { params: { path: { id } } })),
   /**
    * Files as the API takes them: multipart, one source per file unless a name groups them into one. Raw, as the

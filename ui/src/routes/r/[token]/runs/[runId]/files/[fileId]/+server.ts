@@ -10,7 +10,7 @@ export const GET: RequestHandler = async ({ params }) => {
     headers: {
       'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
       'content-disposition': attachment(upstream.headers.get('content-disposition')),
-      'referrer-policy': 'no-referrer',
+      'referrer-policy': 'same-origin',
       ...downloadHeaders,
     },
   });
