@@ -211,6 +211,25 @@ export async function setAgentState(
 }
 
 /**
+ * The operator's override (`cadre agent set-state`): any agent to live or paused, past the lifecycle's conditions,
+ * with what a resume from a pause does to event triggers as setAgentState does it. Undefined when there is no agent.
+ */
+export async function overrideAgentState(
+  knex: Knex,
+  id: string,
+  to: 'live' | 'paused',
+  resumePositions: ReadonlyMap<string, string> = new Map(),
+): Promise<AgentRow | undefined> {
+  return knex.transaction(async (trx) => {
+    const before: AgentRow | undefined = await trx('agents').where({ id }).forUpdate().first();
+    if (!before) return undefined;
+    const [row] = await trx('agents').where({ id }).update({ state: to, updated_at: trx.fn.now() }).returning('*');
+    if (to === 'live' && before.state === 'paused') await forgetMissedEvents(trx, id, resumePositions);
+    return row as AgentRow;
+  });
+}
+
+/**
  * Back from a pause, an event trigger starts from what happens next: what arrived while the agent was paused does
  * not start a flood of runs at once, unless the trigger says to deliver it (`on_resume: deliver_missed`). It starts
  * from its position at the resume when that was read; otherwise its cursor goes, and its first poll marks where it

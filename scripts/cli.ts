@@ -7,7 +7,7 @@ import { loadConfig } from '../cadre.config';
 import { validateAgentSpec } from '../api/agent-validation';
 import { ApiError } from '../api/problem';
 import { createApiKey, revokeApiKey, scopes as allScopes, type Scope } from '../db/api-keys';
-import { createAgent, type AgentState } from '../db/agents';
+import { createAgent, overrideAgentState, type AgentState } from '../db/agents';
 import { migrate } from '../db/migrate';
 import { cadreClient } from '../api/client';
 import { loadSecretBox, sealedColumns } from '../db/secret-box';
@@ -17,6 +17,7 @@ import { roles, type Role } from '../db/roles';
 import { createWorkspace, getWorkspace, setApiEnabled, setPlan } from '../db/workspaces';
 import type { Plan } from '../model/plan';
 import { connectDatabase, connectTemporal } from './connections';
+import { resumePositions } from '../schedules/event-marks';
 import { setSchedulesPaused } from '../schedules/sync';
 import { recordEvent } from '../db/timeline';
 import { listTriggers } from '../db/triggers';
@@ -203,10 +204,19 @@ async function run(argv: string[]): Promise<string> {
       const states: AgentState[] = ['live', 'paused'];
       if (!states.includes(arg2 as AgentState)) throw new UsageError('agent set-state <agent-id> live|paused');
       return withDb(async (knex) => {
-        const [agent] = /^[0-9a-f-]{36}$/i.test(arg ?? '')
-          ? await knex('agents').where({ id: arg }).update({ state: arg2, updated_at: knex.fn.now() }).returning('*')
-          : [];
-        if (!agent) throw new StartupError(`no agent ${arg}`);
+        const current = /^[0-9a-f-]{36}$/i.test(arg ?? '')
+          ? await knex('agents').where({ id: arg }).first()
+          : undefined;
+        if (!current) throw new StartupError(`no agent ${arg}`);
+        const temporalConfig = loadTemporalConfig();
+        const temporal = await connectTemporal(temporalConfig).catch(() => undefined);
+        const deps = temporal && { temporal: temporal.client, temporalConfig };
+        // Resumed: event triggers that skip what was missed start from their positions now, as through the API.
+        const positions =
+          deps && current.state === 'paused' && arg2 === 'live'
+            ? await resumePositions(deps, await listTriggers(knex, current.id))
+            : undefined;
+        const agent = (await overrideAgentState(knex, current.id, arg2 as 'live' | 'paused', positions))!;
         await recordEvent(knex, {
           workspace_id: agent.workspace_id,
           agent_id: agent.id,
@@ -215,16 +225,10 @@ async function run(argv: string[]): Promise<string> {
           details: { to: arg2 },
         });
         // Its schedules follow the state, as they do when the console or the API moves the agent.
-        const temporalConfig = loadTemporalConfig();
-        const temporal = await connectTemporal(temporalConfig).catch(() => undefined);
         if (!temporal)
           return `agent ${arg} is ${arg2} (Temporal is not reachable: its schedules follow at the next start)`;
         try {
-          await setSchedulesPaused(
-            { temporal: temporal.client, temporalConfig },
-            await listTriggers(knex, agent.id),
-            agent.state,
-          );
+          await setSchedulesPaused(deps!, await listTriggers(knex, agent.id), agent.state);
         } finally {
           await temporal.connection.close();
         }
