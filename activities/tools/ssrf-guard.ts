@@ -127,7 +127,7 @@ function guardedLookup(port: number | undefined, allowHosts: readonly string[]):
       (addresses) => {
         const fit = options.family ? addresses.filter((a) => a.family === options.family) : addresses;
         if (options.all) return (callback as (e: null, a: LookupAddress[]) => void)(null, fit);
-        if (fit.length === 0) return callback(Object.assign(new Error(`${hostname} has no such address`), {}), '', 0);
+        if (fit.length === 0) return callback(new Error(`${hostname} has no address of that family`), '', 0);
         callback(null, fit[0].address, fit[0].family);
       },
       (err: NodeJS.ErrnoException) => callback(err, '', 0),
