@@ -43,6 +43,16 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
   return rest as Record<string, unknown>;
 };
 
+/**
+ * A REST API connection's settings as answered: without its document (it has a route of its own), so the rule that a
+ * request gives `document` or `document_url` does not hold of an answer.
+ */
+function answeredOpenApiConfig() {
+  const { anyOf: _either, properties, ...rest } = jsonSchema(openApiConfigSchema, 'output');
+  const { document: _document, ...kept } = properties as Record<string, unknown>;
+  return { ...rest, properties: kept };
+}
+
 // ---- Shapes of responses -------------------------------------------------------------------------------------
 const ts = { type: 'string', format: 'date-time' };
 const nullable = (s: object) => ({ anyOf: [s, { type: 'null' }] });
@@ -345,10 +355,11 @@ const schemas: Record<string, unknown> = {
           legacyMcpStdioConfigSchema.describe(
             'A stdio MCP connection made before servers were declared by the operator: it names a command, and never runs (using or testing it asks to pick a declared server).',
           ),
-          openApiConfigSchema,
           oauth2ConfigSchema,
           ...connectorKinds.map((kind) => connectorOf(kind).config),
-        ].map((s) => jsonSchema(s, 'output')),
+        ]
+          .map((s) => jsonSchema(s, 'output'))
+          .concat(answeredOpenApiConfig()),
       },
       document: {
         ...obj({

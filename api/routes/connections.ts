@@ -163,6 +163,14 @@ export function connectionRoutes(
    * Completes the settings (a REST API's document fetched once) and connects as a run would; 422 connection_failed
    * with the reason when either fails. Answers the settings to store and what was found.
    */
+  /** Asks an MCP server for its tools now (with the connection's stored headers) and keeps the list. */
+  const listToolsNow = async (c: ConnectionRow) => {
+    const config = c.config as Record<string, unknown>;
+    const tools = await failingAs(c.kind, config, () => listConnectionTools(c, credentialsOf(c), deps.connectors));
+    const listedAt = await storeConnectionTools(knex, c.id, tools as unknown as Record<string, unknown>[]);
+    return { data: tools, listed_at: listedAt, next_cursor: null };
+  };
+
   const tryConnecting = (
     c: { workspaceId: string; name: string; kind: ConnectionKind },
     given: Record<string, unknown>,
@@ -252,6 +260,8 @@ export function connectionRoutes(
       throw err;
     }
     await auditRequest(knex, req, 'connection.created', created.name, { kind: created.kind });
+    // An MCP server's tools are listed as an admin makes it, for those who may only read them.
+    if (created.kind === 'mcp') await listToolsNow(created).catch(() => undefined);
     res
       .status(201)
       .location(`/v1/connections/${created.id}`)
@@ -364,14 +374,6 @@ export function connectionRoutes(
       res.json({ ok: false, detail: err.message });
     }
   });
-
-  /** Asks an MCP server for its tools now (with the connection's stored headers) and keeps the list. */
-  const listToolsNow = async (c: ConnectionRow) => {
-    const config = c.config as Record<string, unknown>;
-    const tools = await failingAs(c.kind, config, () => listConnectionTools(c, credentialsOf(c), deps.connectors));
-    const listedAt = await storeConnectionTools(knex, c.id, tools as unknown as Record<string, unknown>[]);
-    return { data: tools, listed_at: listedAt, next_cursor: null };
-  };
 
   // What the editor offers for an agent that lists this connection. An MCP server's tools are those it listed when
   // someone who may manage connections last asked: reading them never calls the server with the stored headers.

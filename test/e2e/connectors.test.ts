@@ -199,7 +199,8 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     const [trigger] = (await c.call('GET', `/agents/${agent.id}/triggers`)).body.data;
     assert.deepEqual(
       [trigger.kind, trigger.config.options, trigger.config.poll_interval_seconds, trigger.config.on_resume],
-      ['event', { table: 'orders', column: 'id' }, 30, 'skip_missed'],
+      // The re-read window for rows committed late keeps its default (10 minutes).
+      ['event', { table: 'orders', column: 'id', late_commit_seconds: 600 }, 30, 'skip_missed'],
     );
     await page.screenshot({ path: path.join(screenshots, 'agent-event-trigger.png'), fullPage: true });
     assert.deepEqual(problems, []);

@@ -56,7 +56,7 @@ describe('connections: the tools a connection offers', function () {
     });
     assert.equal(made.status, 201, JSON.stringify(made.body));
 
-    // A key that may only read is enough.
+    // Listed as an admin made it: a key that may only read reads that list.
     const listed = await call('GET', `/connections/${made.body.id}/tools`, undefined, readKey);
     assert.equal(listed.status, 200, JSON.stringify(listed.body));
     assert.deepEqual(
@@ -73,9 +73,11 @@ describe('connections: the tools a connection offers', function () {
     assert.equal(ticket.properties.subject.minLength, 3);
     assert.ok(!JSON.stringify(listed.body).includes(desk.token), 'the token is never answered');
 
-    // The server stops answering: the reason, and the connection is not marked (only Test does that).
+    // The server stops answering: the kept list is still read; asking again says why it fails, and the connection is
+    // not marked (only Test does that).
     await desk.close();
-    const gone = await call('GET', `/connections/${made.body.id}/tools`);
+    assert.equal((await call('GET', `/connections/${made.body.id}/tools`, undefined, readKey)).status, 200);
+    const gone = await call('POST', `/connections/${made.body.id}/tools/refresh`);
     assert.equal(gone.status, 422);
     assert.equal(gone.body.code, 'connection_failed');
     assert.match(gone.body.detail, new RegExp(`^could not connect to mcp at ${desk.url.replace(/[.]/g, '\\.')}: .+`));
