@@ -496,32 +496,6 @@ export interface components {
             command: string;
             args: string[];
           }
-        | {
-            document_url?: string;
-            document?: Record<string, unknown>;
-            base_url?: string;
-            operations?: string[];
-            auth:
-              | {
-                  type: 'none';
-                }
-              | {
-                  type: 'api_key';
-                  in: 'header' | 'query';
-                  name: string;
-                }
-              | {
-                  type: 'bearer';
-                }
-              | {
-                  type: 'basic';
-                  username: string;
-                }
-              | {
-                  type: 'oauth2';
-                  connection: string;
-                };
-          }
         | (
             | {
                 issuer: string;
@@ -589,6 +563,31 @@ export interface components {
             username: string;
             calendar?: string;
             timezone: string;
+          }
+        | {
+            document_url?: string;
+            base_url?: string;
+            operations?: string[];
+            auth:
+              | {
+                  type: 'none';
+                }
+              | {
+                  type: 'api_key';
+                  in: 'header' | 'query';
+                  name: string;
+                }
+              | {
+                  type: 'bearer';
+                }
+              | {
+                  type: 'basic';
+                  username: string;
+                }
+              | {
+                  type: 'oauth2';
+                  connection: string;
+                };
           };
       document?: {
         title: string | null;
