@@ -9,6 +9,7 @@ import type { AgentNode } from '../model/agent';
 import { nextNodeId, render, saveResult } from '../workflows/interpreter';
 import { loadRun, loadSpec, nodeById, type ActivityDeps } from './deps';
 import { settleItem } from './item-steps';
+import { planEffect } from './effects-ledger';
 import { runResults, type OpenedRun } from './triggers';
 
 type CallNode = Extract<AgentNode, { kind: 'call_agent' }>;
@@ -48,6 +49,28 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
       const { node, item } = await load(runId, seq, nodeId, agentId, agentVersion);
       if (!item) return { outcome: 'already_done' };
       const run = await loadRun(knex, runId);
+      if (run.dry_run) {
+        // A test run on past items starts no other agent: the call is planned and the item goes on.
+        const rendered = render(node.input, item.data);
+        const result = await planEffect(knex, {
+          key: `${runId}:${seq}:${nodeId}`,
+          runId,
+          seq,
+          nodeId,
+          tool: `call_agent:${node.agent_id}`,
+          arguments: { agent_id: node.agent_id, input: rendered },
+        });
+        const data = saveResult(item.data, node.save_as, result);
+        const following = nextNodeId(node, data);
+        await settleItem(knex, {
+          runId,
+          seq,
+          node,
+          patch: { status: following ? 'pending' : 'done', data, node_id: following },
+          outcome: 'done',
+        });
+        return { outcome: 'already_done' };
+      }
       const fail = async (why: string) => {
         await failItem(runId, seq, node, why);
         return { outcome: 'failed' as const };

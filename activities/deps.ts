@@ -28,6 +28,10 @@ export interface RunRow {
   input: string;
   error: string | null;
   total: number;
+  /** A test run on past items (activities/effects-ledger.ts). */
+  dry_run?: boolean;
+  /** The run whose failed items this run retries. */
+  retry_of?: string | null;
 }
 
 export async function loadRun(knex: Knex, runId: string): Promise<RunRow> {

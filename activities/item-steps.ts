@@ -15,6 +15,7 @@ import { checkCitations } from './sources/citations';
 import { dropStoppedModelStep, loadStoppedModelStep, stopModelStepForApproval, usageSince } from './model-approvals';
 import { toolContext } from './tools/context';
 import { resolveTools } from './tools/resolve';
+import { actsElsewhere, itemEffects, performOnce, planEffect, recordedResult } from './effects-ledger';
 import { runRetrieveStep } from './sources/retrieve-step';
 
 export interface Decision {
@@ -39,15 +40,25 @@ export function createItemStepActivities(deps: ActivityDeps) {
   async function callTool(
     node: Extract<AgentNode, { kind: 'tool' }>,
     args: Record<string, unknown>,
-    runId: string,
-    agentId: string,
+    run: { runId: string; agentId: string; seq: number },
     key: string,
     connections: readonly string[],
   ) {
-    const recorded = await knex('effects').where({ key }).first('result');
-    if (recorded) return recorded.result;
+    const { runId, agentId, seq } = run;
+    const effects = await itemEffects(knex, runId, seq);
+    const call = {
+      key,
+      runId,
+      seq,
+      nodeId: node.id,
+      tool: node.tool,
+      sourceKey: effects.source && `${effects.source.runId}:${effects.source.seq}:${node.id}`,
+    };
     const stateOp = stateOpFor(node, args);
     if (stateOp) {
+      if (effects.dryRun && stateOp.op !== 'get') return planEffect(knex, { ...call, arguments: args });
+      const recorded = await recordedResult(knex, call);
+      if (recorded) return recorded.result;
       return knex.transaction(async (trx) => {
         const [result] = await applyStateOps(trx, agentId, [stateOp]);
         await trx('effects').insert({ key, run_id: runId, result: JSON.stringify(result ?? null) });
@@ -57,12 +68,9 @@ export function createItemStepActivities(deps: ActivityDeps) {
     const resolved = await resolveTools([node.tool], deps, { runId, connections });
     const tool = resolved.length === 1 ? resolved[0] : undefined; // a tool node calls one tool, not a whole server
     if (!tool?.call) throw ApplicationFailure.nonRetryable(`unknown tool "${node.tool}"`, 'UnknownTool');
-    const result = await tool.call(tool.parse(args), toolContext(deps, { runId, key, connections }));
-    await knex('effects')
-      .insert({ key, run_id: runId, result: JSON.stringify(result ?? null) })
-      .onConflict('key')
-      .ignore();
-    return result;
+    const input = tool.parse(args);
+    if (effects.dryRun && actsElsewhere(node.tool)) return planEffect(knex, { ...call, arguments: input });
+    return performOnce(knex, call, () => tool.call!(input, toolContext(deps, { runId, key, connections })));
   }
 
   return {
@@ -142,7 +150,11 @@ export function createItemStepActivities(deps: ActivityDeps) {
         let usage: ModelStepResult['usage'] | undefined;
         if (node.kind === 'tool') {
           const args = decision?.arguments ?? (render(node.arguments, data) as Record<string, unknown>);
-          next = saveResult(data, node.save_as, await callTool(node, args, runId, agentId, key, spec.connections));
+          next = saveResult(
+            data,
+            node.save_as,
+            await callTool(node, args, { runId, agentId, seq }, key, spec.connections),
+          );
         } else if (node.kind === 'llm') {
           let resume: Parameters<typeof runModelStep>[0]['resume'];
           if (stopped) {

@@ -11,6 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { AgentNode, AgentSpec } from '../model/agent';
 import type { ItemData } from '../workflows/interpreter';
 import { approvalRequired } from './page-walk';
+import { actsElsewhere, itemEffects, performOnce, planEffect, wouldAsk } from './effects-ledger';
 import { modelCostUsd } from './model-pricing';
 import { resolveTools, type StepTool } from './tools/resolve';
 import { toolContext } from './tools/context';
@@ -165,15 +166,30 @@ export async function runModelStep({
   const callTool = async (tool: StepTool, input: Record<string, unknown>): Promise<unknown> => {
     const digest = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
     const key = `${runId}:${seq}:${node.id}:${tool.name}:${digest}`;
-    const recorded = await deps.knex('effects').where({ key }).first('result');
-    if (recorded) return recorded.result;
-    const out = await tool.call!(input, toolContext(deps, { runId, key, connections: spec.connections }));
+    const effects = await itemEffects(deps.knex, runId, seq);
+    const source = effects.source;
+    const call = {
+      key,
+      runId,
+      seq,
+      nodeId: node.id,
+      tool: tool.name,
+      sourceKey: source && `${source.runId}:${source.seq}:${node.id}:${tool.name}:${digest}`,
+    };
+    if (effects.dryRun && actsElsewhere(tool.name)) return planEffect(deps.knex, { ...call, arguments: input });
+    return performOnce(deps.knex, call, () =>
+      tool.call!(input, toolContext(deps, { runId, key, connections: spec.connections })),
+    );
+  };
+  /** A test run asks no one: the call a reviewer would have been asked about is recorded, and goes on. */
+  const wouldAskFirst = async (tool: StepTool, input: Record<string, unknown>): Promise<boolean> => {
+    if (!(await itemEffects(deps.knex, runId, seq)).dryRun) return false;
     await deps
-      .knex('effects')
-      .insert({ key, run_id: runId, result: JSON.stringify(out ?? null) })
+      .knex('planned_effects')
+      .insert(wouldAsk(runId, seq, node.id, 'approval', tool.name, input, `would ask a reviewer before ${tool.name}`))
       .onConflict('key')
       .ignore();
-    return out;
+    return true;
   };
   const answered = (call: { toolUseId: string; name: string }, content: string, isError: boolean) => {
     reasoning.push({ node: node.id, type: 'tool_result', tool: call.name, output: content });
@@ -298,7 +314,8 @@ export async function runModelStep({
           if (!tool.call) throw new Error(`${tool.name} can only be used from a tool node`);
           const input = tool.parse(block.input);
           // The same policy as tool nodes: such a call waits for a reviewer once this turn is through.
-          if (approvalRequired(spec, tool.name, input)) call.gated = { tool: tool.name, input };
+          if (approvalRequired(spec, tool.name, input) && !(await wouldAskFirst(tool, input)))
+            call.gated = { tool: tool.name, input };
           else call.result = answered(call, JSON.stringify(await callTool(tool, input)), false);
         } catch (err) {
           call.result = answered(call, err instanceof Error ? err.message : String(err), true);

@@ -2,7 +2,8 @@
 // them in memory (page-walk.ts), applies their state-store operations, and writes what changed. The stops (model,
 // external tool, a person, another agent) are returned to the page workflow as actions.
 import { Context } from '@temporalio/activity';
-import { applyStateOps } from '../db/state-store';
+import type { Knex } from 'knex';
+import { applyStateOps, type StateOp } from '../db/state-store';
 import { appendRunLog, recordNodeActivity, refreshRunCounts } from '../db/run-progress';
 import { ActivityDeps, loadRun, loadSpec, type RunRow } from './deps';
 import { pageWalker, type ItemRow, type StepAction } from './page-walk';
@@ -38,15 +39,11 @@ export function pageAdvancer({ knex }: Pick<ActivityDeps, 'knex'>) {
         .select('seq', 'status', 'data', 'node_id', 'output', 'output_node', 'error')
         .forUpdate();
       const walker = pageWalker(spec, run, workflowId, refuse);
-      const { counters, logs, actions, approvals, reviews, flagged, changed } = walker;
+      const { counters, logs, actions, approvals, reviews, planned, flagged, changed } = walker;
       let waiting = items.map((item) => ({ item, op: walker.walk(item) })).filter((w) => w.op !== undefined);
       while (waiting.length > 0) {
         // Group by the node they wait at, apply that node's operations in item order, then walk on.
-        const results = await applyStateOps(
-          trx,
-          run.agent_id,
-          waiting.map((w) => w.op!),
-        );
+        const results = await stateResults(trx, run, waiting as { item: ItemRow; op: StateOp }[]);
         waiting = waiting
           .map(({ item }, i) => ({ item, op: walker.resume(item, results[i]) }))
           .filter((w) => w.op !== undefined);
@@ -76,6 +73,7 @@ export function pageAdvancer({ knex }: Pick<ActivityDeps, 'knex'>) {
         await trx('approvals').insert(approvals).onConflict(['run_id', 'item_seq', 'node_id', 'call_id']).ignore();
       }
       if (reviews.length > 0) await trx('item_reviews').insert(reviews).onConflict().ignore();
+      if (planned.length > 0) await trx('planned_effects').insert(planned).onConflict('key').ignore();
       // Flagged items wait in this page's workflow for their review, as items wait for approvals.
       if (flagged.length > 0) {
         const pendingReviews = await trx('item_reviews')
@@ -105,6 +103,90 @@ export function pageAdvancer({ knex }: Pick<ActivityDeps, 'knex'>) {
       return actions;
     });
   };
+}
+
+/**
+ * The results of a round of state-store operations, each recorded in the effects ledger under its item's key (run,
+ * item, node) as a tool node's call is. A retried item takes its original item's recorded result instead of applying
+ * the operation again (no second increment); a test run on past items reads the store but writes nothing to it.
+ */
+async function stateResults(
+  trx: Knex.Transaction,
+  run: RunRow,
+  waiting: { item: ItemRow; op: StateOp }[],
+): Promise<unknown[]> {
+  const keyOf = (runId: string, seq: number, nodeId: string) => `${runId}:${seq}:${nodeId}`;
+  const results: unknown[] = new Array(waiting.length);
+  const toApply: number[] = [];
+  const sourceKeys = new Map<number, string>();
+  if (run.retry_of) {
+    const sources: { seq: number; source_run_id: string; source_seq: number }[] = await trx('run_item_sources')
+      .where({ run_id: run.id })
+      .whereIn(
+        'seq',
+        waiting.map((w) => w.item.seq),
+      )
+      .select('seq', 'source_run_id', 'source_seq');
+    for (const s of sources) sourceKeys.set(s.seq, `${s.source_run_id}:${s.source_seq}`);
+  }
+  const recorded = new Map<string, unknown>();
+  const sourceLookups = waiting.flatMap(({ item }) => {
+    const source = sourceKeys.get(item.seq);
+    return source ? [`${source}:${item.node_id}`] : [];
+  });
+  if (sourceLookups.length > 0) {
+    const rows = await trx('effects').whereIn('key', sourceLookups).select('key', 'result');
+    for (const r of rows) recorded.set(r.key, r.result);
+  }
+  waiting.forEach(({ item, op }, i) => {
+    const source = sourceKeys.get(item.seq);
+    const sourceKey = source && `${source}:${item.node_id}`;
+    if (op.op !== 'get' && sourceKey && recorded.has(sourceKey)) results[i] = recorded.get(sourceKey);
+    else if (op.op !== 'get' && run.dry_run)
+      results[i] = {
+        planned: true,
+        tool: `state.${op.op}`,
+        arguments: op,
+        note: 'test run: the state store was not changed',
+      };
+    else toApply.push(i);
+  });
+  const applied =
+    toApply.length > 0
+      ? await applyStateOps(
+          trx,
+          run.agent_id,
+          toApply.map((i) => waiting[i].op),
+        )
+      : [];
+  toApply.forEach((i, n) => (results[i] = applied[n]));
+
+  const ledger = waiting.flatMap(({ item, op }, i) =>
+    op.op === 'get'
+      ? []
+      : [{ key: keyOf(run.id, item.seq, item.node_id!), run_id: run.id, result: JSON.stringify(results[i] ?? null) }],
+  );
+  if (ledger.length > 0 && !run.dry_run) await trx('effects').insert(ledger).onConflict('key').ignore();
+  const plans = run.dry_run
+    ? waiting.flatMap(({ item, op }) =>
+        op.op === 'get'
+          ? []
+          : [
+              {
+                key: keyOf(run.id, item.seq, item.node_id!),
+                run_id: run.id,
+                item_seq: item.seq,
+                node_id: item.node_id!,
+                kind: 'tool',
+                tool: `state.${op.op}`,
+                arguments: JSON.stringify(op),
+                message: `would ${op.op} "${op.key}" in the state store`,
+              },
+            ],
+      )
+    : [];
+  if (plans.length > 0) await trx('planned_effects').insert(plans).onConflict('key').ignore();
+  return results;
 }
 
 export function createPageAdvanceActivities(deps: ActivityDeps) {

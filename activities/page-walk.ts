@@ -18,6 +18,7 @@ import {
 } from '../workflows/interpreter';
 import { approvalDefaultOf, isToolName, toolDefinitions } from '../model/tools';
 import type { RunRow } from './deps';
+import { wouldAsk } from './effects-ledger';
 
 export interface StepAction {
   seq: number;
@@ -76,7 +77,7 @@ export type ToolRefusal = (tool: string, args: Record<string, unknown>) => strin
 /** A walk over one page of a run (`workflowId`: the workflow that waits on the page's people). */
 export function pageWalker(
   spec: AgentSpec,
-  run: Pick<RunRow, 'id' | 'workspace_id'>,
+  run: Pick<RunRow, 'id' | 'workspace_id' | 'dry_run'>,
   workflowId: string,
   refuse?: ToolRefusal,
 ) {
@@ -92,6 +93,8 @@ export function pageWalker(
   const actions: StepAction[] = [];
   const approvals: Record<string, unknown>[] = [];
   const reviews: Record<string, unknown>[] = [];
+  // A test run on past items asks no one: who would have been asked is recorded, and the item goes on.
+  const planned: ReturnType<typeof wouldAsk>[] = [];
   const flagged: number[] = []; // items waiting at a flag node, newly or still
   const changed = new Set<ItemRow>();
 
@@ -119,7 +122,10 @@ export function pageWalker(
             item.data = applyTransform(node, item.data);
             break;
           case 'flag_for_review':
-            if (!node.when || matches(node.when, item.data)) {
+            if ((!node.when || matches(node.when, item.data)) && run.dry_run) {
+              const reason = render(node.reason, item.data);
+              planned.push(wouldAsk(run.id, item.seq, node.id, 'review', null, item.data, `would flag: ${reason}`));
+            } else if (!node.when || matches(node.when, item.data)) {
               if (item.status !== 'needs_review') {
                 const reason = render(node.reason, item.data);
                 item.status = 'needs_review';
@@ -182,7 +188,13 @@ export function pageWalker(
       nodeId: node.id,
       ...(node.kind === 'call_agent' ? { callAgent: { wait: node.wait } } : {}),
     };
-    const needsPerson = node.kind === 'approval' || (node.kind === 'tool' && approvalRequired(spec, node.tool, args));
+    let needsPerson = node.kind === 'approval' || (node.kind === 'tool' && approvalRequired(spec, node.tool, args));
+    if (needsPerson && run.dry_run) {
+      const message = node.kind === 'approval' ? String(render(node.message, item.data)) : `would ask before ${tool}`;
+      const asked = node.kind === 'approval' ? null : (tool ?? null);
+      planned.push(wouldAsk(run.id, item.seq, node.id, 'approval', asked, args, message));
+      needsPerson = false;
+    }
     if (needsPerson && item.status !== 'needs_review') {
       item.status = 'needs_review';
       changed.add(item);
@@ -213,5 +225,16 @@ export function pageWalker(
     return walk(item);
   };
 
-  return { walk, resume, counters: counters as NodeCounters, logs, actions, approvals, reviews, flagged, changed };
+  return {
+    walk,
+    resume,
+    counters: counters as NodeCounters,
+    logs,
+    actions,
+    approvals,
+    reviews,
+    planned,
+    flagged,
+    changed,
+  };
 }

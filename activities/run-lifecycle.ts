@@ -8,6 +8,7 @@ import type { AgentSpec } from '../model/agent';
 import type { ItemData } from '../workflows/interpreter';
 import { pageWalker, type ItemRow } from './page-walk';
 import { InputError, itemsOfRun } from './input-parsing';
+import { sourcedItems } from './sourced-items';
 import { renderOutputFile } from './output-files';
 import type { Knex } from 'knex';
 import { currentMonth } from '../db/workspaces';
@@ -83,7 +84,8 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
     if (inputNode.kind !== 'input') throw ApplicationFailure.nonRetryable('the agent has no input node');
     let items: ItemData[];
     try {
-      items = itemsOfRun(inputNode, run);
+      // A retry or a test run on past items runs over other runs' items, as each of those runs read its input.
+      items = run.retry_of || run.dry_run ? await sourcedItems(knex, run.id) : itemsOfRun(inputNode, run);
     } catch (err) {
       if (err instanceof InputError) throw ApplicationFailure.nonRetryable(err.message, 'InputError');
       throw err;
@@ -225,7 +227,7 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
 
     /** Builds output files, closes leftover items and approvals, and sets the run's final status. */
     async finish(run: RunRow, { runId, cancelled, stoppedBy, error }: FinishRunInput): Promise<string> {
-      if (!['running', 'needs_review'].includes(run.status)) return run.status; // already settled
+      if (!['running', 'needs_review', 'paused'].includes(run.status)) return run.status; // already settled
       const spec = await loadSpec(knex, run.agent_id, run.agent_version);
       const interrupted = cancelled || stoppedBy !== undefined || error !== undefined;
       const { outputs, files } = await renderOutputs(spec, async (nodeId) => {
@@ -326,7 +328,8 @@ async function skipRun(knex: Knex, run: RunRow, agentState: string): Promise<str
   const why = `the agent was ${agentState} when the run began, so it did nothing`;
   await knex.transaction(async (trx) => {
     const [skipped] = await trx('runs')
-      .where({ id: run.id, status: 'running' })
+      .where({ id: run.id })
+      .whereIn('status', ['running', 'paused'])
       .update({ status: 'skipped', error: why, ended_at: trx.fn.now() })
       .returning('created_at');
     if (!skipped) return;

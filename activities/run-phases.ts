@@ -35,6 +35,8 @@ export function createRunPhaseActivities(deps: ActivityDeps) {
 
   /** What follows a run's end: the failure notice, and the runs of agents chained to it. */
   async function afterEnd(run: PhaseRun, status: string): Promise<RunEnd> {
+    // A test run on past items acts nowhere: no notice goes out and no chained agent runs on its end.
+    if (run.dry_run) return { status, chained: [] };
     // The notice is a courtesy: a mail server that stays down must not keep a run that has ended from closing.
     await notifyFailures(run).catch(() => undefined);
     return { status, chained: run.chained === false ? [] : await openChained({ ...run, status }) };

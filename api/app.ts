@@ -10,6 +10,8 @@ import { openApiDocument } from './openapi';
 import { allowedMethods } from './allowed-methods';
 import { agentRoutes, type RouteDeps } from './routes/agents';
 import { runRoutes } from './routes/runs';
+import { retryRoutes } from './routes/retries';
+import { testRunRoutes } from './routes/test-runs';
 import { reviewRoutes } from './routes/reviews';
 import { apiKeyRoutes } from './routes/api-keys';
 import { hookRoutes } from './routes/hooks';
@@ -129,6 +131,8 @@ export function createApp(deps: AppDeps) {
   v1.use(authenticate(deps.knex, deps.apiRateLimit, deps.budgetScope));
   v1.use(agentRoutes(deps));
   v1.use(runRoutes(deps));
+  v1.use(retryRoutes(deps));
+  v1.use(testRunRoutes(deps));
   v1.use(reviewRoutes(deps));
   v1.use(apiKeyRoutes(deps));
   v1.use(triggerRoutes(deps));

@@ -170,8 +170,79 @@ const schemas: Record<string, unknown> = {
         node_id: nullable({ type: 'string' }),
       }),
     ),
+    retry_of: nullable({
+      type: 'string',
+      format: 'uuid',
+      description: 'The run whose failed items this run retries (`POST /v1/runs/{id}/retry`).',
+    }),
+    test_mode: {
+      type: 'boolean',
+      description:
+        'A test run on past items: tools that act in other systems only planned their effect, approvals were recorded as "would ask".',
+    },
     usage: obj({ input_tokens: { type: 'number' }, output_tokens: { type: 'number' }, cost_usd: { type: 'number' } }),
     links: obj({ self: { type: 'string' }, console: { type: 'string' }, temporal: { type: 'string' } }),
+  }),
+  HeldBackItem: obj({
+    item_seq: { type: 'integer' },
+    reason: { const: 'effect_in_doubt' },
+    message: { type: 'string' },
+    calls: {
+      type: 'array',
+      description: 'The calls that began and got neither an answer nor a refusal: they may have acted.',
+      items: obj({ node_id: { type: 'string' }, tool: { type: 'string' }, error: nullable({ type: 'string' }) }),
+    },
+  }),
+  TestRunComparison: obj({
+    run: ref('Run'),
+    summary: obj({
+      items: { type: 'integer' },
+      compared: { type: 'integer', description: 'Items the test run has settled; the rest are still under way.' },
+      same_output: { type: 'integer' },
+      output_changed: { type: 'integer' },
+      route_changed: { type: 'integer' },
+      status_changed: { type: 'integer' },
+      now_fail: { type: 'integer' },
+      now_pass: { type: 'integer' },
+      text: { type: 'string', description: '"37 of 40 items give the same output; 2 route differently; 1 now fails"' },
+    }),
+    items: {
+      type: 'array',
+      items: obj({
+        seq: { type: 'integer' },
+        source: obj({ run_id: { type: 'string', format: 'uuid' }, item_seq: { type: 'integer' } }),
+        original: nullable(ref('ItemOutcome')),
+        test: ref('ItemOutcome'),
+        difference: nullable(
+          obj({
+            output: { enum: ['same', 'changed'] },
+            route: { enum: ['same', 'changed'] },
+            status: { enum: ['same', 'changed'] },
+            now_fails: { type: 'boolean' },
+            now_passes: { type: 'boolean' },
+          }),
+        ),
+        planned_effects: {
+          type: 'array',
+          items: obj({
+            node_id: { type: 'string' },
+            kind: { enum: ['tool', 'approval', 'review'] },
+            tool: nullable({ type: 'string' }),
+            arguments: {},
+            message: nullable({ type: 'string' }),
+          }),
+        },
+      }),
+    },
+  }),
+  ItemOutcome: obj({
+    status: { type: 'string' },
+    output: {},
+    route: nullable({
+      type: 'string',
+      description: 'The output node that collected the item, or the node where it stopped.',
+    }),
+    error: nullable({ type: 'string' }),
   }),
   Approval: obj({
     id: { type: 'string' },
@@ -724,7 +795,7 @@ schemas.CancelledRun = {
   properties: {
     ...runSchema.properties,
     status: {
-      enum: ['cancelling', ...runStatuses.filter((s) => !['running', 'needs_review'].includes(s))],
+      enum: ['cancelling', ...runStatuses.filter((s) => !['running', 'paused', 'needs_review'].includes(s))],
       description:
         '`cancelling` while the workflow winds down (open approvals closed, items done keep their results), `cancelled` once it has ended; another end status if the run ended before the cancel reached it.',
     },
@@ -1235,6 +1306,24 @@ export const routes: Route[] = [
     errors: [422, 429, 503],
   }),
   r({
+    method: 'post',
+    path: '/agents/{id}/test-runs',
+    id: 'startTestRunOnPastItems',
+    summary: 'Test a version on past items, in test mode (tools that act elsewhere only plan their effect)',
+    scope: 'manage',
+    body: jsonSchema(bodies.startTestRun),
+    ok: { 202: ref('Run') },
+    errors: [409, 422, 429, 503],
+  }),
+  r({
+    method: 'get',
+    path: '/agents/{id}/test-runs/{runId}',
+    id: 'getTestRunOnPastItems',
+    summary: 'A test run on past items compared item by item with the runs they came from',
+    scope: 'read',
+    ok: { 200: ref('TestRunComparison') },
+  }),
+  r({
     method: 'get',
     path: '/agents/{id}/state-store',
     id: 'listState',
@@ -1419,6 +1508,29 @@ export const routes: Route[] = [
               }),
             },
             approvals: { type: 'array', items: ref('Approval') },
+            retried_by: {
+              type: 'array',
+              items: { type: 'string', format: 'uuid' },
+              description: 'The runs that retry this run’s failed items, newest first.',
+            },
+            item_sources: {
+              type: 'array',
+              description: 'For a retry or a test run on past items: the runs its items come from, and which.',
+              items: obj({
+                run_id: { type: 'string', format: 'uuid' },
+                items: { type: 'array', items: { type: 'integer' } },
+              }),
+            },
+            retry: obj({
+              failed_items: { type: 'integer', description: 'Failed items no retry has taken yet.' },
+              retryable_items: { type: 'array', items: { type: 'integer' } },
+              held_back_items: {
+                type: 'array',
+                items: { type: 'integer' },
+                description:
+                  'Failed items a retry leaves out: a call of theirs may have acted with no answer recorded.',
+              },
+            }),
             outputs: { type: 'array', items: obj({ node_id: { type: 'string' }, data: {} }) },
             files: {
               type: 'array',
@@ -1507,11 +1619,52 @@ export const routes: Route[] = [
   }),
   r({
     method: 'post',
+    path: '/runs/{id}/retry',
+    id: 'retryRun',
+    summary:
+      'Retry failed items in a new run (linked by `retry_of`/`retried_by`); items whose call may have acted are held back',
+    scope: 'run',
+    body: jsonSchema(bodies.retryRun),
+    ok: {
+      202: {
+        allOf: [
+          ref('Run'),
+          obj({
+            retried_items: { type: 'array', items: { type: 'integer' } },
+            held_back: { type: 'array', items: ref('HeldBackItem') },
+          }),
+        ],
+      },
+    },
+    errors: [409, 422, 429, 503],
+  }),
+  r({
+    method: 'post',
     path: '/runs/{id}/cancel',
     id: 'cancelRun',
     summary: 'Cancel a run: answers what the cancel did (`cancelling`, or `cancelled` once its workflow has ended)',
     scope: 'run',
     ok: { 202: ref('CancelledRun') },
+    errors: [409],
+  }),
+  r({
+    method: 'post',
+    path: '/runs/{id}/pause',
+    id: 'pauseRun',
+    summary:
+      'Pause a run: steps under way finish, nothing new starts, approvals can still be decided; answers the run `paused` (a paused run answers as it is)',
+    scope: 'run',
+    ok: { 202: ref('Run') },
+    errors: [409],
+  }),
+  r({
+    method: 'post',
+    path: '/runs/{id}/resume',
+    id: 'resumeRun',
+    summary:
+      'Resume a paused run where it stopped; answers the run `running` or `needs_review` (a run not paused answers as it is)',
+    scope: 'run',
+    ok: { 202: ref('Run') },
     errors: [409],
   }),
   r({

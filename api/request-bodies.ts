@@ -32,6 +32,13 @@ const totpCode = z
   .trim()
   .regex(/^\d{6}$/, 'six digits from your authenticator app');
 
+/** An item of a run, as the API numbers them (`seq`, from 0). */
+const itemNumber = z
+  .number({ error: 'an item number is a whole number from 0' })
+  .int('an item number is a whole number from 0')
+  .min(0, 'an item number is a whole number from 0')
+  .max(2_147_483_647);
+
 /** A source's name: given with an upload (a form field) or a URL; a name that exists adds a version. */
 export const sourceName = z
   .string()
@@ -79,6 +86,40 @@ export const bodies = {
         .describe('The data the run receives, split into items.'),
     },
     { error: 'the body must be a JSON object {"input": "..."}' },
+  ),
+  /** A retry of a run's failed items (api/retry-service.ts). */
+  retryRun: z.object(
+    {
+      items: z
+        .union([z.literal('failed'), z.array(itemNumber).min(1, 'name at least one item').max(10_000)])
+        .describe('"failed" for every failed item not yet retried, or the numbers (`seq`) of failed items.'),
+      version: z
+        .enum(['same', 'current'])
+        .optional()
+        .describe("`current`: retry on the agent's current version; by default the version the run used."),
+    },
+    { error: 'the body must be a JSON object {"items": "failed"} or {"items": [item numbers]}' },
+  ),
+  /** A test of a version on past items (api/test-run-service.ts). */
+  startTestRun: z.object(
+    {
+      version: z.number().int().min(1).max(2_147_483_647).describe('The agent version to test.'),
+      from_run: z.uuid('from_run must be the id of a run of this agent').optional(),
+      items: z
+        .array(itemNumber)
+        .min(1)
+        .max(5_000)
+        .optional()
+        .describe('Item numbers (`seq`) of `from_run`; all of its items when left out.'),
+      last: z
+        .number()
+        .int()
+        .min(1)
+        .max(5_000)
+        .optional()
+        .describe("Without from_run: the agent's last K settled items (default 20)."),
+    },
+    { error: 'the body must be a JSON object {"version": N, "from_run": "<run id>", "items": [...]}' },
   ),
   decideApproval: z.object({
     decision: z.enum(['approve', 'reject', 'approve_with_edits']),

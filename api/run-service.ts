@@ -7,6 +7,7 @@ import { InputError, parseInput } from '../activities/input-parsing';
 import { getVersion, rereadAgent, type AgentRow } from '../db/agents';
 import { markStartPending, openRun } from '../db/open-run';
 import { getRun, type RunRecord, type Trigger } from '../db/runs';
+import { storeItemSources } from '../db/item-sources';
 import type { Workspace } from '../db/workspaces';
 import type { TemporalConfig } from '../temporal.config';
 import type { Logger } from './logger';
@@ -31,6 +32,13 @@ export interface StartRunRequest {
   triggerId?: string;
   runLinkId?: string;
   idempotencyKey?: string;
+  /** The version the run pins, when not the agent's current one (a retry, a test of another version). */
+  version?: number;
+  /**
+   * Other runs' items this run runs over instead of parsing its input (which then only describes them): a retry's
+   * (`retryOf`) or a test run's on past items (`dryRun`). Stored before the run's workflow starts.
+   */
+  itemsFrom?: { items: { runId: string; seq: number }[]; retryOf?: string; dryRun?: boolean };
   /** Runs once the run is opened and before its workflow starts: what its first step must find (files that came with it). */
   beforeStart?: (run: RunRecord) => Promise<void>;
   /**
@@ -128,7 +136,7 @@ async function checkOpenAndStart(
   const spec = await getVersion(knex, req.agent.id, req.agent.current_version);
   if (!spec) throw new AgentChanged(); // deleted since it was read
   const inputNode = spec.nodes[0];
-  if (inputNode.kind === 'input') {
+  if (inputNode.kind === 'input' && !req.itemsFrom) {
     try {
       parseInput(inputNode, req.input);
     } catch (err) {
@@ -138,8 +146,21 @@ async function checkOpenAndStart(
     }
   }
 
+  const { itemsFrom } = req;
+  const beforeStart = itemsFrom
+    ? async (run: RunRecord) => {
+        await storeItemSources(knex, run.id, itemsFrom.items);
+        await req.beforeStart?.(run);
+      }
+    : req.beforeStart;
   // A run with files is left out of the start sweep until they are stored (see below).
-  const opened = await openRun(knex, { ...req, startPending: !req.beforeStart, apiKeyId: req.apiKey?.id });
+  const opened = await openRun(knex, {
+    ...req,
+    retryOf: itemsFrom?.retryOf,
+    dryRun: itemsFrom?.dryRun,
+    startPending: !beforeStart,
+    apiKeyId: req.apiKey?.id,
+  });
   switch (opened.outcome) {
     case 'key_in_flight':
       throw new ApiError(
@@ -168,8 +189,8 @@ async function checkOpenAndStart(
       throw new KeyChanged();
   }
 
-  if (req.beforeStart) {
-    await req.beforeStart(opened.run);
+  if (beforeStart) {
+    await beforeStart(opened.run);
     await markStartPending(knex, opened.run.id);
   }
   dispatchRunStart(deps, opened.run, (err) =>

@@ -22,7 +22,7 @@ export function runCounts(run: Pick<RunRecord, 'total' | 'done' | 'failed' | 'ne
 }
 
 export function runJson(run: RunRecord, links: Links) {
-  const end = run.ended_at ?? (run.status === 'running' || run.status === 'needs_review' ? new Date() : null);
+  const end = run.ended_at ?? (['running', 'paused', 'needs_review'].includes(run.status) ? new Date() : null);
   return {
     id: run.id,
     agent_id: run.agent_id,
@@ -42,6 +42,8 @@ export function runJson(run: RunRecord, links: Links) {
     called_by: run.parent_run_id
       ? { run_id: run.parent_run_id, item_seq: run.parent_item_seq ?? null, node_id: run.parent_node_id ?? null }
       : null,
+    retry_of: run.retry_of ?? null,
+    test_mode: run.dry_run ?? false,
     usage: {
       input_tokens: Number(run.usage?.input_tokens ?? 0),
       output_tokens: Number(run.usage?.output_tokens ?? 0),

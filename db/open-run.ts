@@ -31,6 +31,12 @@ export interface OpenRunRequest {
    * an event read again after its row changed), rather than being refused as `key_reused`.
    */
   keyNamesRun?: boolean;
+  /** The agent version the run pins, when not the agent's current one (a retry, a test of another version). */
+  version?: number;
+  /** The run whose failed items this run retries. */
+  retryOf?: string;
+  /** A test run on past items: nothing acts in another system (activities/effects-ledger.ts). */
+  dryRun?: boolean;
   /** The web starts this run's workflow, and its start sweep may start it again (api/run-dispatch.ts). */
   startPending?: boolean;
   /**
@@ -138,7 +144,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOut
           id: randomUUID(),
           workspace_id: req.workspace.id,
           agent_id: req.agent.id,
-          agent_version: req.agent.current_version,
+          agent_version: req.version ?? req.agent.current_version,
           trigger: req.trigger,
           trigger_id: req.triggerId ?? null,
           run_link_id: req.runLinkId ?? null,
@@ -150,6 +156,8 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOut
           idempotency_key: req.idempotencyKey ?? null,
           request_hash: requestHash,
           start_pending: req.startPending ?? false,
+          retry_of: req.retryOf ?? null,
+          dry_run: req.dryRun ?? false,
         })
         .onConflict(['workspace_id', 'idempotency_key'])
         .ignore()
@@ -199,9 +207,9 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
        returning runs
      )
      insert into runs (id, workspace_id, agent_id, agent_version, trigger, trigger_id, run_link_id, parent_run_id,
-                       parent_item_seq, parent_node_id, input, fired_at, request_hash, start_pending)
-     select :id, :ws, :agent, :version, :trigger, :triggerId, :runLinkId, :parentRunId, :parentItemSeq::int,
-            :parentNodeId, :input, :firedAt::timestamptz, :hash, :startPending
+                       parent_item_seq, parent_node_id, input, fired_at, request_hash, start_pending, retry_of, dry_run)
+     select :id, :ws, :agent, :runVersion, :trigger, :triggerId, :runLinkId, :parentRunId, :parentItemSeq::int,
+            :parentNodeId, :input, :firedAt::timestamptz, :hash, :startPending, :retryOf::uuid, :dryRun
      where exists (select 1 from allowance where :limit::int is null or runs <= :limit::int)
      returning *, (select name from agent) as agent_name`,
     {
@@ -213,6 +221,7 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
       id: randomUUID(),
       agent: req.agent.id,
       version: req.agent.current_version,
+      runVersion: req.version ?? req.agent.current_version,
       trigger: req.trigger,
       triggerId: req.triggerId ?? null,
       runLinkId: req.runLinkId ?? null,
@@ -223,6 +232,8 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
       firedAt: req.firedAt ?? null,
       hash: requestHash,
       startPending: req.startPending ?? false,
+      retryOf: req.retryOf ?? null,
+      dryRun: req.dryRun ?? false,
     },
   );
   if (result.rows.length > 0) return { outcome: 'created', run: result.rows[0] };

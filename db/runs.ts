@@ -3,7 +3,16 @@
 import type { Knex } from 'knex';
 
 // `skipped`: a scheduled or triggered run that found its agent paused when it began, and did nothing.
-export const runStatuses = ['running', 'completed', 'failed', 'needs_review', 'cancelled', 'skipped'] as const;
+// `paused`: a person paused the run (POST /v1/runs/{id}/pause); it starts nothing until resumed.
+export const runStatuses = [
+  'running',
+  'paused',
+  'completed',
+  'failed',
+  'needs_review',
+  'cancelled',
+  'skipped',
+] as const;
 export type RunStatus = (typeof runStatuses)[number];
 export const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'] as const;
 export const approvalStatuses = ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'] as const;
@@ -53,6 +62,10 @@ export interface RunRecord {
   parent_run_id?: string | null;
   parent_item_seq?: number | null;
   parent_node_id?: string | null;
+  /** The run whose failed items this run retries. */
+  retry_of?: string | null;
+  /** A test run on past items, in test mode. */
+  dry_run?: boolean;
 }
 
 export const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
@@ -66,6 +79,7 @@ export async function lastRunPerAgent(knex: Knex, workspaceId: string): Promise<
   const rows: RunRecord[] = await runsWithAgent(knex)
     .distinctOn('runs.agent_id')
     .where('runs.workspace_id', workspaceId)
+    .where('runs.dry_run', false) // a test on past items is not the agent's last run
     .orderBy([{ column: 'runs.agent_id' }, { column: 'runs.created_at', order: 'desc' }]);
   return new Map(rows.map((r) => [r.agent_id, r]));
 }

@@ -34,7 +34,7 @@ export async function writeSettledRun(knex: Knex, w: SettledRunWrite): Promise<b
     `with run as (
        update runs set total = :total, done = :done, failed = :failed, needs_review = 0, skipped = 0,
          status = :status, error = :error, started_at = now(), ended_at = now()
-       where id = :runId and status = 'running' and total = 0
+       where id = :runId and status in ('running', 'paused') and total = 0
        returning id
      ), items as (
        insert into run_items (run_id, seq, status, data, node_id, output, output_node, error)

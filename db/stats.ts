@@ -17,6 +17,8 @@ export async function dailyStats(knex: Knex, workspaceId: string, days: number, 
   const q = knex('runs')
     .where('workspace_id', workspaceId)
     .andWhere('created_at', '>=', since)
+    // A test run on past items is no run of the agent's work: the dashboard leaves it out.
+    .andWhere('dry_run', false)
     .groupByRaw(`1, 2`)
     .select(
       knex.raw(`to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as date`),

@@ -1,5 +1,5 @@
 // Each agent's activity timeline: configuration changes, lifecycle moves, trigger fires (and the fires that
-// were skipped, with why), finished runs and approval decisions, newest first.
+// were skipped, with why), finished runs, approval decisions, and who paused or resumed a run, newest first.
 import type { Knex } from 'knex';
 import { decodeNumberCursor, encodeCursor } from './runs';
 
@@ -17,6 +17,8 @@ export const timelineKinds = [
   'test_run',
   'run_finished',
   'approval_decided',
+  'run_paused',
+  'run_resumed',
 ] as const;
 export type TimelineKind = (typeof timelineKinds)[number];
 

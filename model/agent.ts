@@ -140,6 +140,8 @@ export const policySchema = z.object({
     .default({ retries: 0, on_item_failure: 'continue' }),
   concurrency: z.number().int().min(1).max(500).default(10),
   public_access: z.boolean().default(false),
+  /** A version goes Live only after a test run on past items (of that version) with no new failures. */
+  live_after_test_on_past_items: z.boolean().optional(),
 });
 
 export const agentSpecSchema = z

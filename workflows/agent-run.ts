@@ -4,22 +4,26 @@
 import {
   CancelledFailure,
   CancellationScope,
+  condition,
   continueAsNew,
   defineQuery,
+  defineSignal,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CloseRunInput, RunOpening } from '../activities/run-phases';
 import type { OpenedRun } from '../activities/triggers';
-import { openDesk, runPage, type RunPageInput } from './run-page';
+import { holdSignal, openDesk, pausePatch, runPage, type HoldState, type RunPageInput } from './run-page';
 import { runWorkflowOptions } from '../model/run-identity';
 import { pageLanes } from './page-lanes';
 
@@ -37,6 +41,14 @@ export interface RunProgress {
 }
 
 export const progressQuery = defineQuery<RunProgress>('progress');
+
+/**
+ * Pause: steps under way finish, nothing new starts (no page, no item step, no set-based round). Resume: the run
+ * goes on from there. Signals, not updates: a pause must land while every worker is down, and holds across their
+ * restarts as an event of the history. The API stores the run's status and who asked.
+ */
+export const pauseSignal = defineSignal('pause');
+export const resumeSignal = defineSignal('resume');
 
 const db = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -108,6 +120,29 @@ async function runAgent(input: AgentRunInput, { phased, localOpening, chainType 
   };
   // The opening may already stop the first page's items for a person, and a run of one page waits for them here.
   const desk = phased ? openDesk(runId) : undefined;
+  // A run of one page shares its hold with the page it runs itself; page children are told by signal.
+  const hold: HoldState = desk?.hold ?? { paused: false, seq: 0 };
+  const childPages = new Set<number>();
+  const holdPages = (paused: boolean) => {
+    if (hold.paused === paused || !patched(pausePatch)) return;
+    hold.paused = paused;
+    hold.seq++;
+    for (const page of childPages) void tellPage(page, { ...hold });
+  };
+  /** A page started a moment ago may not exist for the server yet: try again while it runs. */
+  const tellPage = async (page: number, state: HoldState) => {
+    const handle = getExternalWorkflowHandle(pageWorkflowId(workflowInfo().workflowId, page));
+    for (;;) {
+      try {
+        return await handle.signal(holdSignal, state);
+      } catch (err) {
+        if (isCancellation(err) || !childPages.has(page) || hold.seq !== state.seq) return;
+        await sleep('1 second');
+      }
+    }
+  };
+  setHandler(pauseSignal, () => holdPages(true));
+  setHandler(resumeSignal, () => holdPages(false));
   let opening: RunOpening;
   try {
     opening = phased
@@ -152,6 +187,7 @@ async function runAgent(input: AgentRunInput, { phased, localOpening, chainType 
         };
         // A run of one page runs it in this workflow, from where the opening left it; larger runs page in
         // children, so that no history grows with the number of items.
+        if (!firstActions) childPages.add(page);
         const child = (
           firstActions
             ? runPage({ ...pageInput, firstActions }, desk)
@@ -159,6 +195,7 @@ async function runAgent(input: AgentRunInput, { phased, localOpening, chainType 
         ).then((r) => {
           freeLanes.push(lane);
           running.delete(page);
+          childPages.delete(page);
           pagesDone++;
           failed += r.failed;
           if (plan.stopOnFailure && r.failed > 0 && !stoppedBy) {
@@ -169,12 +206,23 @@ async function runAgent(input: AgentRunInput, { phased, localOpening, chainType 
         running.set(page, child);
       };
       while (nextPage < pages || running.size > 0) {
-        // Start no new page once Temporal suggests a fresh history; drain, then continue as new.
-        while (running.size < laneCaps.length && nextPage < pages && !workflowInfo().continueAsNewSuggested) {
+        // Start no new page while paused, nor once Temporal suggests a fresh history (drain, then continue as new).
+        while (
+          !hold.paused &&
+          running.size < laneCaps.length &&
+          nextPage < pages &&
+          !workflowInfo().continueAsNewSuggested
+        ) {
           start(nextPage++);
         }
-        if (running.size === 0) break;
-        await Promise.race(running.values());
+        // Waits for the resume only while paused, so a run never paused awaits what it always did (replay).
+        const resumed = hold.paused && nextPage < pages ? condition(() => !hold.paused) : undefined;
+        if (running.size === 0) {
+          if (!resumed) break;
+          await resumed;
+          continue;
+        }
+        await Promise.race(resumed ? [...running.values(), resumed] : running.values());
       }
     });
   } catch (err) {

@@ -10,6 +10,7 @@ import {
   executeChild,
   isCancellation,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -58,6 +59,24 @@ export interface ReviewInput {
 
 /** A reviewer's decision on a flagged item; rejected when the review is not waiting here or already decided. */
 export const reviewUpdate = defineUpdate<void, [ReviewInput]>('review');
+
+/**
+ * Whether the run is paused, as its run workflow tells its page children. `seq` orders the messages: two signals
+ * the parent sends one after the other may arrive in either order, and only the later state counts.
+ */
+export interface HoldState {
+  paused: boolean;
+  seq: number;
+}
+export const holdSignal = defineSignal<[HoldState]>('hold');
+
+/**
+ * Asked by the pause, resume and hold handlers before they act. A run under way at an upgrade may have been sent a
+ * pause while an older worker, with no handler, held it: that worker ignored the signal, and its history goes on as
+ * if it had never come. Replayed here, the signal finds no marker and is ignored again; one taken by this code
+ * records the marker, and replays as taken.
+ */
+export const pausePatch = 'run-pause';
 
 // Activities heartbeat every 2 s (activities/heartbeat.ts): a lost worker is noticed after 10 s.
 const db = proxyActivities<Activities>({
@@ -128,7 +147,14 @@ export function openDesk(runId: string) {
     reviewsWaiting.add(reviewId);
     await condition(() => reviewsApplied.has(reviewId));
   };
-  return { waiting, decisions, awaitReview };
+  // A paused run's page starts no step (items inside one finish it) until the run is resumed.
+  const hold: HoldState = { paused: false, seq: 0 };
+  setHandler(holdSignal, ({ paused, seq }) => {
+    if (seq <= hold.seq || !patched(pausePatch)) return;
+    hold.paused = paused;
+    hold.seq = seq;
+  });
+  return { waiting, decisions, awaitReview, hold };
 }
 export type Desk = ReturnType<typeof openDesk>;
 
@@ -148,7 +174,10 @@ export async function runPage(
     },
   });
 
-  const { waiting, decisions, awaitReview } = desk;
+  const { waiting, decisions, awaitReview, hold } = desk;
+  // While the run is paused, the wait for its resume; undefined otherwise, so that a run never paused awaits
+  // nothing it did not await before, and its recorded history replays as it ran.
+  const untilResumed = (): Promise<void> | undefined => (hold.paused ? condition(() => !hold.paused) : undefined);
 
   let failed = 0;
   let slots = plan.concurrency;
@@ -203,6 +232,8 @@ export async function runPage(
       agentId: plan.agentId,
       agentVersion: plan.agentVersion,
     };
+    const paused = untilResumed(); // the called run is something new: it starts after the resume
+    if (paused) await paused;
     const opened = await steps.openAgentCall(ids);
     if ('outcome' in opened) {
       if (opened.outcome === 'failed') failed++;
@@ -238,6 +269,10 @@ export async function runPage(
       holdsSlot = false;
       let result: StepResult;
       try {
+        // A step not yet begun waits out a pause in its place under the cap (no activity runs meanwhile); a
+        // decision taken during the pause is acted on here, after the resume.
+        const paused = untilResumed();
+        if (paused) await paused;
         result = await steps.executeStep({
           agentId: plan.agentId,
           agentVersion: plan.agentVersion,
@@ -268,6 +303,9 @@ export async function runPage(
   // nodes together, while items waiting on a person never hold the others back.
   let advanced = firstActions;
   for (;;) {
+    // Items that finished a step move on after the resume: advancing runs their next set-based nodes.
+    const paused = advanced ? undefined : untilResumed();
+    if (paused) await paused;
     const actions = advanced ?? (await db.advancePage({ runId, fromSeq, toSeq }));
     advanced = undefined;
     const fresh = actions.filter((a) => !inFlight.has(a.seq));

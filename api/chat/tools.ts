@@ -1,5 +1,6 @@
-// The assistant's tools in Chat Mode. They only read, start runs and decide approvals, each through the same path
-// and checks as the API route that does it (run-service's startRun, approval-service's decideApproval) and each
+// The assistant's tools in Chat Mode. They only read, start, pause and resume runs and decide approvals, each through
+// the same path and checks as the API route that does it (run-service's startRun, run-pause's pauseRun and resumeRun,
+// approval-service's decideApproval) and each
 // against the caller's own role or key scopes. No tool changes an agent, a trigger, a connection, a source or a
 // skill: configuration is changed in Operator Mode, and the assistant says where.
 import { z } from 'zod';
@@ -11,6 +12,7 @@ import { callerMay, type Caller } from '../auth';
 import { decideApproval } from '../approval-service';
 import { ApiError } from '../problem';
 import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
+import { pauseRun, resumeRun } from '../run-pause';
 import { runJson, type Links } from '../serialize';
 
 export interface ChatToolDeps extends RunServiceDeps {
@@ -35,7 +37,7 @@ interface ChatTool<S extends z.ZodType> {
   input: S;
   /** What the caller must be allowed, checked before the tool acts (start_run checks again for a test run). */
   needs: Permission;
-  /** `read` tools change nothing; `run` tools start runs or decide approvals. None changes configuration. */
+  /** `read` tools change nothing; `run` tools start, pause or resume runs or decide approvals. None changes configuration. */
   effect: 'read' | 'run';
   call(input: z.infer<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
@@ -220,6 +222,30 @@ export const chatTools: ChatTool<z.ZodType>[] = [
         },
         runIds: [run.id],
       };
+    },
+  }),
+  tool({
+    name: 'pause_run',
+    description:
+      'Pause a running run: steps under way finish, nothing new starts until it is resumed; approvals can still be decided meanwhile. Only when the person asked to pause that run.',
+    input: z.object({ run_id: runId }),
+    needs: 'run',
+    effect: 'run',
+    async call({ run_id }, ctx) {
+      const run = await pauseRun(ctx.deps, ctx.caller.workspace.id, run_id, `${ctx.caller.actor} (in Chat Mode)`);
+      return { result: runJson(run, ctx.deps.links), runIds: [run.id] };
+    },
+  }),
+  tool({
+    name: 'resume_run',
+    description:
+      'Resume a paused run where it stopped (each item still done once). Only when the person asked to resume that run.',
+    input: z.object({ run_id: runId }),
+    needs: 'run',
+    effect: 'run',
+    async call({ run_id }, ctx) {
+      const run = await resumeRun(ctx.deps, ctx.caller.workspace.id, run_id, `${ctx.caller.actor} (in Chat Mode)`);
+      return { result: runJson(run, ctx.deps.links), runIds: [run.id] };
     },
   }),
   tool({

@@ -23,7 +23,7 @@ export interface components {
       } | null;
       run: {
         id: string;
-        status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+        status: 'running' | 'paused' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
       } | null;
       note: string | null;
       created_at: string;
@@ -45,7 +45,7 @@ export interface components {
       agent_id: string;
       agent_name: string;
       agent_version: number;
-      status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+      status: 'running' | 'paused' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
       trigger:
         | 'manual'
         | 'api'
@@ -79,6 +79,8 @@ export interface components {
         item_seq: number | null;
         node_id: string | null;
       } | null;
+      retry_of: string | null;
+      test_mode: boolean;
       usage: {
         input_tokens: number;
         output_tokens: number;
@@ -89,6 +91,59 @@ export interface components {
         console: string;
         temporal: string;
       };
+    };
+    HeldBackItem: {
+      item_seq: number;
+      reason: 'effect_in_doubt';
+      message: string;
+      calls: {
+        node_id: string;
+        tool: string;
+        error: string | null;
+      }[];
+    };
+    TestRunComparison: {
+      run: components['schemas']['Run'];
+      summary: {
+        items: number;
+        compared: number;
+        same_output: number;
+        output_changed: number;
+        route_changed: number;
+        status_changed: number;
+        now_fail: number;
+        now_pass: number;
+        text: string;
+      };
+      items: {
+        seq: number;
+        source: {
+          run_id: string;
+          item_seq: number;
+        };
+        original: components['schemas']['ItemOutcome'] | null;
+        test: components['schemas']['ItemOutcome'];
+        difference: {
+          output: 'same' | 'changed';
+          route: 'same' | 'changed';
+          status: 'same' | 'changed';
+          now_fails: boolean;
+          now_passes: boolean;
+        } | null;
+        planned_effects: {
+          node_id: string;
+          kind: 'tool' | 'approval' | 'review';
+          tool: string | null;
+          arguments: unknown;
+          message: string | null;
+        }[];
+      }[];
+    };
+    ItemOutcome: {
+      status: string;
+      output: unknown;
+      route: string | null;
+      error: string | null;
     };
     Approval: {
       id: string;
@@ -320,6 +375,7 @@ export interface components {
           };
           concurrency: number;
           public_access: boolean;
+          live_after_test_on_past_items?: boolean;
         };
         sources: string[];
         connections: string[];
@@ -390,7 +446,9 @@ export interface components {
         | 'chain_fired'
         | 'test_run'
         | 'run_finished'
-        | 'approval_decided';
+        | 'approval_decided'
+        | 'run_paused'
+        | 'run_resumed';
       message: string;
       run_id: string | null;
       trigger_id: string | null;
@@ -785,7 +843,7 @@ export interface components {
     };
     PublicRun: {
       id: string;
-      status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+      status: 'running' | 'paused' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
       created_at: string;
       ended_at: string | null;
       counts: {
@@ -1068,6 +1126,7 @@ export interface components {
           };
           concurrency: number;
           public_access: boolean;
+          live_after_test_on_past_items?: boolean;
         };
         sources: string[];
         connections: string[];
@@ -1194,6 +1253,8 @@ export interface components {
         item_seq: number | null;
         node_id: string | null;
       } | null;
+      retry_of: string | null;
+      test_mode: boolean;
       usage: {
         input_tokens: number;
         output_tokens: number;
@@ -2279,6 +2340,7 @@ export interface paths {
               };
               concurrency?: number;
               public_access?: boolean;
+              live_after_test_on_past_items?: boolean;
             };
             sources?: string[];
             connections?: string[];
@@ -2573,6 +2635,7 @@ export interface paths {
               };
               concurrency?: number;
               public_access?: boolean;
+              live_after_test_on_past_items?: boolean;
             };
             sources?: string[];
             connections?: string[];
@@ -2883,6 +2946,7 @@ export interface paths {
               };
               concurrency?: number;
               public_access?: boolean;
+              live_after_test_on_past_items?: boolean;
             };
             sources?: string[];
             connections?: string[];
@@ -3174,6 +3238,57 @@ export interface paths {
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/agents/{id}/test-runs': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            version: number;
+            from_run?: string;
+            items?: number[];
+            last?: number;
+          };
+        };
+      };
+      responses: {
+        202: { content: { 'application/json': components['schemas']['Run'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/agents/{id}/test-runs/{runId}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string; runId: string };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['TestRunComparison'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
   };
@@ -3498,7 +3613,9 @@ export interface paths {
             | 'chain_fired'
             | 'test_run'
             | 'run_finished'
-            | 'approval_decided';
+            | 'approval_decided'
+            | 'run_paused'
+            | 'run_resumed';
           limit?: number;
           cursor?: string;
         };
@@ -3934,7 +4051,7 @@ export interface paths {
       parameters: {
         query?: {
           agent_id?: string;
-          status?: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+          status?: 'running' | 'paused' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
           trigger?:
             | 'manual'
             | 'api'
@@ -3994,6 +4111,16 @@ export interface paths {
                 ended_at: string | null;
               }[];
               approvals: components['schemas']['Approval'][];
+              retried_by: string[];
+              item_sources: {
+                run_id: string;
+                items: number[];
+              }[];
+              retry: {
+                failed_items: number;
+                retryable_items: number[];
+                held_back_items: number[];
+              };
               outputs: {
                 node_id: string;
                 data: unknown;
@@ -4153,6 +4280,44 @@ export interface paths {
       };
     };
   };
+  '/runs/{id}/retry': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            items: 'failed' | number[];
+            version?: 'same' | 'current';
+          };
+        };
+      };
+      responses: {
+        202: {
+          content: {
+            'application/json': components['schemas']['Run'] & {
+              retried_items: number[];
+              held_back: components['schemas']['HeldBackItem'][];
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
   '/runs/{id}/cancel': {
     post: {
       parameters: {
@@ -4161,6 +4326,44 @@ export interface paths {
       };
       responses: {
         202: { content: { 'application/json': components['schemas']['CancelledRun'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/runs/{id}/pause': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        202: { content: { 'application/json': components['schemas']['Run'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/runs/{id}/resume': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        202: { content: { 'application/json': components['schemas']['Run'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -4194,7 +4397,7 @@ export interface paths {
                 last_message: components['schemas']['InboxMessage'] | null;
                 runs: {
                   id: string;
-                  status: 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+                  status: 'running' | 'paused' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
                 }[];
               }[];
               next_cursor: string | null;

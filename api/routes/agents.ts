@@ -30,6 +30,7 @@ import { skillWarnings } from '../skill-warnings';
 import { requirePermission, verifyKeyAgain } from '../auth';
 import { ApiError } from '../problem';
 import { currentAgent, startRun, type RunServiceDeps, type StartRunRequest } from '../run-service';
+import { checkTestedOnPastItems } from '../test-run-service';
 import { agentJson, runJson, type Links } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
 import { parseQuery, queries } from '../query-params';
@@ -194,6 +195,7 @@ export function agentRoutes(deps: RouteDeps): Router {
   r.post('/agents/:id/state', requirePermission('manage'), ...body, async (req, res) => {
     const agent = await loadAgent(req.auth!.workspace.id, param(req, 'id'));
     const { state } = parseBody(bodies.setAgentState, req.body);
+    if (state === 'live' && agent.state !== 'live') await checkTestedOnPastItems(deps, agent);
     let moved: AgentRow;
     try {
       // Resumed: the event triggers that skip what was missed start from their connections' positions now.

@@ -12,10 +12,12 @@ import {
   type RunRecord,
 } from '../../db/runs';
 import { decideApproval } from '../approval-service';
+import { retryDetails } from '../retry-details';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { sendDownload } from '../file-download';
 import { cancelRunWorkflow } from '../run-dispatch';
+import { pauseRun, resumeRun } from '../run-pause';
 import { runJson } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
 import { bodies } from '../request-bodies';
@@ -56,6 +58,7 @@ export function runRoutes(deps: RouteDeps): Router {
     const details = await runDetails(knex, run.id);
     res.json({
       ...runJson(run, deps.links),
+      ...(await retryDetails(knex, run)),
       node_activity: details.nodeActivity,
       approvals: details.approvals.map(approvalJson),
       outputs: details.outputs,
@@ -129,6 +132,18 @@ export function runRoutes(deps: RouteDeps): Router {
     // stores it cancelled with its counts) in a moment, or already has (or the run ended otherwise just before).
     const now = (await getRun(knex, req.auth!.workspace.id, run.id)) ?? run;
     res.status(202).json({ ...runJson(now, deps.links), status: finished.has(now.status) ? now.status : 'cancelling' });
+  });
+
+  // Pause and resume answer the run as they left it (`paused`; `running` or `needs_review`), at once: the steps under
+  // way when the pause came still finish theirs.
+  r.post('/runs/:id/pause', requirePermission('run'), async (req, res) => {
+    const run = await pauseRun(deps, req.auth!.workspace.id, param(req, 'id'), req.auth!.actor);
+    res.status(202).json(runJson(run, deps.links));
+  });
+
+  r.post('/runs/:id/resume', requirePermission('run'), async (req, res) => {
+    const run = await resumeRun(deps, req.auth!.workspace.id, param(req, 'id'), req.auth!.actor);
+    res.status(202).json(runJson(run, deps.links));
   });
 
   r.get('/approvals', requirePermission('read'), async (req, res) => {

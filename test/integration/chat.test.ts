@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { modelCostUsd } from '../../activities/model-pricing';
 import { chatTools } from '../../api/chat/tools';
+import { runWorkflowId } from '../../model/run-identity';
 import {
   reply,
   startFakeAnthropic,
@@ -236,6 +237,8 @@ describe('Chat Mode', function () {
         'start_run:run',
         'get_run:read',
         'explain_run:read',
+        'pause_run:run',
+        'resume_run:run',
         'list_pending_approvals:read',
         'decide_approval:run',
       ],
@@ -355,6 +358,48 @@ describe('Chat Mode', function () {
     assert.equal(approval.status, 'approved');
     assert.match(approval.decided_by, /in Chat Mode/);
     assert.equal((await waitForRun(h, run.id)).status, 'completed');
+  });
+
+  it('pauses and resumes a run when the person asks, as the API would, and the timeline names who asked', async () => {
+    const gated = await createLiveAgent(h, workspaceId, {
+      name: 'Payouts',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'gate' },
+        { kind: 'approval', id: 'gate', message: 'Pay {{amount}}?', next: null },
+      ],
+    });
+    const run = await startTestRun(h, workspaceId, gated.id, '[{"amount": 120}]');
+    await waitForRun(h, run.id, (r) => r.status === 'needs_review');
+    const ask = async (tool: string, words: string) => {
+      fake.setHandler((body) => {
+        const results = toolResultsOf(body);
+        if (!results.length) return reply([toolUse(tool, { run_id: run.id })]);
+        const out = JSON.parse(String(results[0].content));
+        return reply([text(`The run is ${out.status}. http://cadre.test/runs/${run.id}`)]);
+      });
+      const conv = await json(await post('/chat/conversations', {}));
+      const events = await readEvents(await post(`/chat/conversations/${conv.id}/messages`, { text: words }));
+      const message = events.find((e) => e.event === 'message')!.data as Json;
+      return message.answer.tool_calls.map((c: { name: string; is_error: boolean }) => [c.name, c.is_error]);
+    };
+    const statusOf = async () => (await h.stack.knex('runs').where({ id: run.id }).first()).status;
+
+    assert.deepEqual(await ask('pause_run', 'Pause the payout run'), [['pause_run', false]]);
+    assert.equal(await statusOf(), 'paused');
+    assert.deepEqual(await ask('resume_run', 'Resume it'), [['resume_run', false]]);
+    assert.equal(await statusOf(), 'needs_review');
+    const events = await h.stack
+      .knex('agent_events')
+      .where({ run_id: run.id })
+      .whereIn('kind', ['run_paused', 'run_resumed'])
+      .orderBy('id');
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['run_paused', 'run_resumed'],
+    );
+    for (const e of events) assert.match(e.details.by, /in Chat Mode/);
+    await h.client.workflow.getHandle(runWorkflowId(run.id)).cancel();
+    assert.equal((await waitForRun(h, run.id)).status, 'cancelled');
   });
 
   it('with no model configured, says which setting to set instead of answering', async () => {

@@ -140,6 +140,8 @@ describe('determinism and visibility', () => {
     const run = await startTestRun(h, ws, agent.id, 'invoice,vendor,amount\nINV-1,Acme,120.50');
     const ended = await waitForRun(h, run.id);
     assert.equal(ended.status, 'completed');
+    // The run's row is written by the local activity, a moment before its workflow task completes and closes it.
+    await h.client.workflow.getHandle(`run-${run.id}`).result();
     const history = await fetchHistory(`run-${run.id}`);
     const { EventType } = temporal.api.enums.v1;
     const count = (type: temporal.api.enums.v1.EventType) =>

@@ -7,7 +7,7 @@ export interface List<T> {
 }
 
 export type AgentState = 'draft' | 'ready' | 'live' | 'paused';
-export type RunStatus = 'running' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
+export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'needs_review' | 'cancelled' | 'skipped';
 export type RunTrigger =
   'manual' | 'api' | 'schedule' | 'webhook' | 'form' | 'chain' | 'event' | 'test' | 'run_link' | 'agent' | 'inbox';
 export type ItemStatus = 'pending' | 'running' | 'done' | 'failed' | 'needs_review' | 'skipped';
@@ -89,6 +89,10 @@ export interface Run {
   error: string | null;
   /** The run (and item) whose call_agent step started this one. */
   called_by?: { run_id: string; item_seq: number | null; node_id: string | null } | null;
+  /** The run whose failed items this run retries. */
+  retry_of?: string | null;
+  /** A test run on past items (tools that act elsewhere only planned their effect). */
+  test_mode?: boolean;
   links: { self: string; console: string; temporal: string | null };
 }
 
@@ -116,6 +120,11 @@ export interface RunDetails extends Run {
   outputs: { node_id: string; data: unknown }[];
   files: RunFile[];
   usage: { input_tokens: number; output_tokens: number; cost_usd: number } | null;
+  /** The runs that retry this one's failed items, newest first. */
+  retried_by?: string[];
+  /** For a retry or a test on past items: the runs its items come from. */
+  item_sources?: { run_id: string; items: number[] }[];
+  retry?: { failed_items: number; retryable_items: number[]; held_back_items: number[] };
 }
 
 export interface RunItem {

@@ -200,6 +200,8 @@ export const api = {
       }),
     ),
   cancelRun: (id: string) => body(client.POST('/runs/{id}/cancel', { params: { path: { id } } })),
+  pauseRun: (id: string) => body(client.POST('/runs/{id}/pause', { params: { path: { id } } })),
+  resumeRun: (id: string) => body(client.POST('/runs/{id}/resume', { params: { path: { id } } })),
 
   /** Approvals a reviewer can still decide, oldest first: the one that has waited longest comes next. */
   listOpenApprovals: async () => {

@@ -2,7 +2,7 @@ import { api } from '$lib/server/api';
 import type { RunStatus, RunTrigger } from '$lib/types';
 import type { PageServerLoad } from './$types';
 
-const STATUSES: RunStatus[] = ['running', 'needs_review', 'completed', 'failed', 'cancelled', 'skipped'];
+const STATUSES: RunStatus[] = ['running', 'paused', 'needs_review', 'completed', 'failed', 'cancelled', 'skipped'];
 const TRIGGERS: RunTrigger[] = [
   'manual',
   'api',

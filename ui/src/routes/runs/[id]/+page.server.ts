@@ -1,4 +1,5 @@
-import { isHttpError } from '@sveltejs/kit';
+import { isHttpError, redirect } from '@sveltejs/kit';
+import { runControlApi } from '$lib/server/run-control-api';
 import { attempt, decideApproval } from '$lib/server/actions';
 import { api } from '$lib/server/api';
 import type { ItemStatus } from '$lib/types';
@@ -48,5 +49,25 @@ export const actions: Actions = {
       await api.cancelRun(params.id);
       return 'Cancelled. Items already done keep their results.';
     }),
+  pause: ({ params }) =>
+    attempt(async () => {
+      await api.pauseRun(params.id);
+      return 'Paused. Steps under way finish theirs; nothing new starts until you resume. Approvals can still be decided.';
+    }),
+  resume: ({ params }) =>
+    attempt(async () => {
+      await api.resumeRun(params.id);
+      return 'Resumed where it stopped.';
+    }),
+  // A new run over the failed items; the page goes to it.
+  retry: async ({ params }) => {
+    let started: { id: string } | undefined;
+    const outcome = await attempt(async () => {
+      started = await runControlApi.retryFailed(params.id);
+      return '';
+    });
+    if (started) redirect(303, `/runs/${started.id}`);
+    return outcome;
+  },
   decide: decideApproval,
 };

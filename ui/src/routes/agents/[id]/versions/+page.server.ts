@@ -3,6 +3,8 @@
 import { attempt, formText } from '$lib/server/actions';
 import { api } from '$lib/server/api';
 import { versionsApi } from '$lib/server/versions-api';
+import { runControlApi } from '$lib/server/run-control-api';
+import { redirect } from '@sveltejs/kit';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params, url }) => {
@@ -15,6 +17,17 @@ export const load: PageServerLoad = async ({ params, url }) => {
 };
 
 export const actions: Actions = {
+  // A test of the version on the agent's last 20 settled items, in test mode; its comparison page shows the result.
+  testOnPastItems: async ({ params, request }) => {
+    const version = Number(formText(await request.formData(), 'version'));
+    let started: { id: string } | undefined;
+    const outcome = await attempt(async () => {
+      started = await runControlApi.testOnPastItems(params.id, version);
+      return '';
+    });
+    if (started) redirect(303, `/agents/${params.id}/test-runs/${started.id}`);
+    return outcome;
+  },
   restore: async ({ params, request }) => {
     const version = Number(formText(await request.formData(), 'version'));
     return attempt(async () => {
