@@ -3,7 +3,7 @@
 // another system (the effects ledger has its attempt but neither a result nor a refusal) is held back rather than
 // retried: a lost answer must never become a second payment. A retried item takes the effects its original item
 // already had (activities/effects-ledger.ts), so the steps it passed are not performed again.
-import { failedItems, type FailedItem } from '../db/item-sources';
+import { claimForRetry, failedItems, releaseRetryClaims, type FailedItem } from '../db/item-sources';
 import { getRun, type RunRecord } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
 import { ApiError } from './problem';
@@ -26,6 +26,13 @@ export interface HeldBackItem {
 }
 
 const numbered = (seqs: number[]) => seqs.join(', ');
+
+const retryUnderWay = (runId: string) =>
+  new ApiError(
+    409,
+    'retry_under_way',
+    `another retry of run ${runId} was started at the same moment: reload the run to see it, then retry what still failed`,
+  );
 
 export async function retryRun(
   deps: RunServiceDeps,
@@ -121,13 +128,26 @@ export async function retryRun(
   const trigger = run.trigger === 'test' ? 'test' : 'manual';
   const agent = await currentAgent(knex, workspace, run.agent_id, trigger);
   const version = body.version === 'current' ? agent.current_version : run.agent_version;
-  const { run: retry } = await startRun(deps, {
-    workspace,
-    agent,
-    trigger,
-    version,
-    input: `retry of run ${run.id}: item ${numbered(retried)}`,
-    itemsFrom: { items: retried.map((seq) => ({ runId: run.id, seq })), retryOf: run.id },
-  });
-  return { run: retry, retried, held_back };
+  // Two people retrying the same run at once: each item is claimed by one retry only, and a retry that does not
+  // open its run gives its claims back.
+  const claimed = await claimForRetry(knex, run.id, retried);
+  if (claimed.length < retried.length) {
+    await releaseRetryClaims(knex, run.id, claimed);
+    throw retryUnderWay(run.id);
+  }
+  let opened;
+  try {
+    opened = await startRun(deps, {
+      workspace,
+      agent,
+      trigger,
+      version,
+      input: `retry of run ${run.id}: item ${numbered(retried)}`,
+      itemsFrom: { items: retried.map((seq) => ({ runId: run.id, seq })), retryOf: run.id },
+    });
+  } catch (err) {
+    await releaseRetryClaims(knex, run.id, claimed);
+    throw err;
+  }
+  return { run: opened.run, retried, held_back };
 }

@@ -17,6 +17,21 @@ export async function storeItemSources(knex: Knex, runId: string, items: ItemRef
       .ignore();
 }
 
+/** Claims a run's items for a retry: the ones this call won (another retry may hold the others). */
+export async function claimForRetry(knex: Knex, runId: string, seqs: number[]): Promise<number[]> {
+  const won: { source_seq: number }[] = await knex('run_retry_claims')
+    .insert(seqs.map((seq) => ({ source_run_id: runId, source_seq: seq })))
+    .onConflict(['source_run_id', 'source_seq'])
+    .ignore()
+    .returning('source_seq');
+  return won.map((r) => r.source_seq);
+}
+
+/** Gives back claims of a retry that did not open its run. */
+export async function releaseRetryClaims(knex: Knex, runId: string, seqs: number[]): Promise<void> {
+  if (seqs.length > 0) await knex('run_retry_claims').where({ source_run_id: runId }).whereIn('source_seq', seqs).del();
+}
+
 /** A failed item of a run, as a retry sees it. */
 export interface FailedItem {
   seq: number;

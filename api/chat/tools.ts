@@ -1,6 +1,6 @@
-// The assistant's tools in Chat Mode. They only read, start, pause and resume runs and decide approvals, each through
-// the same path and checks as the API route that does it (run-service's startRun, run-pause's pauseRun and resumeRun,
-// approval-service's decideApproval) and each
+// The assistant's tools in Chat Mode. They only read, start, pause, resume and retry runs, test a version on past
+// items and decide approvals, each through the same path and checks as the API route that does it (run-service's
+// startRun, run-pause's pauseRun and resumeRun, retry-service, test-run-service, approval-service's decideApproval) and each
 // against the caller's own role or key scopes. No tool changes an agent, a trigger, a connection, a source or a
 // skill: configuration is changed in Operator Mode, and the assistant says where.
 import { z } from 'zod';
@@ -13,6 +13,8 @@ import { decideApproval } from '../approval-service';
 import { ApiError } from '../problem';
 import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
 import { pauseRun, resumeRun } from '../run-pause';
+import { retryRun } from '../retry-service';
+import { startTestRun } from '../test-run-service';
 import { runJson, type Links } from '../serialize';
 
 export interface ChatToolDeps extends RunServiceDeps {
@@ -245,6 +247,40 @@ export const chatTools: ChatTool<z.ZodType>[] = [
     effect: 'run',
     async call({ run_id }, ctx) {
       const run = await resumeRun(ctx.deps, ctx.caller.workspace.id, run_id, `${ctx.caller.actor} (in Chat Mode)`);
+      return { result: runJson(run, ctx.deps.links), runIds: [run.id] };
+    },
+  }),
+  tool({
+    name: 'retry_failed_items',
+    description:
+      "Retry an ended run's failed items in a new run (items whose call may already have acted elsewhere are held back and named). Only when the person asked to retry that run.",
+    input: z.object({
+      run_id: runId,
+      version: z.enum(['same', 'current']).optional().describe("`current`: on the agent's current version"),
+    }),
+    needs: 'run',
+    effect: 'run',
+    async call({ run_id, version }, ctx) {
+      const { run, retried, held_back } = await retryRun(ctx.deps, ctx.caller.workspace, run_id, {
+        items: 'failed',
+        version,
+      });
+      return { result: { run: runJson(run, ctx.deps.links), retried, held_back }, runIds: [run.id] };
+    },
+  }),
+  tool({
+    name: 'test_version_on_past_items',
+    description:
+      'Test an agent version on past items in test mode (nothing acts in other systems, approvals are only noted) and compare each item with its original run. Only when the person asked to test a version.',
+    input: z.object({
+      agent_id: z.string(),
+      version: z.number().int().min(1),
+      from_run: runId.optional().describe('the run whose items to use; the last 20 items of the agent otherwise'),
+    }),
+    needs: 'manage',
+    effect: 'run',
+    async call({ agent_id, version, from_run }, ctx) {
+      const run = await startTestRun(ctx.deps, ctx.caller.workspace, agent_id, { version, from_run });
       return { result: runJson(run, ctx.deps.links), runIds: [run.id] };
     },
   }),

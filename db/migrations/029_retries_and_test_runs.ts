@@ -22,6 +22,15 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['source_run_id', 'source_seq']);
   });
 
+  // A retry claims the items it retries before it opens its run: two people retrying the same run at once never
+  // both retry an item (the primary key lets one claim win).
+  await knex.schema.createTable('run_retry_claims', (t) => {
+    t.uuid('source_run_id').notNullable().references('runs.id').onDelete('cascade');
+    t.integer('source_seq').notNullable();
+    t.timestamp('claimed_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.primary(['source_run_id', 'source_seq']);
+  });
+
   await knex.schema.createTable('effect_attempts', (t) => {
     t.text('key').primary();
     t.uuid('run_id').notNullable().references('runs.id').onDelete('cascade');
@@ -55,6 +64,7 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTableIfExists('planned_effects');
   await knex.schema.dropTableIfExists('effect_attempts');
+  await knex.schema.dropTableIfExists('run_retry_claims');
   await knex.schema.dropTableIfExists('run_item_sources');
   await knex.schema.alterTable('runs', (t) => {
     t.dropIndex(['retry_of']);

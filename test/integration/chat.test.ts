@@ -239,6 +239,8 @@ describe('Chat Mode', function () {
         'explain_run:read',
         'pause_run:run',
         'resume_run:run',
+        'retry_failed_items:run',
+        'test_version_on_past_items:run',
         'list_pending_approvals:read',
         'decide_approval:run',
       ],

@@ -194,4 +194,29 @@ describe('retrying failed items', () => {
     assert.equal(early.body.code, 'run_not_finished');
     await call(`/v1/runs/${open.body.id}/cancel`, 'POST');
   });
+
+  it('two people retrying the same run at the same moment: one retry run, the other is told it is under way', async () => {
+    const agent = await createLiveAgent(h, ws, payThenBook());
+    bookingRefuses = new Set(['F', 'G']);
+    const started = await call(`/v1/agents/${agent.id}/run`, 'POST', {
+      input: JSON.stringify([{ id: 'F' }, { id: 'G' }]),
+    });
+    const first = await waitForRun(h, started.body.id);
+    assert.equal(first.failed, 2);
+    bookingRefuses = new Set();
+    const answers = await Promise.all([
+      call(`/v1/runs/${first.id}/retry`, 'POST', { items: 'failed' }),
+      call(`/v1/runs/${first.id}/retry`, 'POST', { items: [0] }),
+      call(`/v1/runs/${first.id}/retry`, 'POST', { items: 'failed' }),
+    ]);
+    const accepted = answers.filter((a) => a.status === 202);
+    assert.equal(accepted.length, 1, JSON.stringify(answers.map((a) => [a.status, a.body.code])));
+    for (const refused of answers.filter((a) => a.status !== 202)) {
+      assert.equal(refused.status, 409, JSON.stringify(refused.body));
+      assert.match(refused.body.code, /^(retry_under_way|already_retried)$/);
+    }
+    const retries = await h.stack.knex('runs').where({ retry_of: first.id });
+    assert.equal(retries.length, 1, 'one retry run');
+    await waitForRun(h, retries[0].id);
+  });
 });
