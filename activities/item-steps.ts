@@ -16,6 +16,9 @@ import { dropStoppedModelStep, loadStoppedModelStep, stopModelStepForApproval, u
 import { toolContext } from './tools/context';
 import { resolveTools } from './tools/resolve';
 import { runRetrieveStep } from './sources/retrieve-step';
+import { recordModelUsage, stepDuration } from '../services/telemetry/metrics';
+import { addActiveSpanEvent, inSpan } from '../services/telemetry/tracing';
+import { toolSpanAttributes } from './tools/tool-span';
 
 export interface Decision {
   approved: boolean;
@@ -40,6 +43,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
     node: Extract<AgentNode, { kind: 'tool' }>,
     args: Record<string, unknown>,
     runId: string,
+    seq: number,
     agentId: string,
     key: string,
     connections: readonly string[],
@@ -57,7 +61,10 @@ export function createItemStepActivities(deps: ActivityDeps) {
     const resolved = await resolveTools([node.tool], deps, { runId, connections });
     const tool = resolved.length === 1 ? resolved[0] : undefined; // a tool node calls one tool, not a whole server
     if (!tool?.call) throw ApplicationFailure.nonRetryable(`unknown tool "${node.tool}"`, 'UnknownTool');
-    const result = await tool.call(tool.parse(args), toolContext(deps, { runId, key, connections }));
+    const call = tool.call;
+    const result = await inSpan(`execute_tool ${tool.name}`, toolSpanAttributes(tool.name, runId, seq), () =>
+      call(tool.parse(args), toolContext(deps, { runId, key, connections })),
+    );
     await knex('effects')
       .insert({ key, run_id: runId, result: JSON.stringify(result ?? null) })
       .onConflict('key')
@@ -108,6 +115,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
         stopped?.saved.reasoningBefore ?? Infinity,
       );
       const counted = stopped?.saved.counted;
+      const began = performance.now();
 
       const settle = async (
         patch: ItemPatch,
@@ -115,16 +123,12 @@ export function createItemStepActivities(deps: ActivityDeps) {
         log?: string,
         usage?: ModelStepResult['usage'],
       ) => {
-        await settleItem(knex, {
-          runId,
-          seq,
-          node,
-          patch,
-          outcome,
-          log,
-          usage,
-          runUsage: usage && usageSince(usage, counted),
-        });
+        const runUsage = usage && usageSince(usage, counted);
+        const moved = await settleItem(knex, { runId, seq, node, patch, outcome, log, usage, runUsage });
+        if (moved) {
+          stepDuration.observe({ kind: node.kind, outcome }, (performance.now() - began) / 1000);
+          if (runUsage) recordModelUsage(agentId, config.model.name, runUsage);
+        }
         if (stopped) await dropStoppedModelStep(knex, runId, seq, nodeId);
       };
 
@@ -142,7 +146,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
         let usage: ModelStepResult['usage'] | undefined;
         if (node.kind === 'tool') {
           const args = decision?.arguments ?? (render(node.arguments, data) as Record<string, unknown>);
-          next = saveResult(data, node.save_as, await callTool(node, args, runId, agentId, key, spec.connections));
+          next = saveResult(data, node.save_as, await callTool(node, args, runId, seq, agentId, key, spec.connections));
         } else if (node.kind === 'llm') {
           let resume: Parameters<typeof runModelStep>[0]['resume'];
           if (stopped) {
@@ -167,6 +171,8 @@ export function createItemStepActivities(deps: ActivityDeps) {
               priorReasoning,
               counted,
             });
+            // What the stop added to the run's usage (stopModelStepForApproval), counted once like the run's.
+            recordModelUsage(agentId, config.model.name, usageSince(step.checkpoint.usage, counted));
             return { awaiting };
           }
           const output = await checkCitations(knex, { runId, seq, nodeId: node.id, output: step.result.output });
@@ -228,6 +234,11 @@ export function createItemStepActivities(deps: ActivityDeps) {
           `${node.id} failed after ${attempt} attempt(s): ${message}`,
           spent?.usage,
         );
+        addActiveSpanEvent('item failed', {
+          'cadre.item.seq': seq,
+          'cadre.node.id': node.id,
+          'error.message': message,
+        });
         return 'failed';
       }
     },
@@ -273,7 +284,7 @@ export async function settleItem(
     /** What it adds to the run's: less than `usage` when the step's stops already counted some of it. */
     runUsage?: ModelStepResult['usage'];
   },
-): Promise<void> {
+): Promise<boolean> {
   const sets = ['status = :status', 'updated_at = now()'];
   if ('error' in patch) sets.push('error = :error');
   if ('data' in patch) sets.push('data = :data::jsonb');
@@ -282,7 +293,7 @@ export async function settleItem(
   if (usage) sets.push('usage = :usage::jsonb');
   // Counted incrementally: recounting the run's items after every step costs O(items) per step.
   const counter = ['done', 'failed', 'skipped'].includes(patch.status) ? patch.status : null;
-  await knex.raw(
+  const result = await knex.raw(
     `with moved as (
        update run_items set ${sets.join(', ')}
        where run_id = :runId and seq = :seq and node_id = :node and status not in ('done', 'failed', 'skipped')
@@ -332,4 +343,5 @@ export async function settleItem(
       cost: runUsage?.cost_usd ?? 0,
     },
   );
+  return result.rowCount > 0; // the run's row is updated only when the item moved
 }

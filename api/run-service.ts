@@ -12,6 +12,8 @@ import type { TemporalConfig } from '../temporal.config';
 import type { Logger } from './logger';
 import { ApiError } from './problem';
 import { dispatchRunStart } from './run-dispatch';
+import { currentTraceId, setActiveSpanAttributes } from '../services/telemetry/tracing';
+import { recordRunOpened } from '../services/telemetry/metrics';
 
 export { runWorkflowId } from '../model/run-identity';
 
@@ -139,7 +141,12 @@ async function checkOpenAndStart(
   }
 
   // A run with files is left out of the start sweep until they are stored (see below).
-  const opened = await openRun(knex, { ...req, startPending: !req.beforeStart, apiKeyId: req.apiKey?.id });
+  const opened = await openRun(knex, {
+    ...req,
+    startPending: !req.beforeStart,
+    apiKeyId: req.apiKey?.id,
+    traceId: currentTraceId(),
+  });
   switch (opened.outcome) {
     case 'key_in_flight':
       throw new ApiError(
@@ -168,10 +175,13 @@ async function checkOpenAndStart(
       throw new KeyChanged();
   }
 
+  recordRunOpened(opened.run.agent_id, req.trigger);
   if (req.beforeStart) {
     await req.beforeStart(opened.run);
     await markStartPending(knex, opened.run.id);
   }
+  // The request, delivery, fire or mail that opened the run names it, so the run is found from its trace too.
+  setActiveSpanAttributes({ 'cadre.run.id': opened.run.id, 'cadre.agent.id': req.agent.id });
   dispatchRunStart(deps, opened.run, (err) =>
     deps.logger?.warn(
       { run_id: opened.run.id, err: err.message },

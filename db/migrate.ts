@@ -25,6 +25,7 @@ import * as runStartPending from './migrations/025_run_start_pending';
 import * as connectionToolLists from './migrations/026_connection_tool_lists';
 import * as runFiredAt from './migrations/027_run_fired_at';
 import * as triggerEvents from './migrations/028_trigger_events';
+import * as runTraceIds from './migrations/029_run_trace_ids';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -55,6 +56,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '026_connection_tool_lists': connectionToolLists,
   '027_run_fired_at': runFiredAt,
   '028_trigger_events': triggerEvents,
+  '029_run_trace_ids': runTraceIds,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -60,6 +60,7 @@ export interface components {
         | 'inbox';
       trigger_id: string | null;
       fired_at: string | null;
+      trace_id: string | null;
       input: string;
       created_at: string;
       started_at: string | null;
@@ -88,6 +89,7 @@ export interface components {
         self: string;
         console: string;
         temporal: string;
+        trace: string | null;
       };
     };
     Approval: {
@@ -1175,6 +1177,7 @@ export interface components {
         | 'inbox';
       trigger_id: string | null;
       fired_at: string | null;
+      trace_id: string | null;
       input: string;
       created_at: string;
       started_at: string | null;
@@ -1203,6 +1206,7 @@ export interface components {
         self: string;
         console: string;
         temporal: string;
+        trace: string | null;
       };
     };
   };

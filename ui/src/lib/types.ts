@@ -89,7 +89,10 @@ export interface Run {
   error: string | null;
   /** The run (and item) whose call_agent step started this one. */
   called_by?: { run_id: string; item_seq: number | null; node_id: string | null } | null;
-  links: { self: string; console: string; temporal: string | null };
+  /** The OpenTelemetry trace the run started in; null with tracing off. */
+  trace_id?: string | null;
+  /** `trace`: the run's trace in the tracing backend, when the operator set CADRE_TRACE_URL. */
+  links: { self: string; console: string; temporal: string | null; trace?: string | null };
 }
 
 export interface NodeActivity {
