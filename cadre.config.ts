@@ -94,6 +94,35 @@ export const cadreEnvSchema = z.object({
     .int()
     .min(1)
     .default(30 * 86_400),
+  /**
+   * Prometheus metrics (off by default). Set → every Cadre /metrics endpoint requires it as `Authorization: Bearer`,
+   * and the web serves GET /metrics on its own port too.
+   */
+  CADRE_METRICS_TOKEN: envOptionalString.refine(
+    (v) => v === undefined || v.length >= 16,
+    'at least 16 characters (e.g. the output of `openssl rand -hex 24`)',
+  ),
+  /**
+   * The IP address the metrics listeners below bind: loopback by default, so only this machine can scrape them
+   * (an address, not a name: the Temporal SDK's exporter takes no names).
+   */
+  CADRE_METRICS_HOST: z
+    .union([z.ipv4(), z.ipv6()], { error: 'an IP address such as 127.0.0.1 or 0.0.0.0' })
+    .default('127.0.0.1'),
+  /** The web's /metrics on a listener of its own (with the token if one is set); unset → none. */
+  CADRE_METRICS_PORT: envPort.optional(),
+  /** A worker's Cadre metrics (runs, items, steps, tokens, connector calls) at /metrics; unset → none. */
+  CADRE_WORKER_METRICS_PORT: envPort.optional(),
+  /** A worker's Temporal SDK metrics (slots, schedule-to-start latency, polls) at /metrics; unset → none. */
+  CADRE_TEMPORAL_METRICS_PORT: envPort.optional(),
+  /**
+   * The tracing backend's page of a trace, with `{trace_id}` where its id goes (Jaeger:
+   * http://jaeger:16686/trace/{trace_id}): run details link a run to its trace. Tracing itself is OTEL_* (README).
+   */
+  CADRE_TRACE_URL: envOptionalString.refine(
+    (v) => v === undefined || (v.includes('{trace_id}') && /^https?:\/\//.test(v)),
+    'an http(s) URL with {trace_id} where the trace id goes',
+  ),
   /** Threads of the OCR pool in each worker; unset → the machine's cores less one (at most 4). */
   CADRE_OCR_WORKERS: z.coerce.number().int().positive().optional(),
 });
@@ -138,10 +167,10 @@ export function parseEnv<T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessE
   const parsed = schema.safeParse(set);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ConfigError(
-      String(issue.path[0] ?? 'environment'),
-      `${issue.message} (got ${JSON.stringify(env[String(issue.path[0])])})`,
-    );
+    const variable = String(issue.path[0] ?? 'environment');
+    // A refused secret is not repeated into the logs.
+    const got = /TOKEN|KEY|SECRET|PASSWORD/.test(variable) ? 'a refused value' : JSON.stringify(env[variable]);
+    throw new ConfigError(variable, `${issue.message} (got ${got})`);
   }
   return parsed.data;
 }
@@ -172,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       publicUrl: (e.CADRE_PUBLIC_URL ?? `http://localhost:${e.CADRE_WEB_PORT}`).replace(/\/$/, ''),
       bodyLimit: e.CADRE_API_BODY_LIMIT,
       rateLimit: e.CADRE_API_RATE_LIMIT,
+      traceUrl: e.CADRE_TRACE_URL,
     },
     db: {
       /** Set → that Postgres; unset → the embedded PGlite served on 127.0.0.1:embeddedPort. */
@@ -209,6 +239,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     previousSecretKeys: e.CADRE_SECRET_KEY_PREVIOUS,
     accountRecoverySeconds: e.CADRE_ACCOUNT_RECOVERY_SECONDS,
     logLevel: e.CADRE_LOG_LEVEL,
+    metrics: {
+      token: e.CADRE_METRICS_TOKEN,
+      host: e.CADRE_METRICS_HOST,
+      webPort: e.CADRE_METRICS_PORT,
+      workerPort: e.CADRE_WORKER_METRICS_PORT,
+      temporalPort: e.CADRE_TEMPORAL_METRICS_PORT,
+    },
   };
 }
 

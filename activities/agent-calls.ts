@@ -3,6 +3,7 @@
 // the page workflow runs it as a child (workflows/run-page.ts) and then hands its result back here.
 import type { AgentRow } from '../db/agents';
 import { openRun } from '../db/open-run';
+import { recordRunOpened } from '../services/telemetry/metrics';
 import { appendRunLog } from '../db/run-progress';
 import { getWorkspace } from '../db/workspaces';
 import type { AgentNode } from '../model/agent';
@@ -11,6 +12,7 @@ import { loadRun, loadSpec, nodeById, type ActivityDeps } from './deps';
 import { settleItem } from './item-steps';
 import { planEffect } from './effects-ledger';
 import { runResults, type OpenedRun } from './triggers';
+import { currentTraceId } from '../services/telemetry/tracing';
 
 type CallNode = Extract<AgentNode, { kind: 'call_agent' }>;
 
@@ -91,6 +93,7 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
         trigger: 'agent',
         parent: { runId, itemSeq: seq, nodeId },
         idempotencyKey: `call:${runId}:${seq}:${nodeId}`,
+        traceId: currentTraceId(),
       });
       if (opened.outcome === 'allowance_exhausted')
         return fail(`the ${workspace.plan} plan's runs for this month are used up, so "${target.name}" cannot run`);
@@ -98,6 +101,7 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
         return fail('the call could not be opened; retry the run');
       // Paused or edited since it was read just above: the activity's retry reads it again.
       if (opened.outcome === 'agent_changed') throw new Error(`the called agent "${target.name}" changed meanwhile`);
+      if (opened.outcome === 'created') recordRunOpened(target.id, 'agent');
       const id = opened.outcome === 'created' ? opened.run.id : opened.runId;
       if (opened.outcome === 'created') {
         await appendRunLog(knex, [

@@ -2,6 +2,7 @@ import { appendRunLog, refreshRunCounts } from '../db/run-progress';
 import { recordEvent } from '../db/timeline';
 import type { ActivityDeps } from './deps';
 import type { Decision } from './item-steps';
+import { approvalWait } from '../services/telemetry/metrics';
 
 export function createApprovalActivities({ knex }: ActivityDeps) {
   return {
@@ -15,7 +16,7 @@ export function createApprovalActivities({ knex }: ActivityDeps) {
       decision: Decision;
       status: 'approved' | 'rejected' | 'timed_out' | 'escalated';
     }): Promise<void> {
-      await knex.transaction(async (trx) => {
+      const waited = await knex.transaction(async (trx) => {
         const [row] = await trx('approvals')
           .where({ id: approvalId })
           .whereIn('status', ['pending', 'escalated'])
@@ -26,8 +27,8 @@ export function createApprovalActivities({ knex }: ActivityDeps) {
             decided_arguments: decision.arguments ? JSON.stringify(decision.arguments) : null,
             decided_at: status === 'escalated' ? null : trx.fn.now(),
           })
-          .returning(['run_id', 'item_seq', 'node_id', 'workspace_id', 'tool']);
-        if (!row) return;
+          .returning(['run_id', 'item_seq', 'node_id', 'workspace_id', 'tool', 'requested_at', 'decided_at']);
+        if (!row) return undefined;
         if (status !== 'escalated') {
           // A model step can wait on several calls at once: the item waits until the last is decided.
           await trx('run_items')
@@ -58,7 +59,9 @@ export function createApprovalActivities({ knex }: ActivityDeps) {
           message: `${row.tool} on item ${row.item_seq + 1}: ${status.replace('_', ' ')} by ${decision.by}`,
           details: { approval_id: approvalId, status, by: decision.by, reason: decision.reason ?? null },
         });
+        return row.decided_at ? (row.decided_at.getTime() - row.requested_at.getTime()) / 1000 : undefined;
       });
+      if (waited !== undefined) approvalWait.observe({ outcome: status }, Math.max(0, waited));
     },
   };
 }

@@ -23,8 +23,10 @@ import { pollEvents } from './connectors/events';
 import type { EventBatch } from './connectors/connector';
 import type { ActivityDeps } from './deps';
 import { openTriggeredRun, type OpenedRun } from './triggers';
+import { inSpan } from '../services/telemetry/tracing';
 import { runFileId, runFileSaver } from './run-files';
 import { keepReceivedMail, keepsMailInInbox, noteRunOfMail } from './inbox-mailbox';
+import { deliveries } from '../services/telemetry/metrics';
 
 /** How a run's item names a file that came with its event: the id it is stored under (the same on every retry). */
 const describeFile = (key: string, f: { name: string; contentType: string; content: Buffer; part: string }) => ({
@@ -188,72 +190,87 @@ export function createEventTriggerActivities(deps: ActivityDeps) {
     }
   }
 
-  return {
-    /** One poll of an event trigger: the runs it opened, for the workflow to start. */
-    async pollEventTrigger({ triggerId }: { triggerId: string }): Promise<{ runs: OpenedRun[]; events: number }> {
-      const trigger = await findTrigger(knex, triggerId);
-      if (!trigger || trigger.kind !== 'event') return { runs: [], events: 0 };
-      if (!(await isLive(knex, trigger))) return { runs: [], events: 0 }; // its schedule is being paused
-      const config = eventConfigSchema.parse(trigger.config);
-      const saved = await loadCursor(knex, trigger.id);
-      await forgetOldEvents(knex, trigger.id);
-      let read: EventBatch;
-      try {
-        read = await pollEvents(deps, trigger.workspace_id, config, saved?.cursor ?? undefined, {
-          known: async (ids) => new Set((await handledEvents(knex, trigger.id, ids)).keys()),
+  /** One poll of an event trigger: the runs it opened, for the workflow to start. */
+  async function pollOnce(triggerId: string): Promise<{ runs: OpenedRun[]; events: number }> {
+    const trigger = await findTrigger(knex, triggerId);
+    if (!trigger || trigger.kind !== 'event') return { runs: [], events: 0 };
+    if (!(await isLive(knex, trigger))) return { runs: [], events: 0 }; // its schedule is being paused
+    const config = eventConfigSchema.parse(trigger.config);
+    const saved = await loadCursor(knex, trigger.id);
+    await forgetOldEvents(knex, trigger.id);
+    let read: EventBatch;
+    try {
+      read = await pollEvents(deps, trigger.workspace_id, config, saved?.cursor ?? undefined, {
+        known: async (ids) => new Set((await handledEvents(knex, trigger.id, ids)).keys()),
+      });
+    } catch (err) {
+      const reason = reasonOf(err);
+      await pollFailed(knex, trigger, saved?.last_error, reason);
+      // The next interval polls again; a retry now would only repeat the same failure.
+      throw ApplicationFailure.nonRetryable(reason, 'EventPollFailed');
+    }
+    const handled = await handledEvents(
+      knex,
+      trigger.id,
+      read.events.map((e) => e.id),
+    );
+    const runs: OpenedRun[] = [];
+    // How far the cursor may move: to the end, unless the poll stops at an event that must wait for the agent.
+    let reached: string | undefined = read.cursor;
+    for (const [i, event] of read.events.entries()) {
+      if (handled.has(event.id)) {
+        // Read again (a retried poll, or one that stopped at a pause): its run, opened by an earlier attempt that
+        // may have failed before it was started, starts now; what it started nothing for stays so.
+        const runId = handled.get(event.id);
+        const run = runId ? await startableRun(knex, runId) : undefined;
+        if (run) runs.push(run);
+        continue;
+      }
+      if (config.filter && !matches(config.filter, event.data)) {
+        await recordEvent(knex, {
+          workspace_id: trigger.workspace_id,
+          agent_id: trigger.agent_id,
+          kind: 'trigger_skipped',
+          trigger_id: trigger.id,
+          message: `${trigger.name}: ${describe(config, event)}, skipped (filtered out by the trigger's conditions)`,
+          details: { reason: 'filtered_out', event: { event: config.event, id: event.id } },
         });
-      } catch (err) {
-        const reason = reasonOf(err);
-        await pollFailed(knex, trigger, saved?.last_error, reason);
-        // The next interval polls again; a retry now would only repeat the same failure.
-        throw ApplicationFailure.nonRetryable(reason, 'EventPollFailed');
+        await markHandled(knex, trigger.id, event.id, null);
+        deliveries.inc({ source: 'event', outcome: 'filtered_out' });
+        continue;
       }
-      const handled = await handledEvents(
-        knex,
-        trigger.id,
-        read.events.map((e) => e.id),
-      );
-      const runs: OpenedRun[] = [];
-      // How far the cursor may move: to the end, unless the poll stops at an event that must wait for the agent.
-      let reached: string | undefined = read.cursor;
-      for (const [i, event] of read.events.entries()) {
-        if (handled.has(event.id)) {
-          // Read again (a retried poll, or one that stopped at a pause): its run, opened by an earlier attempt that
-          // may have failed before it was started, starts now; what it started nothing for stays so.
-          const runId = handled.get(event.id);
-          const run = runId ? await startableRun(knex, runId) : undefined;
-          if (run) runs.push(run);
-          continue;
-        }
-        if (config.filter && !matches(config.filter, event.data)) {
-          await recordEvent(knex, {
-            workspace_id: trigger.workspace_id,
-            agent_id: trigger.agent_id,
-            kind: 'trigger_skipped',
-            trigger_id: trigger.id,
-            message: `${trigger.name}: ${describe(config, event)}, skipped (filtered out by the trigger's conditions)`,
-            details: { reason: 'filtered_out', event: { event: config.event, id: event.id } },
-          });
-          await markHandled(knex, trigger.id, event.id, null);
-          continue;
-        }
-        let outcome: { run?: OpenedRun; runId: string | null } | 'paused';
-        if (config.batch) {
-          outcome = (await isLive(knex, trigger)) ? { runId: null } : 'paused';
-          if (outcome !== 'paused') await batchOf(trigger, config, event);
-        } else outcome = await runOf(trigger, config, event);
-        if (outcome === 'paused') {
-          // Paused while this poll was opening runs: the cursor stops just before this event (where the last one
-          // handled says it may; else where the poll began), and what is left comes after the resume.
-          reached = i > 0 ? read.events[i - 1].cursor : undefined;
-          break;
-        }
-        await markHandled(knex, trigger.id, event.id, outcome.runId);
-        if (outcome.run) runs.push(outcome.run);
+      let outcome: { run?: OpenedRun; runId: string | null } | 'paused';
+      if (config.batch) {
+        outcome = (await isLive(knex, trigger)) ? { runId: null } : 'paused';
+        if (outcome !== 'paused') await batchOf(trigger, config, event);
+      } else outcome = await runOf(trigger, config, event);
+      if (outcome === 'paused') {
+        // Paused while this poll was opening runs: the cursor stops just before this event (where the last one
+        // handled says it may; else where the poll began), and what is left comes after the resume.
+        reached = i > 0 ? read.events[i - 1].cursor : undefined;
+        break;
       }
-      if (reached !== undefined) await saveCursor(knex, trigger.id, saved?.cursor ?? null, reached);
-      return { runs, events: read.events.length };
-    },
+      await markHandled(knex, trigger.id, event.id, outcome.runId);
+      // Without a run or a batch, the event was turned away (the plan's runs used up, say).
+      const taken = config.batch ? 'batched' : outcome.runId ? 'accepted' : 'rejected';
+      deliveries.inc({ source: 'event', outcome: taken });
+      if (outcome.run) runs.push(outcome.run);
+    }
+    if (reached !== undefined) await saveCursor(knex, trigger.id, saved?.cursor ?? null, reached);
+    return { runs, events: read.events.length };
+  }
+
+  return {
+    /**
+     * One poll of an event trigger: the runs it opened, for the workflow to start. Its schedule starts each poll as a
+     * workflow of its own, so each poll is a trace of its own, which the runs it starts join (their trace_id).
+     */
+    pollEventTrigger: ({ triggerId }: { triggerId: string }) =>
+      inSpan('event poll', { 'cadre.trigger.id': triggerId }, async (span) => {
+        const polled = await pollOnce(triggerId);
+        span.setAttributes({ 'cadre.poll.events': polled.events, 'cadre.poll.runs': polled.runs.length });
+        return polled;
+      }),
 
     /**
      * Where the trigger starts again when its agent is resumed with `skip_missed`: the connection's position now, as

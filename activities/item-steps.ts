@@ -17,6 +17,9 @@ import { toolContext } from './tools/context';
 import { resolveTools } from './tools/resolve';
 import { actsElsewhere, itemEffects, performOnce, planEffect, recordedResult } from './effects-ledger';
 import { runRetrieveStep } from './sources/retrieve-step';
+import { recordModelUsage, stepDuration } from '../services/telemetry/metrics';
+import { addActiveSpanEvent, inSpan } from '../services/telemetry/tracing';
+import { toolSpanAttributes } from './tools/tool-span';
 
 export interface Decision {
   approved: boolean;
@@ -70,7 +73,12 @@ export function createItemStepActivities(deps: ActivityDeps) {
     if (!tool?.call) throw ApplicationFailure.nonRetryable(`unknown tool "${node.tool}"`, 'UnknownTool');
     const input = tool.parse(args);
     if (effects.dryRun && actsElsewhere(node.tool)) return planEffect(knex, { ...call, arguments: input });
-    return performOnce(knex, call, () => tool.call!(input, toolContext(deps, { runId, key, connections })));
+    const toolCall = tool.call;
+    return performOnce(knex, call, () =>
+      inSpan(`execute_tool ${tool.name}`, toolSpanAttributes(tool.name, runId, seq), () =>
+        toolCall(input, toolContext(deps, { runId, key, connections })),
+      ),
+    );
   }
 
   return {
@@ -116,6 +124,7 @@ export function createItemStepActivities(deps: ActivityDeps) {
         stopped?.saved.reasoningBefore ?? Infinity,
       );
       const counted = stopped?.saved.counted;
+      const began = performance.now();
 
       const settle = async (
         patch: ItemPatch,
@@ -123,16 +132,12 @@ export function createItemStepActivities(deps: ActivityDeps) {
         log?: string,
         usage?: ModelStepResult['usage'],
       ) => {
-        await settleItem(knex, {
-          runId,
-          seq,
-          node,
-          patch,
-          outcome,
-          log,
-          usage,
-          runUsage: usage && usageSince(usage, counted),
-        });
+        const runUsage = usage && usageSince(usage, counted);
+        const moved = await settleItem(knex, { runId, seq, node, patch, outcome, log, usage, runUsage });
+        if (moved) {
+          stepDuration.observe({ kind: node.kind, outcome }, (performance.now() - began) / 1000);
+          if (runUsage) recordModelUsage(agentId, config.model.name, runUsage);
+        }
         if (stopped) await dropStoppedModelStep(knex, runId, seq, nodeId);
       };
 
@@ -179,6 +184,8 @@ export function createItemStepActivities(deps: ActivityDeps) {
               priorReasoning,
               counted,
             });
+            // What the stop added to the run's usage (stopModelStepForApproval), counted once like the run's.
+            recordModelUsage(agentId, config.model.name, usageSince(step.checkpoint.usage, counted));
             return { awaiting };
           }
           const output = await checkCitations(knex, { runId, seq, nodeId: node.id, output: step.result.output });
@@ -240,6 +247,11 @@ export function createItemStepActivities(deps: ActivityDeps) {
           `${node.id} failed after ${attempt} attempt(s): ${message}`,
           spent?.usage,
         );
+        addActiveSpanEvent('item failed', {
+          'cadre.item.seq': seq,
+          'cadre.node.id': node.id,
+          'error.message': message,
+        });
         return 'failed';
       }
     },
@@ -285,7 +297,7 @@ export async function settleItem(
     /** What it adds to the run's: less than `usage` when the step's stops already counted some of it. */
     runUsage?: ModelStepResult['usage'];
   },
-): Promise<void> {
+): Promise<boolean> {
   const sets = ['status = :status', 'updated_at = now()'];
   if ('error' in patch) sets.push('error = :error');
   if ('data' in patch) sets.push('data = :data::jsonb');
@@ -294,7 +306,7 @@ export async function settleItem(
   if (usage) sets.push('usage = :usage::jsonb');
   // Counted incrementally: recounting the run's items after every step costs O(items) per step.
   const counter = ['done', 'failed', 'skipped'].includes(patch.status) ? patch.status : null;
-  await knex.raw(
+  const result = await knex.raw(
     `with moved as (
        update run_items set ${sets.join(', ')}
        where run_id = :runId and seq = :seq and node_id = :node and status not in ('done', 'failed', 'skipped')
@@ -344,4 +356,5 @@ export async function settleItem(
       cost: runUsage?.cost_usd ?? 0,
     },
   );
+  return result.rowCount > 0; // the run's row is updated only when the item moved
 }

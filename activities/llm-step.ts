@@ -19,6 +19,8 @@ import type { ActivityDeps } from './deps';
 import { sourcesToolFor } from './sources/llm-tool';
 import { loadSkillContext } from './skills/context';
 import type { Decision } from './item-steps';
+import { inSpan } from '../services/telemetry/tracing';
+import { toolSpanAttributes } from './tools/tool-span';
 
 export type ModelUsage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cost_usd: number };
 
@@ -178,7 +180,9 @@ export async function runModelStep({
     };
     if (effects.dryRun && actsElsewhere(tool.name)) return planEffect(deps.knex, { ...call, arguments: input });
     return performOnce(deps.knex, call, () =>
-      tool.call!(input, toolContext(deps, { runId, key, connections: spec.connections })),
+      inSpan(`execute_tool ${tool.name}`, toolSpanAttributes(tool.name, runId, seq), () =>
+        tool.call!(input, toolContext(deps, { runId, key, connections: spec.connections })),
+      ),
     );
   };
   /** A test run asks no one: the call a reviewer would have been asked about is recorded, and goes on. */
@@ -249,13 +253,40 @@ export async function runModelStep({
   for (; turn < maxTurns; turn++) {
     let res: Anthropic.Message;
     try {
-      res = await sdk.messages.create({
-        model: config.model.name,
-        max_tokens: 4096,
-        system,
-        messages,
-        tools: tools.length ? tools : undefined,
-      });
+      // A GenAI span (OpenTelemetry's conventions) with the model and the tokens, never the prompt or the answer.
+      res = await inSpan(
+        `chat ${config.model.name}`,
+        {
+          'gen_ai.system': 'anthropic',
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': config.model.name,
+          'gen_ai.request.max_tokens': 4096,
+          'cadre.run.id': runId,
+          'cadre.item.seq': seq,
+          'cadre.node.id': node.id,
+        },
+        async (span) => {
+          const answer = await sdk.messages.create({
+            model: config.model.name,
+            max_tokens: 4096,
+            system,
+            messages,
+            tools: tools.length ? tools : undefined,
+          });
+          span.setAttributes({
+            'gen_ai.response.model': answer.model,
+            'gen_ai.response.id': answer.id,
+            'gen_ai.usage.input_tokens':
+              answer.usage.input_tokens +
+              (answer.usage.cache_creation_input_tokens ?? 0) +
+              (answer.usage.cache_read_input_tokens ?? 0),
+            'gen_ai.usage.output_tokens': answer.usage.output_tokens,
+            'gen_ai.response.finish_reasons': answer.stop_reason ? [answer.stop_reason] : undefined,
+          });
+          return answer;
+        },
+        { kind: 'client' },
+      );
     } catch (err) {
       if (!(err instanceof Anthropic.APIError) || err.status === undefined) {
         // unreachable ("Connection error."), timed out, or an unreadable answer: retried, and named as the model's

@@ -8,6 +8,7 @@ import { appendRunLog, recordNodeActivity, refreshRunCounts } from '../db/run-pr
 import { ActivityDeps, loadRun, loadSpec, type RunRow } from './deps';
 import { pageWalker, type ItemRow, type StepAction } from './page-walk';
 import { sqlWriteRefusal } from './connectors/sql/writes';
+import { inSpan, type SpanRecorder } from '../services/telemetry/tracing';
 
 export interface PageRange {
   runId: string;
@@ -29,79 +30,84 @@ export function pageAdvancer({ knex }: Pick<ActivityDeps, 'knex'>) {
     const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
     const refuse = await sqlWriteRefusal(knex, run.workspace_id, spec);
 
-    return knex.transaction(async (trx) => {
-      const items: ItemRow[] = await trx('run_items')
-        .where({ run_id: runId })
-        .andWhere('seq', '>=', fromSeq)
-        .andWhere('seq', '<', toSeq)
-        .whereIn('status', ['pending', 'running', 'needs_review'])
-        .orderBy('seq')
-        .select('seq', 'status', 'data', 'node_id', 'output', 'output_node', 'error')
-        .forUpdate();
-      const walker = pageWalker(spec, run, workflowId, refuse);
-      const { counters, logs, actions, approvals, reviews, planned, flagged, changed } = walker;
-      let waiting = items.map((item) => ({ item, op: walker.walk(item) })).filter((w) => w.op !== undefined);
-      while (waiting.length > 0) {
-        // Group by the node they wait at, apply that node's operations in item order, then walk on.
-        const results = await stateResults(trx, run, waiting as { item: ItemRow; op: StateOp }[]);
-        waiting = waiting
-          .map(({ item }, i) => ({ item, op: walker.resume(item, results[i]) }))
-          .filter((w) => w.op !== undefined);
-      }
+    // One span per page however many items it holds, with their counts; each failed item is an event on it.
+    const attributes = { 'cadre.run.id': runId, 'cadre.page.from_seq': fromSeq, 'cadre.page.to_seq': toSeq };
+    return inSpan('cadre.page', attributes, (span) =>
+      knex.transaction(async (trx) => {
+        const items: ItemRow[] = await trx('run_items')
+          .where({ run_id: runId })
+          .andWhere('seq', '>=', fromSeq)
+          .andWhere('seq', '<', toSeq)
+          .whereIn('status', ['pending', 'running', 'needs_review'])
+          .orderBy('seq')
+          .select('seq', 'status', 'data', 'node_id', 'output', 'output_node', 'error')
+          .forUpdate();
+        const walker = pageWalker(spec, run, workflowId, refuse);
+        const { counters, logs, actions, approvals, reviews, planned, flagged, changed } = walker;
+        let waiting = items.map((item) => ({ item, op: walker.walk(item) })).filter((w) => w.op !== undefined);
+        while (waiting.length > 0) {
+          // Group by the node they wait at, apply that node's operations in item order, then walk on.
+          const results = await stateResults(trx, run, waiting as { item: ItemRow; op: StateOp }[]);
+          waiting = waiting
+            .map(({ item }, i) => ({ item, op: walker.resume(item, results[i]) }))
+            .filter((w) => w.op !== undefined);
+        }
 
-      if (changed.size > 0) {
-        const rows = [...changed].map((i) => ({
-          seq: i.seq,
-          status: i.status,
-          data: i.data,
-          node_id: i.node_id,
-          output: i.output ?? null,
-          output_node: i.output_node,
-          error: i.error,
-        }));
-        // One statement for the page: the rows travel as one JSON parameter.
-        await trx.raw(
-          `update run_items t set status = u.status, data = u.data, node_id = u.node_id, output = u.output,
+        recordPage(span, items, [...changed], actions.length);
+        if (changed.size > 0) {
+          const rows = [...changed].map((i) => ({
+            seq: i.seq,
+            status: i.status,
+            data: i.data,
+            node_id: i.node_id,
+            output: i.output ?? null,
+            output_node: i.output_node,
+            error: i.error,
+          }));
+          // One statement for the page: the rows travel as one JSON parameter.
+          await trx.raw(
+            `update run_items t set status = u.status, data = u.data, node_id = u.node_id, output = u.output,
                output_node = u.output_node, error = u.error, updated_at = now()
              from jsonb_to_recordset(:rows::jsonb) as u(seq int, status text, data jsonb, node_id text,
                output jsonb, output_node text, error text)
              where t.run_id = :runId and t.seq = u.seq`,
-          { runId, rows: JSON.stringify(rows) },
-        );
-      }
-      if (approvals.length > 0) {
-        await trx('approvals').insert(approvals).onConflict(['run_id', 'item_seq', 'node_id', 'call_id']).ignore();
-      }
-      if (reviews.length > 0) await trx('item_reviews').insert(reviews).onConflict().ignore();
-      if (planned.length > 0) await trx('planned_effects').insert(planned).onConflict('key').ignore();
-      // Flagged items wait in this page's workflow for their review, as items wait for approvals.
-      if (flagged.length > 0) {
-        const pendingReviews = await trx('item_reviews')
-          .where({ run_id: runId, status: 'pending' })
-          .whereIn('item_seq', flagged)
-          .select('id', 'item_seq', 'node_id');
-        for (const r of pendingReviews) actions.push({ seq: r.item_seq, nodeId: r.node_id, reviewId: r.id });
-      }
-      await recordNodeActivity(trx, runId, counters);
-      await appendRunLog(trx, logs);
-      if (actions.length > 0 || !closingFollows) await refreshRunCounts(trx, runId);
+            { runId, rows: JSON.stringify(rows) },
+          );
+        }
+        if (approvals.length > 0) {
+          await trx('approvals').insert(approvals).onConflict(['run_id', 'item_seq', 'node_id', 'call_id']).ignore();
+        }
+        if (reviews.length > 0) await trx('item_reviews').insert(reviews).onConflict().ignore();
+        if (planned.length > 0) await trx('planned_effects').insert(planned).onConflict('key').ignore();
+        // Flagged items wait in this page's workflow for their review, as items wait for approvals.
+        if (flagged.length > 0) {
+          const pendingReviews = await trx('item_reviews')
+            .where({ run_id: runId, status: 'pending' })
+            .whereIn('item_seq', flagged)
+            .select('id', 'item_seq', 'node_id');
+          for (const r of pendingReviews) actions.push({ seq: r.item_seq, nodeId: r.node_id, reviewId: r.id });
+        }
+        await recordNodeActivity(trx, runId, counters);
+        await appendRunLog(trx, logs);
+        if (actions.length > 0 || !closingFollows) await refreshRunCounts(trx, runId);
 
-      // Items waiting on a person carry the approval id the page workflow waits for (a model step's approvals,
-      // keyed by call, reach the workflow from the step itself).
-      if (actions.length === 0) return actions;
-      const pending = await trx('approvals')
-        .where({ run_id: runId })
-        .whereNull('call_id')
-        .whereIn(
-          'item_seq',
-          actions.map((a) => a.seq),
-        )
-        .select('id', 'item_seq', 'node_id');
-      for (const a of actions) {
-        a.approvalId = pending.find((p) => p.item_seq === a.seq && p.node_id === a.nodeId)?.id;
-      }
-      return actions;
-    });
+        // Items waiting on a person carry the approval id the page workflow waits for (a model step's approvals,
+        // keyed by call, reach the workflow from the step itself).
+        if (actions.length === 0) return actions;
+        const pending = await trx('approvals')
+          .where({ run_id: runId })
+          .whereNull('call_id')
+          .whereIn(
+            'item_seq',
+            actions.map((a) => a.seq),
+          )
+          .select('id', 'item_seq', 'node_id');
+        for (const a of actions) {
+          a.approvalId = pending.find((p) => p.item_seq === a.seq && p.node_id === a.nodeId)?.id;
+        }
+        return actions;
+      }),
+    );
   };
 }
 
@@ -195,4 +201,17 @@ export function createPageAdvanceActivities(deps: ActivityDeps) {
     advancePage: async (range: PageRange): Promise<StepAction[]> =>
       advance(await loadRun(deps.knex, range.runId), range),
   };
+}
+
+function recordPage(span: SpanRecorder, items: ItemRow[], changed: ItemRow[], waiting: number): void {
+  const failed = changed.filter((i) => i.status === 'failed');
+  span.setAttributes({
+    'cadre.page.items': items.length,
+    'cadre.page.items_done': changed.filter((i) => i.status === 'done').length,
+    'cadre.page.items_failed': failed.length,
+    'cadre.page.items_waiting': waiting,
+  });
+  for (const item of failed) {
+    span.addEvent('item failed', { 'cadre.item.seq': item.seq, 'error.message': item.error ?? undefined });
+  }
 }

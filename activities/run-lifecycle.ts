@@ -13,6 +13,7 @@ import { renderOutputFile } from './output-files';
 import type { Knex } from 'knex';
 import { currentMonth } from '../db/workspaces';
 import { ActivityDeps, loadRun, loadSpec, type PhaseRun, type RunRow } from './deps';
+import { recordRunEnded } from '../services/telemetry/metrics';
 
 export interface RunPlan {
   /** The agent version the run pinned, so per-item steps need not read the run again. */
@@ -181,6 +182,8 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
     });
     // Opened or ended by another attempt meanwhile: the retry reads the run again and goes the way it now stands.
     if (!written) throw new Error(`run ${run.id} changed while it was being settled; reading it again`);
+    // Started and ended in the one statement: the API reports no duration, and neither do the metrics.
+    recordRunEnded(run.agent_id, status, 0, { done: counts.done, failed, needs_review: 0, skipped: 0 });
     return status;
   }
 
@@ -238,7 +241,7 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
         return rows.map((r) => r.output);
       });
 
-      return knex.transaction(async (trx) => {
+      const ended = await knex.transaction(async (trx) => {
         if (interrupted) {
           const why = cancelled ? 'run cancelled' : (stoppedBy ?? error ?? 'run stopped');
           // Items not yet finished, including those waiting on an approval; flagged items keep their state.
@@ -270,7 +273,7 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
         if (files.length > 0) {
           await trx('files').insert(files.map((f) => ({ ...f, workspace_id: run.workspace_id, run_id: runId })));
         }
-        const { status, counts } = await settleRun(trx, runId, {
+        const { status, counts, skipped, seconds } = await settleRun(trx, runId, {
           cancelled: cancelled === true,
           interrupted,
           error: error ?? stoppedBy ?? null,
@@ -284,8 +287,11 @@ export function runLifecycle({ knex, config }: ActivityDeps) {
             .update({ tested_version: run.agent_version });
         }
         await appendRunLog(trx, [{ run_id: runId, ...endLog(status, counts) }]);
-        return status;
+        return { status, counts, skipped, seconds };
       });
+      const { done, failed, needs_review } = ended.counts;
+      recordRunEnded(run.agent_id, ended.status, ended.seconds, { done, failed, needs_review, skipped: ended.skipped });
+      return ended.status;
     },
   };
 }
@@ -326,13 +332,13 @@ export function createRunLifecycleActivities(deps: ActivityDeps) {
 /** Ends a run that found its agent not live: nothing ran, so it does not count against the plan either. */
 async function skipRun(knex: Knex, run: RunRow, agentState: string): Promise<string> {
   const why = `the agent was ${agentState} when the run began, so it did nothing`;
-  await knex.transaction(async (trx) => {
+  const ended = await knex.transaction(async (trx) => {
     const [skipped] = await trx('runs')
       .where({ id: run.id })
       .whereIn('status', ['running', 'paused'])
       .update({ status: 'skipped', error: why, ended_at: trx.fn.now() })
-      .returning('created_at');
-    if (!skipped) return;
+      .returning(['created_at', 'started_at', 'ended_at']);
+    if (!skipped) return undefined;
     await trx('workspace_usage')
       .where({ workspace_id: run.workspace_id, month: currentMonth(skipped.created_at) })
       .andWhere('runs', '>', 0)
@@ -347,6 +353,11 @@ async function skipRun(knex: Knex, run: RunRow, agentState: string): Promise<str
       message: `${run.trigger} run skipped: the agent was ${agentState} when it began`,
       details: { reason: 'paused', trigger: run.trigger },
     });
+    return skipped as { created_at: Date; started_at: Date | null; ended_at: Date };
   });
+  if (ended) {
+    const seconds = (ended.ended_at.getTime() - (ended.started_at ?? ended.created_at).getTime()) / 1000;
+    recordRunEnded(run.agent_id, 'skipped', seconds, { done: 0, failed: 0, needs_review: 0, skipped: 0 });
+  }
   return why;
 }

@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import type { AgentRow } from '../db/agents';
 import { openRun, openSkippedRun } from '../db/open-run';
+import { recordRunEnded, recordRunOpened } from '../services/telemetry/metrics';
 import { appendRunLog } from '../db/run-progress';
 import type { Trigger } from '../db/runs';
 import { closeBatch, setBatchRun } from '../db/deliveries';
@@ -14,6 +15,7 @@ import { getWorkspace } from '../db/workspaces';
 import { matches } from '../workflows/interpreter';
 import { chainConfigSchema, scheduleConfigSchema, scheduleInputOf } from '../model/trigger';
 import { loadRun, type ActivityDeps, type RunRow } from './deps';
+import { currentTraceId } from '../services/telemetry/tracing';
 
 /** What a workflow needs to start an opened run as its child. */
 export interface OpenedRun {
@@ -80,6 +82,8 @@ export async function openTriggeredRun(
         fresh: false,
       };
     if (run.fresh) {
+      recordRunOpened(agent.id, trigger.kind);
+      recordRunEnded(agent.id, 'skipped', 0, { done: 0, failed: 0, needs_review: 0, skipped: 0 });
       await appendRunLog(knex, [{ run_id: run.runId, level: 'warn', message: `run skipped: ${why}` }]);
       await recordEvent(knex, {
         workspace_id: trigger.workspace_id,
@@ -107,6 +111,7 @@ export async function openTriggeredRun(
     // A fire is named by its key: a retry that reads its event (or its fire) differently finds the same run.
     keyNamesRun: true,
     startPending: req.startPending,
+    traceId: currentTraceId(),
   });
   switch (opened.outcome) {
     case 'allowance_exhausted':
@@ -123,6 +128,7 @@ export async function openTriggeredRun(
     case 'agent_changed': // paused or edited since it was read just above: the retry reads it again
       throw new Error(`the agent ${agent.id} changed while its run was being opened`);
   }
+  recordRunOpened(agent.id, kind);
   await recordEvent(knex, {
     workspace_id: trigger.workspace_id,
     agent_id: trigger.agent_id,

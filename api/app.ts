@@ -33,6 +33,7 @@ import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
 import { chatRoutes } from './routes/chat';
 import { readinessDetail, type Readiness } from './readiness';
+import { metricsHandler } from '../services/telemetry/metrics-http';
 
 export interface AppDeps extends RouteDeps {
   secrets: SecretBox;
@@ -57,6 +58,8 @@ export interface AppDeps extends RouteDeps {
    * an API key the wizard offers examples instead and Chat Mode says how to set it.
    */
   model?: ModelSettings;
+  /** Set (CADRE_METRICS_TOKEN) → GET /metrics answers Prometheus with this process's metrics, for that bearer token. */
+  metricsToken?: string;
 }
 
 export function createApp(deps: AppDeps) {
@@ -74,7 +77,7 @@ export function createApp(deps: AppDeps) {
         res.setHeader('X-Request-Id', id);
         return id;
       },
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+      autoLogging: { ignore: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
       serializers: {
         // Tokens in links are as secret as keys: the logged request keeps its path shape, not the token.
         req: (req: { url?: string; query?: unknown; params?: unknown }) => ({
@@ -111,6 +114,9 @@ export function createApp(deps: AppDeps) {
       .status(detail ? 503 : 200)
       .json({ status: detail ? 'unavailable' : 'ready', checks, ...(detail && { detail }) });
   });
+
+  // Outside /v1 like the health checks: an operator's endpoint, not part of the API a workspace's key reaches.
+  if (deps.metricsToken) app.get('/metrics', metricsHandler({ token: deps.metricsToken }));
 
   const openapi = openApiDocument(deps.links.publicUrl);
   app.get('/v1/openapi.json', (_req, res) => {

@@ -156,6 +156,11 @@ const schemas: Record<string, unknown> = {
     trigger: { enum: [...triggers] },
     trigger_id: nullable({ type: 'string', format: 'uuid', description: 'The trigger that started the run.' }),
     fired_at: nullable({ ...ts, description: "A scheduled run's scheduled time: when its schedule fired for." }),
+    trace_id: nullable({
+      type: 'string',
+      description:
+        'The OpenTelemetry trace the run started in (its start request, delivery, fire, poll or mail); null with tracing off.',
+    }),
     input: { type: 'string' },
     created_at: ts,
     started_at: nullable(ts),
@@ -181,7 +186,15 @@ const schemas: Record<string, unknown> = {
         'A test run on past items: tools that act in other systems only planned their effect, approvals were recorded as "would ask".',
     },
     usage: obj({ input_tokens: { type: 'number' }, output_tokens: { type: 'number' }, cost_usd: { type: 'number' } }),
-    links: obj({ self: { type: 'string' }, console: { type: 'string' }, temporal: { type: 'string' } }),
+    links: obj({
+      self: { type: 'string' },
+      console: { type: 'string' },
+      temporal: { type: 'string' },
+      trace: nullable({
+        type: 'string',
+        description: "The run's trace in the tracing backend, when CADRE_TRACE_URL is set.",
+      }),
+    }),
   }),
   HeldBackItem: obj({
     item_seq: { type: 'integer' },

@@ -2,6 +2,13 @@
 // (DESIGN.md: nothing a web process keeps may live in its memory only). Each check is one atomic upsert; the time
 // is the web process's clock, passed in, so tests can set it.
 import type { Knex } from 'knex';
+import { rateLimitRefusals } from '../services/telemetry/metrics';
+
+/** Counts a refusal under the limiter's own name (`form`, `api-key`, …), without a deployment's budget prefix. */
+function refused(scope: string, wait: number): number {
+  if (wait > 0) rateLimitRefusals.inc({ limit: scope.slice(scope.lastIndexOf(':') + 1) });
+  return wait;
+}
 
 /** Old rows are swept now and then by the requests themselves: one request in this many. */
 const sweepEvery = 1000;
@@ -30,7 +37,7 @@ export class RateLimiter {
       { key: `${this.scope}:${key}`, at, expired },
     );
     const { window_start, count } = rows[0] as { window_start: Date; count: number };
-    return count > this.limit ? this.secondsLeft(window_start, now) : 0;
+    return refused(this.scope, count > this.limit ? this.secondsLeft(window_start, now) : 0);
   }
 
   /** The seconds to wait when the budget is spent, else 0, without counting a request. */
@@ -39,7 +46,7 @@ export class RateLimiter {
       .where({ key: `${this.scope}:${key}` })
       .first('window_start', 'count');
     if (!w || w.window_start.getTime() <= now - this.windowMs || w.count < this.limit) return 0;
-    return this.secondsLeft(w.window_start, now);
+    return refused(this.scope, this.secondsLeft(w.window_start, now));
   }
 
   async reset(key: string): Promise<void> {
@@ -90,7 +97,7 @@ export class TokenBuckets {
       { key: `${this.scope}:${key}`, at, burst: this.burst, rate: this.perSecond },
     );
     const { tokens, allowed } = rows[0] as { tokens: number; allowed: boolean };
-    return allowed ? 0 : Math.ceil((1 - tokens) / this.perSecond);
+    return refused(this.scope, allowed ? 0 : Math.ceil((1 - tokens) / this.perSecond));
   }
 
   /** Buckets that have refilled completely are the same as none. */

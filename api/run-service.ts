@@ -13,6 +13,8 @@ import type { TemporalConfig } from '../temporal.config';
 import type { Logger } from './logger';
 import { ApiError } from './problem';
 import { dispatchRunStart } from './run-dispatch';
+import { currentTraceId, setActiveSpanAttributes } from '../services/telemetry/tracing';
+import { recordRunOpened } from '../services/telemetry/metrics';
 
 export { runWorkflowId } from '../model/run-identity';
 
@@ -160,6 +162,7 @@ async function checkOpenAndStart(
     dryRun: itemsFrom?.dryRun,
     startPending: !beforeStart,
     apiKeyId: req.apiKey?.id,
+    traceId: currentTraceId(),
   });
   switch (opened.outcome) {
     case 'key_in_flight':
@@ -189,10 +192,13 @@ async function checkOpenAndStart(
       throw new KeyChanged();
   }
 
+  recordRunOpened(opened.run.agent_id, req.trigger);
   if (beforeStart) {
     await beforeStart(opened.run);
     await markStartPending(knex, opened.run.id);
   }
+  // The request, delivery, fire or mail that opened the run names it, so the run is found from its trace too.
+  setActiveSpanAttributes({ 'cadre.run.id': opened.run.id, 'cadre.agent.id': req.agent.id });
   dispatchRunStart(deps, opened.run, (err) =>
     deps.logger?.warn(
       { run_id: opened.run.id, err: err.message },

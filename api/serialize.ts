@@ -7,6 +7,8 @@ import { runWorkflowId } from '../model/run-identity';
 export interface Links {
   publicUrl: string;
   temporal: TemporalConfig;
+  /** The tracing backend's trace page, `{trace_id}` standing for the id (CADRE_TRACE_URL). */
+  traceUrl?: string;
 }
 
 /** Items of a run by where they stand; `pending` is what has not finished one way or another yet. */
@@ -32,6 +34,7 @@ export function runJson(run: RunRecord, links: Links) {
     trigger: run.trigger,
     trigger_id: run.trigger_id ?? null,
     fired_at: run.fired_at ?? null,
+    trace_id: run.trace_id ?? null,
     input: run.input,
     created_at: run.created_at,
     started_at: run.started_at,
@@ -53,6 +56,7 @@ export function runJson(run: RunRecord, links: Links) {
       self: `${links.publicUrl}/v1/runs/${run.id}`,
       console: `${links.publicUrl}/runs/${run.id}`,
       temporal: `${links.temporal.uiUrl}/namespaces/${encodeURIComponent(links.temporal.namespace)}/workflows/${runWorkflowId(run.id)}`,
+      trace: run.trace_id && links.traceUrl ? links.traceUrl.replaceAll('{trace_id}', run.trace_id) : null,
     },
   };
 }

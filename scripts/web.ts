@@ -1,4 +1,5 @@
 // The web process: API + console in one Express server. Runs the database migrations at start.
+import '../services/telemetry/tracing-start'; // first: it instruments http, express and pg as they load
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RequestHandler } from 'express';
@@ -14,6 +15,10 @@ import { connectorLimitsOf } from '../activities/connectors/opened';
 import { startInboxListener } from '../api/inbox/smtp-listener';
 import { startRunSweeper } from '../api/run-dispatch';
 import { readinessChecks } from '../api/readiness';
+import { shutdownTracing } from '../services/telemetry/tracing';
+import { countRunsAwaitingStart } from '../db/open-run';
+import { countRunStartBacklog } from '../services/telemetry/metrics';
+import { startMetricsServer } from '../services/telemetry/metrics-http';
 
 const consoleBuild = path.resolve(__dirname, '../ui/build/handler.js');
 
@@ -38,7 +43,7 @@ main('web', async () => {
     knex: db.knex,
     temporal: temporal.client,
     temporalConfig: tc,
-    links: { publicUrl: config.web.publicUrl, temporal: tc },
+    links: { publicUrl: config.web.publicUrl, temporal: tc, traceUrl: config.web.traceUrl },
     bodyLimit: config.web.bodyLimit,
     apiRateLimit: config.web.rateLimit,
     secrets: loadSecretBox(config),
@@ -51,6 +56,7 @@ main('web', async () => {
     versions: { temporal: temporal.version, postgres: db.version },
     console: consoleHandler,
     ready: readinessChecks({ knex: db.knex, temporal: temporal.client, taskQueue: tc.taskQueue }),
+    metricsToken: config.metrics.token,
   });
   const server = createServer(app).listen(config.web.port, config.web.host);
   await new Promise<void>((resolve, reject) => {
@@ -61,10 +67,18 @@ main('web', async () => {
 
   // Runs are answered before their workflow starts (api/run-dispatch.ts): a start that never landed (this or another
   // web process died, Temporal was down) is sent again. Ten seconds is far longer than a start takes.
+  const sweepAgeSeconds = 10;
   const sweeper = startRunSweeper(
     { knex: db.knex, temporal: temporal.client, temporalConfig: tc },
-    { intervalMs: 5_000, olderThanSeconds: 10, logger },
+    { intervalMs: 5_000, olderThanSeconds: sweepAgeSeconds, logger },
   );
+  countRunStartBacklog(() => countRunsAwaitingStart(db.knex, sweepAgeSeconds));
+  const { metrics } = config;
+  const metricsServer =
+    metrics.webPort === undefined
+      ? undefined
+      : await startMetricsServer({ host: metrics.host, port: metrics.webPort, token: metrics.token });
+  if (metricsServer) logger.info({ host: metrics.host, port: metrics.webPort }, 'metrics listening at /metrics');
 
   const { smtpPort } = config.inbox;
   const inbox =
@@ -78,11 +92,12 @@ main('web', async () => {
 
   const stop = () => {
     void inbox?.close();
+    metricsServer?.close();
     server.close();
     server.closeAllConnections();
     void sweeper
       .stop()
-      .then(() => Promise.allSettled([db.knex.destroy(), temporal.connection.close()]))
+      .then(() => Promise.allSettled([db.knex.destroy(), temporal.connection.close(), shutdownTracing()]))
       .then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);

@@ -1,5 +1,6 @@
 // The worker process: runs run workflows and their activities. Scale out by starting more of them against the
 // same Temporal namespace and task queue.
+import '../services/telemetry/tracing-start'; // first: it instruments http and pg as they load
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../cadre.config';
@@ -9,6 +10,9 @@ import { noModelMessage } from '../activities/llm-step';
 import { connectDatabase, connectTemporal } from './connections';
 import { main, StartupError } from './fail-fast';
 import { workerPolls } from '../api/readiness';
+import { shutdownTracing, tracingWorkerOptions } from '../services/telemetry/tracing';
+import { startMetricsServer } from '../services/telemetry/metrics-http';
+import { temporalMetricsOptions } from '../services/telemetry/metrics-temporal';
 
 /** Resolves once Temporal lists the worker of `identity` as polling (or after a minute, or if it cannot say). */
 async function untilPolling(client: Client, taskQueue: string, identity: string): Promise<void> {
@@ -20,8 +24,11 @@ async function untilPolling(client: Client, taskQueue: string, identity: string)
 }
 
 main('worker', async () => {
-  Runtime.install({ logger: new DefaultLogger('WARN') }); // the SDK's INFO lines (bundler output) drown Cadre's own
   const config = loadConfig();
+  Runtime.install({
+    logger: new DefaultLogger('WARN'), // the SDK's INFO lines (bundler output) drown Cadre's own
+    telemetryOptions: temporalMetricsOptions(config.metrics),
+  });
   const tc = loadTemporalConfig();
   const db = await connectDatabase(config, { poolMax: 20 });
   const temporal = await connectTemporal(tc); // for call_agent nodes, and to fail fast with one line
@@ -40,12 +47,19 @@ main('worker', async () => {
     workflowsPath: require.resolve('../workflows'),
     activities: createActivities({ knex: db.knex, config, temporal: temporal.client }),
     ...tc.worker,
+    ...tracingWorkerOptions(),
   });
+  const { metrics } = config;
+  const metricsServer =
+    metrics.workerPort === undefined
+      ? undefined
+      : await startMetricsServer({ host: metrics.host, port: metrics.workerPort, token: metrics.token });
   const running = worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks are done or handed back
   // Said once Temporal lists this worker among the queue's pollers: `npm start` lowers the worker's priority then
   // (scripts/priority.ts), and the cluster tests and benchmarks wait for it.
   await Promise.race([untilPolling(temporal.client, tc.taskQueue, worker.options.identity), running]);
   console.log(`worker polling task queue "${tc.taskQueue}" on ${tc.address}`);
   await running;
-  await Promise.allSettled([connection.close(), temporal.connection.close(), db.knex.destroy()]);
+  metricsServer?.close();
+  await Promise.allSettled([connection.close(), temporal.connection.close(), db.knex.destroy(), shutdownTracing()]);
 });

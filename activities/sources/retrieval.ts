@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import { loadEmbedder } from './embedder';
 import type { Box } from './layout';
+import { inSpan } from '../../services/telemetry/tracing';
 
 export interface RetrievedPassage {
   passage_id: string;
@@ -62,7 +63,21 @@ export async function versionsToSearch(
     .filter((r): r is { source: string; versionId: string } => r.versionId !== null);
 }
 
-export async function retrieve(knex: Knex, req: RetrieveRequest): Promise<RetrievedPassage[]> {
+/** The passages of the named sources that best answer `req.query`, in a retrieval span (its counts, not the query). */
+export function retrieve(knex: Knex, req: RetrieveRequest): Promise<RetrievedPassage[]> {
+  const attributes = {
+    'gen_ai.operation.name': 'retrieval',
+    'cadre.retrieval.sources': req.sourceNames.length,
+    'cadre.retrieval.top_k': req.topK,
+  };
+  return inSpan('retrieval', attributes, async (span) => {
+    const passages = await searchPassages(knex, req);
+    span.setAttributes({ 'cadre.retrieval.passages': passages.length });
+    return passages;
+  });
+}
+
+async function searchPassages(knex: Knex, req: RetrieveRequest): Promise<RetrievedPassage[]> {
   const versions = (await versionsToSearch(knex, req.workspaceId, req.sourceNames, req.asOf)).map((v) => v.versionId);
   if (versions.length === 0 || req.query.trim() === '') return [];
 

@@ -18,6 +18,7 @@ import { oauthFetch } from '../connectors/oauth/tokens';
 import type { ActivityDeps } from '../deps';
 import { publicFetch } from './ssrf-guard';
 import { ArgumentTypeError, coerceArguments } from './coerce-arguments';
+import { connectorCalls, connectorErrors } from '../../services/telemetry/metrics';
 
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown };
 
@@ -229,5 +230,27 @@ export async function resolveTools(
       );
     out.push(...chosen.map((t) => mcpTool(mcp.connection, t, session)));
   }
-  return out;
+  return out.map(countedCalls);
+}
+
+/**
+ * Counts the tool's calls and failures by kind: a built-in tool's family (`http`, `sql`, `slack`, …) or `mcp` /
+ * `api` for a connection's tools, never the connection's or the tool's own name (a tenant chooses those).
+ */
+function countedCalls(tool: StepTool): StepTool {
+  const { call } = tool;
+  if (!call) return tool;
+  const kind = tool.name.split('.')[0];
+  return {
+    ...tool,
+    call: async (input, ctx) => {
+      connectorCalls.inc({ kind });
+      try {
+        return await call(input, ctx);
+      } catch (err) {
+        connectorErrors.inc({ kind });
+        throw err;
+      }
+    },
+  };
 }

@@ -60,6 +60,7 @@ export interface components {
         | 'inbox';
       trigger_id: string | null;
       fired_at: string | null;
+      trace_id: string | null;
       input: string;
       created_at: string;
       started_at: string | null;
@@ -90,6 +91,7 @@ export interface components {
         self: string;
         console: string;
         temporal: string;
+        trace: string | null;
       };
     };
     HeldBackItem: {
@@ -1234,6 +1236,7 @@ export interface components {
         | 'inbox';
       trigger_id: string | null;
       fired_at: string | null;
+      trace_id: string | null;
       input: string;
       created_at: string;
       started_at: string | null;
@@ -1264,6 +1267,7 @@ export interface components {
         self: string;
         console: string;
         temporal: string;
+        trace: string | null;
       };
     };
   };

@@ -12,6 +12,7 @@ import { startRun, type RunServiceDeps } from '../run-service';
 import { ApiError } from '../problem';
 import type { Logger } from '../logger';
 import { machineSent, type MailVerdict } from '../../model/inbox';
+import { inSpan } from '../../services/telemetry/tracing';
 
 export interface IntakeDeps extends RunServiceDeps {
   domain: string;
@@ -53,8 +54,32 @@ async function textOf(mail: ParsedMail): Promise<string> {
   return text.replace(/\r\n/g, '\n').trim();
 }
 
-/** `verdict`: Cadre's own SPF/DKIM/DMARC verification, when it received the message itself (its SMTP listener). */
-export async function receiveMail(
+/**
+ * `verdict`: Cadre's own SPF/DKIM/DMARC verification, when it received the message itself (its SMTP listener). Each
+ * message is a trace of its own (linked to the mailbox watch that read it, if one did), which the run it starts joins.
+ */
+export function receiveMail(
+  deps: IntakeDeps,
+  agent: AgentRow,
+  mail: ParsedMail,
+  verdict?: MailVerdict,
+): Promise<IntakeOutcome> {
+  return inSpan(
+    'inbound mail',
+    { 'cadre.agent.id': agent.id },
+    async (span) => {
+      const outcome = await intake(deps, agent, mail, verdict);
+      span.setAttributes({
+        'cadre.mail.outcome': outcome.outcome,
+        'cadre.run.id': outcome.outcome === 'started' ? outcome.runId : undefined,
+      });
+      return outcome;
+    },
+    { newTrace: true, kind: 'consumer' },
+  );
+}
+
+async function intake(
   deps: IntakeDeps,
   agent: AgentRow,
   mail: ParsedMail,

@@ -14,6 +14,7 @@ import { agentOfLocalPart } from '../../db/inbox';
 import { splitAddress } from '../../model/inbox';
 import type { CadreConfig } from '../../cadre.config';
 import { receiveMail, type IntakeDeps } from './intake';
+import { deliveries } from '../../services/telemetry/metrics';
 import { verifyMessage, type DnsResolver } from './authentication';
 
 export interface InboxListener {
@@ -157,6 +158,7 @@ export async function startInboxListener(
             const { agent } = await agentOf(rcpt.address);
             if (!agent) continue; // refused at RCPT TO; an agent deleted since then gets nothing
             const result = await receiveMail({ ...deps, domain: inbox.domain }, agent, mail, verdict);
+            deliveries.inc({ source: 'mail', outcome: 'accepted' }); // stored in the agent's Inbox
             logger?.info(
               {
                 agent_id: agent.id,
@@ -173,6 +175,7 @@ export async function startInboxListener(
         })
         .catch((err: Error) => {
           if (err instanceof Refused) {
+            deliveries.inc({ source: 'mail', outcome: 'rejected' });
             // The sender's mail, not the inbox, is at fault: a warning with the reason, never an error.
             logger?.warn(
               { code: err.responseCode, reason: err.message, from: mailFrom ? mailFrom.address : undefined },
@@ -180,6 +183,7 @@ export async function startInboxListener(
             );
             return callback(smtpError(err.responseCode, err.message));
           }
+          deliveries.inc({ source: 'mail', outcome: 'failed' });
           logger?.error({ err }, 'inbox: storing a message failed');
           callback(smtpError(451, '4.3.0 the inbox could not store the message; try again later'));
         });

@@ -1,6 +1,6 @@
 // The public doors of triggers, reached without an API key: webhook deliveries (authenticated by their
 // signature) and form definitions and submissions (public by design, rate limited per client).
-import express, { Router, type Response } from 'express';
+import express, { Router, type RequestHandler, type Response } from 'express';
 import { getAgentHint } from '../../db/agents';
 import { acceptDelivery, DuplicateDelivery } from '../../db/deliveries';
 import type { SecretBox } from '../../db/secret-box';
@@ -24,6 +24,7 @@ import { runJson, type Links } from '../serialize';
 import type { RouteDeps } from './agents';
 import { checkBody, jsonBody, param } from '../validation';
 import { verifyWebhook } from '../webhook-signature';
+import { deliveries } from '../../services/telemetry/metrics';
 
 type PublicTrigger = NonNullable<Awaited<ReturnType<typeof findTriggerWithAgentState>>>;
 
@@ -80,6 +81,7 @@ export function hookRoutes(deps: HookDeps): Router {
   ) => {
     if (!filter || matches(filter, event)) return false;
     await skipped(trigger, 'filtered_out', `${what} received, skipped (filtered out by the trigger's conditions)`);
+    res.locals.deliveryOutcome = 'filtered_out';
     res
       .status(200)
       .json({ status: 'filtered_out', run: null, detail: "the trigger's filter conditions did not match" });
@@ -139,10 +141,12 @@ export function hookRoutes(deps: HookDeps): Router {
         .signal(batchFullSignal)
         .catch(() => undefined);
     }
+    res.locals.deliveryOutcome = 'batched';
     res.status(202).json({ status: 'accepted', delivery_id: accepted.id, run_id: null, run: null });
   };
 
   // Webhooks: the raw body is kept, since the signature covers its exact bytes.
+  r.use('/hooks/:id', countDelivery('webhook'));
   r.post('/hooks/:id', express.raw({ type: () => true, limit: deps.bodyLimit }), async (req, res) => {
     const trigger = await loadTrigger(param(req, 'id'), 'webhook');
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -220,6 +224,7 @@ export function hookRoutes(deps: HookDeps): Router {
     });
   });
 
+  r.use('/forms/:id/submissions', countDelivery('form'));
   r.post('/forms/:id/submissions', ...jsonBody(deps.bodyLimit), async (req, res) => {
     const trigger = await loadTrigger(param(req, 'id'), 'form');
     const wait = await formLimiter.take(`${trigger.id}:${req.ip}`);
@@ -242,4 +247,21 @@ export function hookRoutes(deps: HookDeps): Router {
   });
 
   return r;
+}
+
+/**
+ * Counts a delivery by how it was answered: accepted (a run started), batched, filtered_out, rejected (refused:
+ * signature, duplicate, paused agent, bad body, rate limit) or failed (5xx).
+ */
+function countDelivery(source: 'webhook' | 'form'): RequestHandler {
+  return (req, res, next) => {
+    if (req.method !== 'POST') return next();
+    res.once('finish', () => {
+      const answered = res.statusCode;
+      const outcome =
+        answered >= 500 ? 'failed' : answered >= 400 ? 'rejected' : (res.locals.deliveryOutcome ?? 'accepted');
+      deliveries.inc({ source, outcome });
+    });
+    next();
+  };
 }

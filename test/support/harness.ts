@@ -138,6 +138,8 @@ export async function startApi(
     temporal?: Client;
     /** The checks of /readyz (default: all pass). */
     ready?: () => Promise<Readiness>;
+    /** Serves GET /metrics for this bearer token (CADRE_METRICS_TOKEN). */
+    metricsToken?: string;
   } = {},
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
@@ -159,6 +161,7 @@ export async function startApi(
     logger: opts.logger ?? createLogger('silent', 'web'),
     versions: { temporal: 'test', postgres: 'test' },
     ready: opts.ready ?? (async () => ({ temporal: true, postgres: true })),
+    metricsToken: opts.metricsToken,
   });
   const server: Server = await new Promise((resolve) => {
     const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));

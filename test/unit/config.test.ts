@@ -24,7 +24,14 @@ describe('loadConfig', () => {
     const dataDir = path.resolve('./data');
     assert.deepEqual(c, {
       dataDir,
-      web: { host: '127.0.0.1', port: 3000, publicUrl: 'http://localhost:3000', bodyLimit: '1mb', rateLimit: 100 },
+      web: {
+        host: '127.0.0.1',
+        port: 3000,
+        publicUrl: 'http://localhost:3000',
+        bodyLimit: '1mb',
+        rateLimit: 100,
+        traceUrl: undefined,
+      },
       db: { url: undefined, embedded: true, embeddedPort: 5433, embeddedDir: path.join(dataDir, 'pglite') },
       model: {
         apiKey: undefined,
@@ -48,8 +55,41 @@ describe('loadConfig', () => {
       mcp: { stdioServers: {}, stdioUser: 'nobody', stdioDir: path.join(c.dataDir, 'tmp', 'mcp') },
       warehouse: { dirs: [path.join(c.dataDir, 'warehouse')] },
       logLevel: 'info',
+      // Metrics are off until an operator turns them on.
+      metrics: {
+        token: undefined,
+        host: '127.0.0.1',
+        webPort: undefined,
+        workerPort: undefined,
+        temporalPort: undefined,
+      },
     });
     assert.ok(path.isAbsolute(c.dataDir));
+  });
+
+  it('reads the metrics settings: a token long enough, never repeated in an error, and an IP address to bind', () => {
+    const token = 'a'.repeat(32);
+    assert.deepEqual(
+      loadConfig({
+        CADRE_METRICS_TOKEN: token,
+        CADRE_METRICS_HOST: '0.0.0.0',
+        CADRE_METRICS_PORT: '9464',
+        CADRE_WORKER_METRICS_PORT: '9465',
+        CADRE_TEMPORAL_METRICS_PORT: '9466',
+      }).metrics,
+      { token, host: '0.0.0.0', webPort: 9464, workerPort: 9465, temporalPort: 9466 },
+    );
+    assertConfigError(
+      () => loadConfig({ CADRE_METRICS_TOKEN: 'short-secret' }),
+      'CADRE_METRICS_TOKEN',
+      /16 characters/,
+    );
+    assert.throws(
+      () => loadConfig({ CADRE_METRICS_TOKEN: 'short-secret' }),
+      (err: Error) => !err.message.includes('short-secret'),
+    );
+    assertConfigError(() => loadConfig({ CADRE_METRICS_HOST: 'localhost' }), 'CADRE_METRICS_HOST', /IP address/);
+    assertConfigError(() => loadConfig({ CADRE_WORKER_METRICS_PORT: '70000' }), 'CADRE_WORKER_METRICS_PORT');
   });
 
   it('asks for VOYAGE_API_KEY when Voyage AI embeddings are chosen', () => {
@@ -94,6 +134,7 @@ describe('loadConfig', () => {
       ANTHROPIC_MODEL: 'claude-x',
       SMTP_URL: 'smtp://mail:25',
       SMTP_FROM: 'Bot <bot@example.com>',
+      CADRE_TRACE_URL: 'https://jaeger.example.com/trace/{trace_id}',
     });
     assert.equal(c.dataDir, path.resolve('/srv/cadre'));
     assert.deepEqual(c.web, {
@@ -102,6 +143,7 @@ describe('loadConfig', () => {
       publicUrl: 'https://cadre.example.com',
       bodyLimit: '5mb',
       rateLimit: 0,
+      traceUrl: 'https://jaeger.example.com/trace/{trace_id}',
     });
     assert.deepEqual(c.db, {
       url: 'postgres://u:p@db:5432/cadre',
@@ -299,6 +341,11 @@ describe('loadTemporalConfig', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('refuses a CADRE_TRACE_URL without {trace_id} or not http(s)', () => {
+    for (const value of ['https://jaeger.example.com/trace/', 'javascript:alert({trace_id})'])
+      assertConfigError(() => loadConfig({ CADRE_TRACE_URL: value }), 'CADRE_TRACE_URL');
   });
 
   it('rejects bad ports and worker sizes with a one-line ConfigError', () => {

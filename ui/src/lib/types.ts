@@ -93,7 +93,10 @@ export interface Run {
   retry_of?: string | null;
   /** A test run on past items (tools that act elsewhere only planned their effect). */
   test_mode?: boolean;
-  links: { self: string; console: string; temporal: string | null };
+  /** The OpenTelemetry trace the run started in; null with tracing off. */
+  trace_id?: string | null;
+  /** `trace`: the run's trace in the tracing backend, when the operator set CADRE_TRACE_URL. */
+  links: { self: string; console: string; temporal: string | null; trace?: string | null };
 }
 
 export interface NodeActivity {
