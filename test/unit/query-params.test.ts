@@ -51,6 +51,7 @@ describe('query parameters (api/query-params.ts)', () => {
     assert.deepEqual(formats, ['date-time', 'date']);
     assert.deepEqual(param('listRuns', 'status').schema.enum, [
       'running',
+      'paused',
       'completed',
       'failed',
       'needs_review',
