@@ -543,7 +543,10 @@ const schemas: Record<string, unknown> = {
         format: nullable({ type: 'string' }),
         size: nullable({ type: 'integer' }),
         sha256: nullable({ type: 'string' }),
-        status: { enum: ['pending', 'extracting', 'done', 'failed'] },
+        status: {
+          enum: ['pending', 'extracting', 'done', 'failed', 'skipped'],
+          description: 'skipped: not read, because another document of the version failed (its error says which).',
+        },
         error: nullable({ type: 'string' }),
         pages_total: { type: 'integer' },
         pages_done: { type: 'integer' },
@@ -2148,7 +2151,8 @@ export const routes: Route[] = [
     method: 'post',
     path: '/sources/search',
     id: 'searchSources',
-    summary: 'Search sources as a retrieve node does (current versions)',
+    summary:
+      'Search sources as a retrieve node does (current versions); a named source the workspace lacks is 422 unknown_sources, naming it',
     scope: 'read',
     body: jsonSchema(bodies.searchSources),
     ok: { 200: obj({ data: { type: 'array', items: ref('Passage') } }) },

@@ -180,15 +180,6 @@ export async function agentsUsing(knex: Knex, workspaceId: string): Promise<Map<
   return out;
 }
 
-/** The names among `names` that are not sources of the workspace. */
-export async function unknownSourceNames(knex: Knex, workspaceId: string, names: string[]): Promise<string[]> {
-  if (names.length === 0) return [];
-  const known = new Set(
-    (await knex('sources').where({ workspace_id: workspaceId }).whereIn('name', names).pluck('name')) as string[],
-  );
-  return names.filter((n) => !known.has(n));
-}
-
 export interface PassageRecord {
   id: number;
   source_id: string;

@@ -1,7 +1,7 @@
-// Office files: Word (.docx with mammoth, .doc with word-extractor), Excel (.xlsx and .xls with SheetJS; a sheet
-// is a page, a row a paragraph) and PowerPoint (.pptx with officeparser; a slide is a page). An .docx/.xlsx/.pptx
-// is a ZIP archive: every entry is inflated under a size cap first, so a zip bomb fails the source instead of
-// filling the worker's memory.
+// Office files: Word (.docx with mammoth, read as HTML so that tables keep their rows; .doc with word-extractor),
+// Excel (.xlsx and .xls with SheetJS; a sheet is a page, a row a paragraph) and PowerPoint (.pptx with
+// officeparser; a slide is a page). An .docx/.xlsx/.pptx is a ZIP archive: every entry is inflated under a size
+// cap first, so a zip bomb fails the source instead of filling the worker's memory.
 import mammoth from 'mammoth';
 import WordExtractor from 'word-extractor';
 import * as XLSX from '@e965/xlsx';
@@ -9,6 +9,7 @@ import { OfficeParser, type OfficeContentNode } from 'officeparser';
 import * as yauzl from 'yauzl';
 import { UnreadableDocumentError } from './formats';
 import { rowsToParagraphs } from './extract-text';
+import { blockTexts, dom } from './html-blocks';
 import type { Extraction, Paragraph } from './layout';
 
 export const maxUnzippedBytes = 300 * 1024 * 1024;
@@ -68,13 +69,22 @@ const numbered = (texts: string[], page: number | null = null): Paragraph[] =>
     .filter(Boolean)
     .map((text, i) => ({ page, paragraph: i + 1, text }));
 
+/** Blocks as paragraphs; the lines of a table's group of rows stay lines. */
+const numberedBlocks = (texts: string[]): Paragraph[] =>
+  texts.filter((t) => t.trim() !== '').map((text, i) => ({ page: null, paragraph: i + 1, text }));
+
 export async function extractDocx(bytes: Buffer): Promise<Extraction> {
   await checkZip(bytes);
   if (!(await hasEntry(bytes, 'word/document.xml')))
     throw new UnreadableDocumentError('the file is named .docx but is not a Word document (no word/document.xml)');
   try {
-    const { value } = await mammoth.extractRawText({ buffer: bytes });
-    return { pages: [], paragraphs: numbered(value.split(/\n+/)) };
+    // As HTML, which keeps tables as tables; pictures are left out (they would come back as data URIs).
+    const { value } = await mammoth.convertToHtml(
+      { buffer: bytes },
+      { convertImage: mammoth.images.imgElement(() => Promise.resolve({ src: '' })) },
+    );
+    const body = dom(`<html><body>${value}</body></html>`).body;
+    return { pages: [], paragraphs: numberedBlocks(body ? blockTexts(body) : []) };
   } catch (err) {
     throw new UnreadableDocumentError(`the Word document cannot be read: ${(err as Error).message}`);
   }

@@ -3,7 +3,8 @@
 import path from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
 import { UnreadableDocumentError } from './formats';
-import { paragraphsFromLines, scaleBox, type Extraction, type Line } from './layout';
+import { paragraphsFromLines, scaleBox, type Extraction, type Line, type Paragraph } from './layout';
+import { readPage, type Block, type TextRun } from './pdf-layout';
 import { recognize } from './ocr';
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
@@ -45,6 +46,18 @@ export async function openPdf(bytes: Uint8Array): Promise<PdfDocument> {
   }
 }
 
+/**
+ * A page of the document. pdf.js 5.4 checks the page number against a page count kept in one static field
+ * (PagesMapper) that every document overwrites as it opens, so a document opened meanwhile made another's later
+ * pages "Invalid page request". The count is set back to this document's own right before asking: getPage checks
+ * it synchronously, so no other document can step in between, and documents stay read in parallel (OCR included).
+ */
+async function pageOf(doc: PdfDocument, pageNumber: number): Promise<PdfPage> {
+  const lib = await loadPdfJs();
+  lib.PagesMapper.instance.pagesNumber = doc.numPages;
+  return doc.getPage(pageNumber);
+}
+
 export async function pdfPageCount(bytes: Uint8Array): Promise<number> {
   const doc = await openPdf(bytes);
   try {
@@ -60,15 +73,15 @@ export async function extractPdfPages(bytes: Uint8Array, from: number, to: numbe
   const out: Extraction = { pages: [], paragraphs: [] };
   try {
     for (let n = from; n <= Math.min(to, doc.numPages); n++) {
-      const page = await doc.getPage(n);
+      const page = await pageOf(doc, n);
       const viewport = page.getViewport({ scale: 1 });
-      const lines = await textLines(page);
-      const chars = lines.reduce((sum, l) => sum + l.text.replace(/\s/g, '').length, 0);
+      const runs = await textRuns(page);
+      const chars = runs.reduce((sum, r) => sum + r.text.replace(/\s/g, '').length, 0);
       if (chars >= minTextChars) {
         // No picture now: rendering is three quarters of a text page's indexing time, and most pages are never
         // cited. The first citation that opens the page renders it (renderPdfPage) and keeps it.
         out.pages.push({ page: n, width: viewport.width, height: viewport.height, unit: 'pt' });
-        out.paragraphs.push(...paragraphsFromLines(lines, n));
+        out.paragraphs.push(...paragraphsOfBlocks(readPage(runs), n));
       } else {
         const scan = await render(page, ocrScale);
         const ocr = await recognize(scan);
@@ -97,51 +110,86 @@ export async function extractPdfPages(bytes: Uint8Array, from: number, to: numbe
   return out;
 }
 
-/** The text layer as lines in reading order: runs on one baseline joined, each with its box. */
-async function textLines(page: PdfPage): Promise<Line[]> {
+/** The text layer's runs, with their positions in viewport space (top-left origin, rotation applied). */
+async function textRuns(page: PdfPage): Promise<TextRun[]> {
   const lib = await loadPdfJs();
   const viewport = page.getViewport({ scale: 1 });
   const content = await page.getTextContent();
-  type Run = { text: string; x: number; baseline: number; size: number; width: number };
-  const runs: Run[] = [];
+  const rtl = content.items.some((item) => 'dir' in item && item.dir === 'rtl');
+  const mendLigatures = rtl ? await ligatureMender(page) : (text: string) => text;
+  const runs: TextRun[] = [];
   for (const item of content.items) {
     if (!('str' in item) || item.str.trim() === '') continue;
-    // The item's transform in viewport space (top-left origin, rotation applied), as pdf.js's text layer does.
+    // The item's transform in viewport space, as pdf.js's text layer does.
     const tx = lib.Util.transform(viewport.transform, item.transform);
     const size = Math.hypot(tx[2], tx[3]);
-    runs.push({ text: item.str, x: tx[4], baseline: tx[5], size, width: item.width * viewport.scale });
+    const text = item.dir === 'rtl' ? mendLigatures(item.str) : item.str;
+    runs.push({ text, x: tx[4], baseline: tx[5], size, width: item.width * viewport.scale, dir: item.dir });
   }
-  runs.sort((a, b) => a.baseline - b.baseline || a.x - b.x);
-  const lines: Run[][] = [];
-  for (const run of runs) {
-    const line = lines[lines.length - 1];
-    if (line && Math.abs(line[0].baseline - run.baseline) < 0.3 * Math.max(run.size, line[0].size)) line.push(run);
-    else lines.push([run]);
-  }
-  return lines.map((ls) => {
-    ls.sort((a, b) => a.x - b.x);
-    const size = Math.max(...ls.map((r) => r.size));
-    const baseline = Math.max(...ls.map((r) => r.baseline));
-    const x0 = Math.min(...ls.map((r) => r.x));
-    const x1 = Math.max(...ls.map((r) => r.x + r.width));
-    let text = '';
-    let end = -Infinity;
-    for (const r of ls) {
-      // A gap wider than a fifth of the font size separates words the PDF did not space.
-      text += text && r.x - end > 0.2 * r.size && !/\s$/.test(text) && !/^\s/.test(r.text) ? ` ${r.text}` : r.text;
-      end = r.x + r.width;
-    }
-    // Glyphs rise about 0.8 of the font size above the baseline and descend about 0.2 below it.
-    const box = { x: x0, y: baseline - 0.8 * size, width: x1 - x0, height: size };
-    return { text: text.replace(/\s+/g, ' ').trim(), box: scaleBox(box, 1) };
+  return runs;
+}
+
+const rtlChar = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]/;
+const reversed = (text: string) => [...text].reverse().join('');
+
+/**
+ * Mends what pdf.js does to a right-to-left glyph standing for several characters (a lam-alef ligature is "لأ"):
+ * it reverses the run character by character, so the ligature's characters come out swapped ("األقصى" for
+ * "الأقصى"). The page's glyphs (its operator list) tell where each glyph's characters begin and end; a word of the
+ * run found among them is reversed glyph by glyph instead. Read only for pages with right-to-left text.
+ */
+async function ligatureMender(page: PdfPage): Promise<(text: string) => string> {
+  const lib = await loadPdfJs();
+  const ops = await page.getOperatorList();
+  const shown: string[][] = [];
+  ops.fnArray.forEach((fn, i) => {
+    if (fn !== lib.OPS.showText) return;
+    const glyphs = ops.argsArray[i][0] as ({ unicode?: string } | number | null)[];
+    // Normalised as pdf.js normalises the text content (some presentation-form ligatures to their letters).
+    shown.push(
+      glyphs.flatMap((g) => (g && typeof g === 'object' && g.unicode ? [lib.normalizeUnicode(g.unicode)] : [])),
+    );
   });
+  const isLigature = (glyph: string) => glyph.length > 1 && rtlChar.test(glyph[0]);
+  if (!shown.some((glyphs) => glyphs.some(isLigature))) return (text) => text;
+  const strings = shown.map((glyphs) => glyphs.join(''));
+  const mendWord = (word: string): string => {
+    for (const [k, string] of strings.entries()) {
+      const at = string.indexOf(word);
+      if (word === '' || at < 0) continue;
+      let out = '';
+      let pos = 0;
+      for (const glyph of shown[k]) {
+        const start = pos;
+        pos += glyph.length;
+        if (pos <= at || start >= at + word.length) continue;
+        if (start < at || pos > at + word.length) return word; // the word ends inside a glyph: leave it
+        // Reversed here so that the run's reversal (below, and pdf.js's) leaves the glyph's characters in order.
+        out += isLigature(glyph) ? reversed(glyph) : glyph;
+      }
+      return out;
+    }
+    return word;
+  };
+  // The run as shown (visual order), mended word by word, then back to the logical order pdf.js gives.
+  return (text) => reversed(reversed(text).split(' ').map(mendWord).join(' '));
+}
+
+/** Paragraphs of a page's blocks, numbered down the page in reading order; a table's rows make its own. */
+function paragraphsOfBlocks(blocks: Block[], page: number): Paragraph[] {
+  const out: Paragraph[] = [];
+  for (const block of blocks) {
+    if (block.kind === 'text') out.push(...paragraphsFromLines(block.lines, page));
+    else out.push({ page, paragraph: 0, text: block.rows.map((r) => r.text).join('\n'), lines: block.rows });
+  }
+  return out.map((p, i) => ({ ...p, paragraph: i + 1 }));
 }
 
 /** The picture of one page, for opening a citation on a page indexed without one. */
 export async function renderPdfPage(bytes: Uint8Array, pageNumber: number): Promise<Buffer> {
   const doc = await openPdf(bytes);
   try {
-    const page = await doc.getPage(pageNumber);
+    const page = await pageOf(doc, pageNumber);
     const picture = await render(page, pictureScale);
     page.cleanup();
     return picture;

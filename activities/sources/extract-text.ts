@@ -1,10 +1,12 @@
 // Text formats: plain text, Markdown, CSV, JSON, XML and web pages (their main text, without menus and footers).
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { parseHTML } from 'linkedom';
 import { Readability } from '@mozilla/readability';
 import type { Extraction, Paragraph } from './layout';
 import { UnreadableDocumentError } from './formats';
+import { labelledRow } from './tables';
+import { blockTexts, dom } from './html-blocks';
+import { underHeadings, type Block } from './headings';
 
 const decode = (bytes: Uint8Array) => new TextDecoder('utf-8').decode(bytes).replace(/^\uFEFF/, '');
 
@@ -26,13 +28,13 @@ export function extractPlainText(bytes: Uint8Array): Extraction {
   };
 }
 
-/** Blank lines separate paragraphs; a heading is a paragraph of its own. */
+/** Blank lines separate paragraphs; each is read under its section's heading (headings.ts). */
 export function extractMarkdown(bytes: Uint8Array): Extraction {
-  const blocks: string[] = [];
+  const blocks: Block[] = [];
   let cur: string[] = [];
   let fenced = false;
   const flush = () => {
-    if (cur.length) blocks.push(cur.join('\n'));
+    if (cur.length) blocks.push({ text: cur.join(' ').replace(/\s+/g, ' ').trim() });
     cur = [];
   };
   for (const line of decode(bytes).split(/\r?\n/)) {
@@ -40,11 +42,17 @@ export function extractMarkdown(bytes: Uint8Array): Extraction {
     if (!fenced && /^\s*$/.test(line)) flush();
     else if (!fenced && /^#{1,6}\s/.test(line)) {
       flush();
-      blocks.push(line.replace(/^#{1,6}\s+/, '').replace(/\s+#+\s*$/, ''));
+      blocks.push({
+        text: line
+          .replace(/^#{1,6}\s+/, '')
+          .replace(/\s+#+\s*$/, '')
+          .trim(),
+        heading: true,
+      });
     } else cur.push(line);
   }
   flush();
-  return { pages: [], paragraphs: numbered(blocks.map((b) => b.replace(/\s*\n\s*/g, ' '))) };
+  return { pages: [], paragraphs: numbered(underHeadings(blocks)) };
 }
 
 /**
@@ -61,21 +69,27 @@ export function extractCsv(bytes: Uint8Array): Extraction {
   return { pages: [], paragraphs: rowsToParagraphs(rows, null) };
 }
 
+/**
+ * The rows of a sheet or CSV below its header row, each labelled by it. The header row is a paragraph only when no
+ * row follows it: each row already says it, and alone it would outrank the rows for questions worded like its
+ * headings. A named sheet is the heading of its rows (headings.ts), as a section's heading is.
+ */
 export function rowsToParagraphs(rows: unknown[][], page: number | null, sheetName?: string): Paragraph[] {
-  const header = (rows[0] ?? []).map((h) => String(h ?? '').trim());
-  const out: Paragraph[] = [];
   const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v).trim());
-  rows.forEach((row, i) => {
-    const cells = row.map(cell);
-    if (cells.every((c) => c === '')) return;
-    const text =
-      i === 0
-        ? cells.filter(Boolean).join('; ')
-        : cells
-            .map((c, j) => (c === '' ? '' : header[j] ? `${header[j]}: ${c}` : c))
-            .filter(Boolean)
-            .join('; ');
-    out.push({ page, paragraph: i + 1, text: sheetName && i === 0 ? `${sheetName}: ${text}` : text });
+  const cells = rows.map((row) => row.map(cell));
+  const header = cells[0] ?? [];
+  const filled = (r: string[]) => r.some((c) => c !== '');
+  const heading = sheetName && !/^sheet\s*\d*$/i.test(sheetName.trim()) ? sheetName : undefined;
+  if (!cells.slice(1).some(filled)) {
+    if (!filled(header)) return [];
+    const text = header.filter(Boolean).join('; ');
+    return [{ page, paragraph: 1, text: sheetName ? `${sheetName}: ${text}` : text }];
+  }
+  const out: Paragraph[] = [];
+  cells.forEach((row, i) => {
+    if (i === 0 || !filled(row)) return;
+    const text = labelledRow(header, row);
+    out.push({ page, paragraph: i + 1, text: heading ? `${heading}\n${text}` : text });
   });
   return out;
 }
@@ -130,17 +144,10 @@ function leaves(value: unknown, path: string): string[] {
   return [path ? `${path}: ${String(value)}` : String(value)];
 }
 
-interface DomNode {
-  textContent: string | null;
-  querySelector(selector: string): DomNode | null;
-  querySelectorAll(selector: string): Iterable<DomNode>;
-}
-// linkedom's types describe a browser window (the project has no DOM lib); these are the parts used here.
-const dom = (html: string) => (parseHTML(html) as unknown as { document: DomNode & { body: DomNode | null } }).document;
-
-const blockTags = 'h1,h2,h3,h4,h5,h6,p,li,pre,blockquote,td,th,dt,dd,figcaption,caption';
-
-/** The page's main text (Mozilla Readability, as Firefox's reader view), one paragraph per block element. */
+/**
+ * The page's main text (Mozilla Readability, as Firefox's reader view), one paragraph per block element and a
+ * table's rows with their header (html-blocks.ts).
+ */
 export function extractHtml(bytes: Uint8Array): Extraction & { title?: string } {
   const html = decode(bytes);
   const document = dom(html);
@@ -148,10 +155,8 @@ export function extractHtml(bytes: Uint8Array): Extraction & { title?: string } 
   const main = article?.content ? dom(`<html><body>${article.content}</body></html>`) : document;
   const texts: string[] = [];
   if (article?.title) texts.push(article.title);
-  const blocks = [...main.querySelectorAll(blockTags)].filter(
-    (el) => !el.querySelector(blockTags), // innermost blocks only: no text twice
-  );
-  for (const el of blocks) texts.push(el.textContent ?? '');
+  const blocks = main.body ? blockTexts(main.body) : [];
+  texts.push(...blocks);
   if (blocks.length === 0) texts.push(...(main.body?.textContent ?? '').split(/\n\s*\n/));
   return { pages: [], paragraphs: numbered(texts), title: article?.title ?? undefined };
 }

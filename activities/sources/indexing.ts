@@ -103,42 +103,68 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
         knex.raw('content is null as missing'),
       );
     const plan: DocumentPlan[] = [];
+    // Every document is checked, so a version with two broken files names both at once.
+    const unreadableDocuments: string[] = [];
     for (const doc of docs) {
-      let fileName: string = doc.file_name;
-      let format = doc.format as Format | null;
-      let content: Buffer;
-      if (doc.url && doc.missing) {
-        const authorization = doc.auth_header_sealed
-          ? (secrets ??= loadSecretBox(config)).open(doc.auth_header_sealed)
-          : undefined;
-        const fetched = await fetchUrl(doc.url, authorization);
-        content = fetched.content;
-        format = formatFromContentType(fetched.contentType) ?? formatFromName(fetched.finalUrl.pathname) ?? 'html';
-        if (content.length > maxBytesFor(format)) throw tooLarge(doc.url, content.length);
-        fileName = doc.url;
-        await knex('source_documents')
-          .where({ id: doc.id })
-          .update({ content, format, content_type: fetched.contentType, size: content.length });
-      } else {
-        content = (await knex('source_documents').where({ id: doc.id }).first('content')).content;
-      }
-      if (!format) throw ApplicationFailure.nonRetryable(`${fileName}: unsupported kind of file`, 'Unsupported');
-      let pages: number;
       try {
-        pages = await inspect(fileName, format, content);
+        plan.push(await prepareDocument(doc));
       } catch (err) {
+        const final = err instanceof ApplicationFailure && err.nonRetryable;
+        // A retried error is kept too, so that if the retries run out the version's failure names this document.
         await knex('source_documents')
           .where({ id: doc.id })
-          .update({ status: 'failed', error: (err as Error).message });
-        throw unreadable(fileName, err);
+          .update({ ...(final ? { status: 'failed' } : {}), error: (err as Error).message });
+        if (!final) throw err;
+        unreadableDocuments.push(err.message);
       }
-      await knex('source_documents').where({ id: doc.id }).update({ pages_total: pages, status: 'extracting' });
-      plan.push({ documentId: doc.id, pages });
     }
+    if (unreadableDocuments.length > 0)
+      throw ApplicationFailure.nonRetryable(unreadableDocuments.join('; '), 'UnreadableDocument');
     await knex('source_versions')
       .where({ id: versionId })
       .update({ pages_total: plan.reduce((n, d) => n + d.pages, 0), pages_done: 0 });
     return plan;
+  }
+
+  /** Fetches a web document if need be, checks it is what it claims and counts its pages. */
+  async function prepareDocument(doc: {
+    id: string;
+    file_name: string;
+    url: string | null;
+    format: string | null;
+    content_type: string | null;
+    auth_header_sealed: string | null;
+    missing: boolean;
+  }): Promise<DocumentPlan> {
+    let fileName: string = doc.file_name;
+    let format = doc.format as Format | null;
+    let content: Buffer;
+    if (doc.url && doc.missing) {
+      const authorization = doc.auth_header_sealed
+        ? (secrets ??= loadSecretBox(config)).open(doc.auth_header_sealed)
+        : undefined;
+      const fetched = await fetchUrl(doc.url, authorization);
+      content = fetched.content;
+      format = formatFromContentType(fetched.contentType) ?? formatFromName(fetched.finalUrl.pathname) ?? 'html';
+      if (content.length > maxBytesFor(format)) throw tooLarge(doc.url, content.length);
+      fileName = doc.url;
+      await knex('source_documents')
+        .where({ id: doc.id })
+        .update({ content, format, content_type: fetched.contentType, size: content.length });
+    } else {
+      content = (await knex('source_documents').where({ id: doc.id }).first('content')).content;
+    }
+    if (!format) throw ApplicationFailure.nonRetryable(`${fileName}: unsupported kind of file`, 'Unsupported');
+    let pages: number;
+    try {
+      pages = await inspect(fileName, format, content);
+    } catch (err) {
+      throw unreadable(fileName, err);
+    }
+    await knex('source_documents')
+      .where({ id: doc.id })
+      .update({ pages_total: pages, status: 'extracting', error: null });
+    return { documentId: doc.id, pages };
   }
 
   /** Extracts pages `from`..`to` of one document into passages; a retry replaces what an attempt wrote. */
@@ -169,14 +195,20 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
     try {
       extraction = await extract(doc.format, doc.content, from, to);
     } catch (err) {
+      // An unreadable document fails for good; any other error is retried, and kept on the document meanwhile so
+      // that, if the retries run out, the version's failure says which document it was.
+      const failed = err instanceof UnreadableDocumentError;
       await knex('source_documents')
         .where({ id: documentId })
-        .update({ status: 'failed', error: (err as Error).message });
+        .update({ ...(failed ? { status: 'failed' } : {}), error: (err as Error).message });
       throw unreadable(doc.url ?? doc.file_name, err);
     }
     const passages = toPassages(extraction.paragraphs);
     const units = to - from + 1;
     await knex.transaction(async (trx) => {
+      // A range read while a sibling failed the version is dropped: a failed version keeps no passages.
+      const version = await trx('source_versions').where({ id: doc.version_id }).forUpdate().first('status');
+      if (version.status === 'failed') return;
       const pageRange = (q: Knex.QueryBuilder) => (doc.format === 'pdf' ? q.whereBetween('page', [from, to]) : q);
       await pageRange(trx('passages').where({ document_id: documentId })).delete();
       await pageRange(trx('source_pages').where({ document_id: documentId })).delete();
@@ -217,7 +249,7 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
         .update({ pages_done: trx.raw('least(pages_total, pages_done + ?)', [units]) })
         .returning(['pages_done', 'pages_total']);
       if (d.pages_done >= d.pages_total)
-        await trx('source_documents').where({ id: documentId }).update({ status: 'done' });
+        await trx('source_documents').where({ id: documentId }).update({ status: 'done', error: null });
       await trx('source_versions')
         .where({ id: doc.version_id })
         .update({ pages_done: trx.raw('least(pages_total, pages_done + ?)', [units]) });
@@ -303,10 +335,44 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
       });
     },
 
-    /** The version failed: the reason is kept and the previous version (if any) stays in use. */
+    /**
+     * The version failed: the reason is kept, naming the document that failed, and the previous version (if any)
+     * stays in use. Every other document ends in a final state: those not yet read are `skipped` because of the
+     * failed one, or `failed` with the version's reason when no document was to blame.
+     */
     async failSourceVersion({ versionId, reason }: { versionId: string; reason: string }): Promise<void> {
-      await knex('source_versions').where({ id: versionId }).update({ status: 'failed', error: reason });
-      await knex('passages').where({ version_id: versionId }).delete();
+      await knex.transaction(async (trx) => {
+        // Locked first, as extractPages locks it, so a range still being written cannot land after this.
+        await trx('source_versions').where({ id: versionId }).forUpdate().first('id');
+        const docs: { id: string; name: string; status: string; error: string | null }[] = await trx('source_documents')
+          .where({ version_id: versionId })
+          .orderBy('position')
+          .select('id', trx.raw('coalesce(url, file_name) as name'), 'status', 'error');
+        // The documents to blame: those found unreadable, else one whose retries ran out (its error is kept).
+        let failed = docs.filter((d) => d.status === 'failed').map((d) => d.name);
+        if (failed.length === 0) {
+          const stuck = docs.filter((d) => d.status !== 'done' && d.error !== null);
+          await trx('source_documents')
+            .whereIn(
+              'id',
+              stuck.map((d) => d.id),
+            )
+            .update({ status: 'failed' });
+          failed = stuck.map((d) => d.name);
+        }
+        const error =
+          failed.length === 0 || failed.some((name) => reason.includes(name)) ? reason : `${failed[0]}: ${reason}`;
+        await trx('source_documents')
+          .where({ version_id: versionId })
+          .whereIn('status', ['pending', 'extracting'])
+          .update(
+            failed.length > 0
+              ? { status: 'skipped', error: `not indexed, because ${failed.join(', ')} failed` }
+              : { status: 'failed', error: reason },
+          );
+        await trx('source_versions').where({ id: versionId }).update({ status: 'failed', error });
+        await trx('passages').where({ version_id: versionId }).delete();
+      });
     },
   };
 }

@@ -80,7 +80,8 @@ const overlapsHorizontally = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.
 /**
  * Groups lines (in reading order) into paragraphs: a new paragraph starts where the vertical gap to the previous
  * line exceeds 0.8 of its height, where the lines do not share any horizontal extent (another column), or
- * where the recogniser already saw a paragraph break (`breaks`: indexes of lines that start one).
+ * where the recogniser already saw a paragraph break (`breaks`: indexes of lines that start one). Then the short
+ * lines of one block (a receipt, a form section, an address) are joined, see `joinShortLineBlocks`.
  */
 export function paragraphsFromLines(lines: Line[], page: number, breaks: Set<number> = new Set()): Paragraph[] {
   const groups: Line[][] = [];
@@ -94,11 +95,61 @@ export function paragraphsFromLines(lines: Line[], page: number, breaks: Set<num
     if (newParagraph) groups.push([line]);
     else current.push(line);
   });
-  return groups
+  return joinShortLineBlocks(groups)
     .map((ls) => ({ lines: ls, text: joinLines(ls.map((l) => l.text)) }))
     .filter((g) => g.text !== '')
     .map((g, i) => ({ page, paragraph: i + 1, text: g.text, lines: g.lines }));
 }
+
+/** A line at most this long is a receipt's, a form's or an address's rather than running text. */
+const shortLineChars = 40;
+/**
+ * Short lines further apart than this (× line height) belong to different blocks. A blank line or two, as tills
+ * print between a receipt's header, items and totals, stays within: the whole receipt is one passage, so a
+ * question naming the shop finds its total.
+ */
+const maxGapInBlock = 4;
+
+/**
+ * Joins neighbouring paragraphs made only of short lines, when no wide space parts them: a receipt or a form has
+ * wider line spacing than prose, so each of its lines would otherwise be a paragraph ("TOTAL EUR 86.40" alone,
+ * without the shop or the items). Running text is never joined: its lines are longer, are sentences, or one
+ * carries on into the next, so prose keeps its paragraph breaks.
+ */
+function joinShortLineBlocks(groups: Line[][]): Line[][] {
+  const isBlockOfShortLines = (ls: Line[]) =>
+    ls.every((l) => l.text.trim().length <= shortLineChars && !isSentence(l.text)) &&
+    ls.every((l, i) => i === 0 || !carriesOn(ls[i - 1].text, l.text));
+  const out: { lines: Line[]; short: boolean }[] = [];
+  for (const group of groups) {
+    const previous = out[out.length - 1];
+    const last = previous?.lines[previous.lines.length - 1];
+    const first = group[0];
+    const short = isBlockOfShortLines(group);
+    const near =
+      last !== undefined &&
+      first.box.y - (last.box.y + last.box.height) <= maxGapInBlock * Math.max(last.box.height, 1) &&
+      first.box.y + first.box.height > last.box.y &&
+      overlapsHorizontally(first.box, last.box);
+    if (near && short && previous.short) previous.lines.push(...group);
+    else out.push({ lines: [...group], short });
+  }
+  return out.map((b) => b.lines);
+}
+
+/**
+ * Whether a line reads on into the next, as running text does: a word hyphenated across them, or a line ending
+ * mid-sentence (on a word or a comma) before one starting in lower case. A receipt's "TOTAL EUR 86.40" does not
+ * read on into "incl. VAT 19% 13.80".
+ */
+const carriesOn = (line: string, next: string) =>
+  /[-\u00ad]$/.test(line.trim()) || (/[\p{L},;]$/u.test(line.trim()) && /^\p{Ll}/u.test(next.trim()));
+
+/** A line that is a sentence of its own ("The board meets every quarter."), as short paragraphs of prose are. */
+const isSentence = (line: string) => {
+  const t = line.trim();
+  return /[.!?]["')\]]?$/.test(t) && /\p{Ll}/u.test(t) && t.split(/\s+/).length >= 3;
+};
 
 /** Joins a paragraph's lines, mending words hyphenated across a line break. */
 function joinLines(texts: string[]): string {
@@ -112,7 +163,7 @@ function joinLines(texts: string[]): string {
   return out.replace(/\s+/g, ' ');
 }
 
-const maxPassageChars = 1200;
+export const maxPassageChars = 1200;
 
 /** Splits paragraphs into passages of at most ~1,200 characters, at line or sentence boundaries. */
 export function toPassages(paragraphs: Paragraph[]): PassageDraft[] {

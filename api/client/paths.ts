@@ -730,7 +730,7 @@ export interface components {
         format: string | null;
         size: number | null;
         sha256: string | null;
-        status: 'pending' | 'extracting' | 'done' | 'failed';
+        status: 'pending' | 'extracting' | 'done' | 'failed' | 'skipped';
         error: string | null;
         pages_total: number;
         pages_done: number;

@@ -26,6 +26,7 @@ import { ApiError } from '../problem';
 import { pagePicture } from '../../activities/sources/page-pictures';
 import type { SecretBox } from '../../db/secret-box';
 import { readUpload } from '../source-upload';
+import { describeUnknownSource, unknownSources } from '../source-warnings';
 import { startSourceIndexing } from '../source-indexing';
 import { jsonBody, param, parseBody, readJson } from '../validation';
 import type { RouteDeps } from './agents';
@@ -222,6 +223,21 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
     const ws = req.auth!.workspace.id;
     const body = parseBody(bodies.searchSources, req.body);
     const names = body.sources ?? (await listSources(knex, ws)).map((s) => s.name);
+    // A misspelt name would otherwise just find nothing in it, and look like a source without an answer.
+    const unknown = body.sources ? await unknownSources(knex, ws, [...new Set(names)]) : [];
+    if (unknown.length > 0)
+      throw new ApiError(
+        422,
+        'unknown_sources',
+        unknown.map((u) => describeUnknownSource(u)).join('; '),
+        {},
+        {
+          errors: unknown.map((u) => ({
+            path: `sources[${names.indexOf(u.name)}]`,
+            message: describeUnknownSource(u),
+          })),
+        },
+      );
     const data = await retrieve(knex, {
       workspaceId: ws,
       sourceNames: names,

@@ -148,8 +148,8 @@ describe('sources and retrieval', function () {
         name: 'guide.md',
         content: '# Onboarding\n\nRead the wiki first.\n\n## Laptops\n\nEvery engineer receives a laptop on day one.\n',
         query: 'laptop engineer',
-        paragraph: 4,
-        text: 'Every engineer receives a laptop on day one.',
+        paragraph: 2, // read under its heading
+        text: 'Laptops\nEvery engineer receives a laptop on day one.',
       },
       {
         name: 'vendors.csv',
@@ -444,9 +444,10 @@ describe('sources and retrieval', function () {
       };
       await expect('memo.docx', 'cafeteria', 'The cafeteria reopens on Monday.', null, 2);
       await expect('old-memo.doc', 'fax machine', 'The fax machine was retired in 2009.', null, 2);
-      await expect('budget.xlsx', 'toner', 'item: toner cartridge; price: 80', 1, 3);
-      await expect('budget.xlsx', 'Lovelace', 'name: Ada Lovelace; team: analytics', 2, 2);
-      await expect('budget-old.xls', 'toner', 'item: toner cartridge; price: 80', 1, 3);
+      // a row is read under its sheet's name, as a paragraph under its heading
+      await expect('budget.xlsx', 'toner', 'Costs\nitem: toner cartridge; price: 80', 1, 3);
+      await expect('budget.xlsx', 'Lovelace', 'Staff\nname: Ada Lovelace; team: analytics', 2, 2);
+      await expect('budget-old.xls', 'toner', 'Costs\nitem: toner cartridge; price: 80', 1, 3);
       await expect('deck.pptx', 'engineers', 'Nine engineers join in May', 2, 2);
     });
   });
@@ -589,7 +590,12 @@ describe('sources and retrieval', function () {
       assert.equal((await call(`/v1/sources/${source.id}`, { method: 'DELETE' })).status, 204);
       assert.equal((await call(`/v1/sources/${source.id}`)).status, 404);
       assert.equal((await call(`/v1/passages/${hit.passage_id}`)).status, 404);
-      assert.deepEqual(await search('Elm Street', ['Old office']), []);
+      const gone = await call('/v1/sources/search', {
+        method: 'POST',
+        json: { query: 'Elm Street', sources: ['Old office'] },
+      });
+      assert.equal(gone.status, 422);
+      assert.match((await json(gone)).detail, /no source named "Old office"/);
     });
 
     it('keeps the current version when a replacement fails', async () => {

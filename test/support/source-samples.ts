@@ -118,8 +118,15 @@ export async function textImage(
 
 const xml = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>';
 
-/** A Word document built by hand (the parts Word itself needs), one <w:p> per paragraph. */
-export async function docx(paragraphs: string[]): Promise<Buffer> {
+const wordParagraph = (text: string) => `<w:p><w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
+const wordTable = (rows: string[][]) =>
+  `<w:tbl>${rows.map((r) => `<w:tr>${r.map((c) => `<w:tc>${wordParagraph(c)}</w:tc>`).join('')}</w:tr>`).join('')}</w:tbl>`;
+
+/**
+ * A Word document built by hand (the parts Word itself needs), one <w:p> per paragraph; an array of rows is a
+ * table (<w:tbl>), a paragraph in each cell.
+ */
+export async function docx(paragraphs: (string | string[][])[]): Promise<Buffer> {
   const zip = new JSZip();
   zip.file(
     '[Content_Types].xml',
@@ -132,7 +139,7 @@ export async function docx(paragraphs: string[]): Promise<Buffer> {
   zip.file(
     'word/document.xml',
     `${xml}<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${paragraphs
-      .map((p) => `<w:p><w:r><w:t xml:space="preserve">${p}</w:t></w:r></w:p>`)
+      .map((p) => (typeof p === 'string' ? wordParagraph(p) : wordTable(p)))
       .join('')}</w:body></w:document>`,
   );
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });

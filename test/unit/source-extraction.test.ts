@@ -79,12 +79,11 @@ describe('source extraction', () => {
     );
     assert.deepEqual(
       extractMarkdown(enc('# Title\nintro text\n\n```\ncode\n\nblock\n```\n## Next')).paragraphs.map((p) => p.text),
-      ['Title', 'intro text', '``` code block ```', 'Next'],
+      ['Title\nintro text', 'Title\n``` code block ```', 'Next'],
     );
     assert.deepEqual(
       extractCsv(enc('name,city\nAda,London\n,\nBob,Paris')).paragraphs.map((p) => [p.paragraph, p.text]),
       [
-        [1, 'name; city'],
         [2, 'name: Ada; city: London'],
         [4, 'name: Bob; city: Paris'],
       ],
