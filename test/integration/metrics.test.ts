@@ -18,7 +18,7 @@ import { checkedFetch } from '../support/openapi-check';
 import { freePort } from '../support/ports';
 import { promtoolCheckMetrics, startPrometheus, type Prometheus, type Sample } from '../support/prometheus';
 import { reply, startFakeAnthropic, text, type FakeAnthropic } from '../fakes/anthropic';
-import { countRunStartBacklog } from '../../services/telemetry/metrics';
+import { countRunStartBacklog, metricsRegistry } from '../../services/telemetry/metrics';
 import { countRunsAwaitingStart } from '../../db/open-run';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -52,6 +52,9 @@ describe('Prometheus metrics', () => {
       ANTHROPIC_UNAVAILABLE_RETRIES: '0',
       CADRE_HTTP_ALLOW_HOSTS: '127.0.0.1',
     });
+    // This web process is mocha's, whose registry earlier suites' in-process workers and APIs counted into: the
+    // figures below are this suite's alone, as a fresh web process's would be.
+    metricsRegistry.resetMetrics();
     api = await startApi(h, { metricsToken: token });
     // The web process's backlog source, as scripts/web.ts sets it.
     countRunStartBacklog(() => countRunsAwaitingStart(h.stack.knex, 10));
