@@ -321,6 +321,24 @@ function fakeApi() {
   );
   // The workspace has no connections and no skills of its own (the editor lists both).
   app.get('/v1/connections', (_req, res) => res.json({ data: [], next_cursor: null }));
+  // One connector with an event, which the agent page names as what an event trigger needs.
+  app.get('/v1/connectors', (_req, res) =>
+    res.json({
+      data: [
+        {
+          kind: 'slack',
+          label: 'Slack',
+          category: 'chat',
+          description: 'Messages in channels',
+          config_schema: {},
+          credentials_schema: {},
+          tools: [],
+          events: [{ name: 'message.received', description: 'A message is posted in a channel', options_schema: {} }],
+        },
+      ],
+      next_cursor: null,
+    }),
+  );
   app.get('/v1/skills', (_req, res) => res.json({ data: [], platform: [], next_cursor: null }));
   app.get('/v1/runs/:id/skill-context', (_req, res) => res.json({ data: [], skills: [], next_cursor: null }));
   app.put('/v1/agents/:id', (req, res) => {
@@ -878,7 +896,7 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     const page = text(html);
     assert.match(page, /2 of 3 items finished/);
     assert.match(page, /Cancel run/);
-    assert.match(page, /Call webhook\.post at node pay , item #2 .*Amount above 1000 .*Approve .*Reject/);
+    assert.match(page, /Call webhook\.post at node pay , item 3 .*Amount above 1000 .*Approve .*Reject/);
     assert.match(page, /paid_total/);
     assert.match(page, /amount is missing/);
     assert.match(page, /split into 3 items/);
@@ -1032,7 +1050,7 @@ describe('console (ui/) against a contract-shaped fake API', function () {
   it('opens a citation: source, version, page and paragraph, the page picture and its highlight boxes', async () => {
     const html = await (await get('/citations/42?run=11111111-1111-4111-8111-111111111111&item=0')).text();
     const page = text(html);
-    assert.match(page, /Run 11111111 , item 0/);
+    assert.match(page, /Run 11111111 , item 1/);
     assert.match(page, /Source Price list Version v1 Document prices-2025\.pdf Page 2 Paragraph 3/);
     assert.match(page, /Widgets cost twelve euros each from May\./);
     assert.match(html, /<img src="\/citations\/42\/page-image"/);

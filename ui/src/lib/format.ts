@@ -110,3 +110,11 @@ export function formatInZone(iso: string, timeZone: string): string {
     hour12: false,
   }).format(new Date(iso));
 }
+
+/**
+ * An item's number as people count it: the API's `seq`/`item_seq` starts at 0 (documented so), people start at 1,
+ * so CSV row 1 is item 1.
+ */
+export function itemNumber(seq: number): number {
+  return seq + 1;
+}

@@ -9,7 +9,7 @@ import type { ActionOutcome, AgentState } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, runs, triggers, timeline, agents, runLinks, state, connections] = await Promise.all([
+  const [agent, runs, triggers, timeline, agents, runLinks, state, connections, connectors] = await Promise.all([
     api.getAgent(params.id),
     api.listRuns({ agent_id: params.id, limit: 10 }),
     triggersApi.list(params.id),
@@ -18,6 +18,7 @@ export const load: PageServerLoad = async ({ params }) => {
     agentsApi.runLinks(params.id),
     agentsApi.stateStore(params.id),
     connectionsApi.list(), // what an event trigger can watch
+    connectionsApi.connectors(), // what could be connected for one
   ]);
   return {
     agent,
@@ -30,6 +31,9 @@ export const load: PageServerLoad = async ({ params }) => {
     // Agents this one can be chained after.
     otherAgents: agents.data.filter((a) => a.id !== params.id).map((a) => ({ id: a.id, name: a.name })),
     eventSources: eventSourcesOf(connections),
+    eventConnectors: connectors
+      .filter((c) => c.events.length > 0)
+      .map((c) => ({ label: c.label, events: c.events.map((e) => e.description.replace(/\.$/, '')) })),
   };
 };
 
@@ -121,6 +125,52 @@ function scheduleFromForm(form: FormData): ScheduleBody {
   };
 }
 
+/**
+ * The run a schedule's "Run now" opened. Temporal starts it a moment after the fire is accepted, so the API cannot
+ * name it in its answer; the console looks for it briefly (null: not started yet, or the overlap policy skipped it).
+ */
+async function scheduledRunAfter(agentId: string, triggerId: string, since: Date): Promise<string | null> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const runs = await api.listRuns({ agent_id: agentId, trigger: 'schedule', from: since.toISOString(), limit: 20 });
+    const run = runs.data.find((r) => 'trigger_id' in r && r.trigger_id === triggerId);
+    if (run) return run.id;
+    if (Date.now() > deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+type Conditions = NonNullable<Extract<TriggerBody, { kind: 'webhook' }>['filter']>;
+type Operator = Extract<Conditions, { op: unknown }>['op'];
+
+/**
+ * The webhook builder's filter (one condition; no field: none) and micro-batching. A value is read as JSON when it
+ * is (a number, true, false), else as the text typed; the API checks the rest and names what is wrong.
+ */
+function webhookFromForm(form: FormData): Omit<Extract<TriggerBody, { kind: 'webhook' }>, 'kind'> {
+  const field = formText(form, 'filter_field');
+  const op = (formText(form, 'filter_op') || 'equals') as Operator;
+  const typed = formText(form, 'filter_value');
+  let value: unknown = typed;
+  try {
+    value = typed === '' ? typed : JSON.parse(typed);
+  } catch {
+    // plain text: compared as typed
+  }
+  const withValue = op === 'exists' || op === 'not_exists' ? {} : { value };
+  return {
+    ...(field ? { filter: { field, op, ...withValue } } : {}),
+    ...(form.get('batch') === 'on'
+      ? {
+          batch: {
+            max_wait_ms: Math.round(Number(formText(form, 'batch_wait_seconds') || 60) * 1000),
+            max_items: Number(formText(form, 'batch_max_items') || 100),
+          },
+        }
+      : {}),
+  };
+}
+
 const TARGETS: Record<string, AgentState> = { draft: 'draft', ready: 'ready', live: 'live', paused: 'paused' };
 const DONE: Record<AgentState, string> = {
   draft: 'Back in draft.',
@@ -153,14 +203,15 @@ export const actions: Actions = {
     return 'status' in outcome ? fail(outcome.status, { ...outcome.data, draft: draftOf(form) }) : outcome;
   },
 
-  addWebhook: async ({ params }) => {
-    let secret = '';
+  addWebhook: async ({ params, request }) => {
+    const form = await request.formData();
+    let revealed: { trigger_id: string; secret: string } | undefined;
     const outcome = await attempt(async () => {
-      const t = await triggersApi.create(params.id, { kind: 'webhook' });
-      secret = t.secret ?? '';
-      return `Webhook added. Its signing secret is shown this once: ${secret}`;
+      const t = await triggersApi.create(params.id, { kind: 'webhook', ...webhookFromForm(form) });
+      revealed = { trigger_id: t.id, secret: t.secret ?? '' };
+      return 'Webhook added: copy its signing secret below, it is shown this once.';
     });
-    return outcome;
+    return 'status' in outcome ? outcome : { ...outcome, revealed };
   },
 
   addForm: async ({ params, request }) => {
@@ -220,12 +271,16 @@ export const actions: Actions = {
     });
   },
 
-  fireTrigger: async ({ request }) => {
+  fireTrigger: async ({ params, request }) => {
     const id = formText(await request.formData(), 'trigger_id');
-    return attempt(async () => {
+    let fired: { trigger_id: string; run_id: string | null } | undefined;
+    const outcome = await attempt(async () => {
+      const since = new Date(Date.now() - 5_000); // the API's clock may be a little behind the console's
       await triggersApi.fire(id);
-      return 'Schedule fired: a run is starting.';
+      fired = { trigger_id: id, run_id: await scheduledRunAfter(params.id, id, since) };
+      return fired.run_id ? 'Schedule fired: its run has started.' : 'Schedule fired: a run is starting.';
     });
+    return 'status' in outcome ? outcome : { ...outcome, fired };
   },
 
   createRunLink: async ({ params }) =>
@@ -252,10 +307,13 @@ export const actions: Actions = {
 
   rotateSecret: async ({ request }) => {
     const id = formText(await request.formData(), 'trigger_id');
-    return attempt(async () => {
+    let revealed: { trigger_id: string; secret: string } | undefined;
+    const outcome = await attempt(async () => {
       const t = await triggersApi.rotateSecret(id);
-      return `New signing secret (shown this once): ${t.secret}`;
+      revealed = { trigger_id: id, secret: t.secret ?? '' };
+      return 'New signing secret made: copy it below, it is shown this once. The old one no longer signs.';
     });
+    return 'status' in outcome ? outcome : { ...outcome, revealed };
   },
 
   state: async ({ params, request }) => {

@@ -1,0 +1,394 @@
+// Triggers, reviews and run counts in a real browser against the real stack (Temporal dev server, embedded Postgres,
+// a worker, the API with the built console mounted as the web process mounts it): a schedule whose CSV input is set
+// in the builder fires a run that completes on those rows; the builder keeps what was typed; a webhook is set up
+// with its filter and batching from the form; the Review page decides items four ways; a cancelled run counts
+// what ran apart from what did not. Screenshots go to test-output/screenshots (ignored by git).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http, { type Server } from 'node:http';
+import path from 'node:path';
+import { createApp } from '../../api/app';
+import { createLogger } from '../../api/logger';
+import { createInvitation } from '../../db/invitations';
+import { secretBox } from '../../db/secret-box';
+import { buildConsole, consoleHandler } from '../support/console-build';
+import {
+  createHarness,
+  createLiveAgent,
+  createTestWorkspace,
+  items,
+  waitForRun,
+  type Harness,
+} from '../support/harness';
+
+const repoDir = path.join(__dirname, '..', '..');
+const chromiumPath = '/usr/bin/chromium';
+const shots = path.join(repoDir, 'test-output', 'screenshots');
+
+/** The little of playwright-core this suite uses, so it type-checks whether or not the package is installed. */
+interface Page {
+  $(selector: string): Promise<unknown>;
+  $$(selector: string): Promise<unknown[]>;
+  goto(url: string): Promise<unknown>;
+  click(selector: string): Promise<void>;
+  fill(selector: string, value: string): Promise<void>;
+  check(selector: string): Promise<void>;
+  uncheck(selector: string): Promise<void>;
+  isChecked(selector: string): Promise<boolean>;
+  inputValue(selector: string): Promise<string>;
+  selectOption(selector: string, value: string): Promise<unknown>;
+  waitForURL(url: string | RegExp): Promise<void>;
+  waitForSelector(selector: string, options?: { timeout?: number; state?: string }): Promise<unknown>;
+  innerText(selector: string): Promise<string>;
+  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
+  url(): string;
+  on(event: 'dialog', listener: (dialog: { accept(): Promise<void> }) => void): void;
+  on(event: 'pageerror', listener: (error: Error) => void): void;
+}
+interface Browser {
+  newPage(options?: object): Promise<Page>;
+  close(): Promise<void>;
+}
+
+describe('console triggers, reviews and run counts in a browser against the real stack', function () {
+  this.timeout(300_000);
+  let h: Harness;
+  let server: Server;
+  let base = '';
+  let browser: Browser;
+  let page: Page;
+  let workspaceId = '';
+  let workspaceKey = '';
+  const problems: string[] = [];
+
+  before(async function () {
+    let playwright: { chromium: { launch(o: object): Promise<Browser> } } | undefined;
+    try {
+      playwright = await import('playwright-core' as string);
+    } catch {
+      playwright = undefined;
+    }
+    if (!playwright || !fs.existsSync(chromiumPath)) {
+      console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
+      this.skip();
+    }
+    buildConsole(); // once per test process, shared by the browser suites
+
+    h = await createHarness();
+    const { workspace, key } = await createTestWorkspace(h);
+    workspaceId = workspace.id;
+    workspaceKey = key;
+    server = await new Promise<Server>((resolve) => {
+      const s = http.createServer();
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
+    server.on(
+      'request',
+      createApp({
+        knex: h.stack.knex,
+        temporal: h.client,
+        temporalConfig: h.temporalConfig,
+        links: { publicUrl: base, temporal: h.temporalConfig },
+        bodyLimit: '1mb',
+        budgetScope: `${randomUUID()}:`,
+        secrets: secretBox('console triggers'),
+        logger: createLogger('silent', 'web'),
+        versions: { temporal: 'test', postgres: 'test' },
+        ready: async () => ({ temporal: true, postgres: true }),
+        console: await consoleHandler(base),
+      }),
+    );
+
+    fs.mkdirSync(shots, { recursive: true });
+    browser = await playwright!.chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    });
+    // A browser in Berlin: the schedule builder's time zone starts as the browser's, not the server's.
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'Europe/Berlin' });
+    page.on('dialog', (d) => void d.accept()); // "Cancel this run?" → yes
+    page.on('pageerror', (e) => problems.push(e.message));
+
+    // The owner joins with the one-time link, as the person who starts Cadre does.
+    const invite = await createInvitation(h.stack.knex, { workspaceId, role: 'owner', publicUrl: base });
+    await page.goto(invite.url);
+    await page.fill('#name', 'Tess Triggers');
+    await page.fill('#email', 'tess@example.test');
+    await page.fill('#password', 'tess password 1');
+    await page.click('button:has-text("Join")');
+    await page.waitForURL(/\/agents$/);
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await h?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const text = async (selector = 'main') => page.innerText(selector);
+  async function waitForText(pattern: RegExp, selector = 'main') {
+    const deadline = Date.now() + 60_000;
+    while (!pattern.test(await text(selector))) {
+      if (Date.now() > deadline)
+        throw new Error(`the page never showed ${pattern}: ${(await text(selector)).slice(0, 800)}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+  const api = async (method: string, route: string, body?: unknown) => {
+    const res = await fetch(`${base}/v1${route}`, {
+      method,
+      headers: { authorization: `Bearer ${workspaceKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const days = async () => {
+    const on: string[] = [];
+    for (const d of ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])
+      if (await page.isChecked(`input[name="day_${d}"]`)) on.push(d);
+    return on;
+  };
+
+  it('a schedule with CSV input set in the builder keeps what was typed, and its Run now links to a run of those rows', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Invoice rows',
+      nodes: [
+        { kind: 'input', id: 'rows', format: 'csv', next: 'clean' },
+        { kind: 'transform', id: 'clean', cast: { amount: 'number' }, next: 'report' },
+        { kind: 'output', id: 'report', format: 'json' },
+      ],
+    });
+    await page.goto(`${base}/agents/${agent.id}`);
+    await page.click('summary:has-text("Add a schedule")');
+    // The browser's zone, once the page runs in it.
+    for (let tries = 0; (await page.inputValue('#s-tz')) !== 'Europe/Berlin'; tries++) {
+      assert.ok(tries < 100, `the time zone starts as the browser's: ${await page.inputValue('#s-tz')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    await page.selectOption('#s-type', 'weekly');
+    for (const d of ['mon', 'wed', 'fri']) await page.uncheck(`input[name="day_${d}"]`);
+    await page.check('input[name="day_sat"]');
+    await page.fill('#s-at', '07:45');
+    await page.selectOption('#s-input-format', 'csv');
+    const csv = 'invoice,vendor,amount\nINV-1,Acme,120.5\nINV-2,Globex,80';
+    await page.fill('#s-input', csv);
+
+    const kept = async (when: string) => {
+      assert.equal(await page.inputValue('#s-type'), 'weekly', `${when}: repeat`);
+      assert.deepEqual(await days(), ['tue', 'thu', 'sat'], `${when}: days`);
+      assert.equal(await page.inputValue('#s-at'), '07:45', `${when}: time`);
+      assert.equal(await page.inputValue('#s-tz'), 'Europe/Berlin', `${when}: time zone`);
+      assert.equal(await page.inputValue('#s-input-format'), 'csv', `${when}: input format`);
+      assert.equal(await page.inputValue('#s-input'), csv, `${when}: input`);
+    };
+
+    await page.click('button:has-text("Preview")');
+    await page.waitForSelector('.preview');
+    assert.match(await text('.preview'), /07:45/);
+    await kept('after Preview');
+
+    // Input that the agent's input node cannot read is refused when saved, in plain words; nothing is lost.
+    await page.selectOption('#s-input-format', 'json');
+    await page.click('button:has-text("Add schedule")');
+    await waitForText(/the schedule's input is not JSON/);
+    await page.selectOption('#s-input-format', 'csv');
+    await kept('after a refused Add');
+
+    await page.click('button:has-text("Add schedule")');
+    await waitForText(/Schedule added/);
+    await kept('after Add');
+    assert.match(await text(), /Each run's input: CSV, 3 line\(s\)/);
+    await shot('schedule-builder-kept');
+    const [trigger] = await h.stack.knex('triggers').where({ agent_id: agent.id, kind: 'schedule' });
+    assert.equal(trigger.config.input, csv);
+    assert.equal(trigger.config.timezone, 'Europe/Berlin');
+
+    // Run now fires the Temporal schedule itself; the card links to the run it started.
+    await page.click('li.card:has-text("Schedule") button:has-text("Run now")');
+    await page.waitForSelector('.fired a', { timeout: 30_000 });
+    await page.click('.fired a');
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    const runId = /\/runs\/([0-9a-f-]{36})/.exec(page.url())![1];
+    await waitForText(/Completed/);
+    await waitForText(/2 of 2 items finished/);
+    await shot('scheduled-run');
+    const run = await h.stack.knex('runs').where({ id: runId }).first();
+    assert.equal(run.trigger, 'schedule');
+    assert.equal(run.trigger_id, trigger.id);
+    assert.ok(run.fired_at, 'when it fired is the run’s metadata');
+    const rows = await items(h, runId);
+    assert.deepEqual(
+      rows.map((i) => [i.status, i.data.invoice, i.data.amount]),
+      [
+        ['done', 'INV-1', 120.5],
+        ['done', 'INV-2', 80],
+      ],
+    );
+    // Item numbers are people's: CSV row 1 is item 1.
+    await page.click('[role="row"][aria-rowindex="1"]');
+    await waitForText(/Item 1\b/);
+    assert.match(await text('.inspect'), /INV-1/);
+    assert.deepEqual(problems, []);
+  });
+
+  it('adds a webhook with a filter and micro-batching from the form; its secret is a step to copy, with its URL', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Hook target',
+      nodes: [{ kind: 'input', id: 'in', format: 'json', next: null }],
+    });
+    await page.goto(`${base}/agents/${agent.id}`);
+    // No connection has events yet: the section still says what it is and what it needs.
+    await page.click('summary:has-text("When something happens in a connected system")');
+    await waitForText(/needs a connection that has events/);
+    assert.match(await text(), /Connect one in Integrations/);
+
+    await page.click('summary:has-text("Add a webhook")');
+    await page.fill('#w-field', 'type');
+    await page.selectOption('#w-op', 'equals');
+    await page.fill('#w-value', 'invoice.paid');
+    await page.check('input[name="batch"]');
+    await page.fill('#w-wait', '30');
+    await page.fill('#w-items', '50');
+    await page.click('button:has-text("Add webhook")');
+    await waitForText(/Webhook added/);
+    const [hook] = await h.stack.knex('triggers').where({ agent_id: agent.id, kind: 'webhook' });
+    assert.deepEqual(hook.config.filter, { field: 'type', op: 'equals', value: 'invoice.paid' });
+    assert.deepEqual(hook.config.batch, { max_wait_ms: 30_000, max_items: 50 });
+
+    const secret = (await text('[data-testid="webhook-secret"]')).trim();
+    assert.match(secret, /^whsec_/);
+    assert.ok(await page.$('.secret button:has-text("Copy")'), 'the secret has a Copy button');
+    assert.ok(await page.$('li.card:has-text("Webhook") button:has-text("Copy URL")'), 'the URL has one');
+    await shot('webhook-secret');
+    await page.click('button:has-text("I have copied it")');
+    await page.waitForSelector('[data-testid="webhook-secret"]', { state: 'detached' });
+    assert.doesNotMatch(await text(), new RegExp(secret), 'the secret is gone once copied');
+    assert.deepEqual(problems, []);
+  });
+
+  it('the agent’s Activity shows a run started through the API that waits for review', async () => {
+    const spec = JSON.parse(fs.readFileSync(path.join(repoDir, 'examples/route-csv-rows.json'), 'utf8'));
+    const agent = await createLiveAgent(h, workspaceId, spec);
+    const started = await api('POST', `/agents/${agent.id}/run`, {
+      input: 'invoice,vendor,amount\nINV-1,Acme,120\nINV-2,Globex,18250',
+    });
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    await waitForRun(h, String(started.body.id), (r) => r.status === 'needs_review');
+    await page.goto(`${base}/agents/${agent.id}`);
+    const activity = await text('.activity');
+    assert.doesNotMatch(activity, /Nothing has happened/);
+    assert.match(activity, /Waiting for review: 1 item of 2/);
+    assert.match(activity, /started through the API/);
+  });
+
+  it('reviews one card per item, oldest first: accept, accept with edits, reject with a reason, send to a listed step', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Card review',
+      nodes: [
+        { kind: 'input', id: 'rows', format: 'csv', next: 'route' },
+        {
+          kind: 'branch',
+          id: 'route',
+          branches: [{ when: { field: 'vendor', op: 'equals', value: 'nobody' }, next: 'fix' }],
+          otherwise: 'check',
+        },
+        { kind: 'flag_for_review', id: 'check', reason: 'check {{invoice}}', next: 'report' },
+        { kind: 'transform', id: 'fix', set: { fixed: 'yes' }, next: 'report' },
+        { kind: 'output', id: 'report', format: 'json' },
+      ],
+    });
+    const started = await api('POST', `/agents/${agent.id}/run`, {
+      input: 'invoice,vendor\nA-1,Acme\nA-2,Globex\nA-3,Initech\nA-4,Umbrella',
+    });
+    const runId = String(started.body.id);
+    await waitForRun(h, runId, (r) => Number(r.needs_review) === 4);
+
+    await page.goto(`${base}/reviews?run_id=${runId}`);
+    await waitForText(/Item 4: check A-4/);
+    const titles = (await text('.queue')).match(/Item \d: check A-\d/g);
+    assert.deepEqual(titles, ['Item 1: check A-1', 'Item 2: check A-2', 'Item 3: check A-3', 'Item 4: check A-4']);
+    // The data is shown once per card: the edit box appears only when asked for.
+    assert.equal((await text('li.review:has-text("A-1") .data')).match(/"invoice": "A-1"/g)?.length, 1);
+    assert.equal(await page.$('li.review textarea'), null);
+    await shot('review-cards');
+
+    const card = (invoice: string) => `li.review:has-text("check ${invoice}")`;
+    const decided = (invoice: string) => page.waitForSelector(card(invoice), { state: 'detached' });
+    await page.click(`${card('A-1')} button:has-text("Accept")`);
+    await decided('A-1');
+    assert.match(await text(), /Accepted\./);
+
+    await page.check(`${card('A-2')} input[value="edit"]`);
+    await page.fill(`${card('A-2')} textarea`, '{"invoice": "A-2", "vendor": "Globex Ltd"}');
+    await page.click(`${card('A-2')} button:has-text("Accept with these edits")`);
+    await decided('A-2');
+    assert.match(await text(), /Accepted with your output/);
+
+    await page.check(`${card('A-3')} input[value="reject"]`);
+    await page.fill(`${card('A-3')} input[name="reason"]`, 'duplicate invoice');
+    await page.click(`${card('A-3')} button:has-text("Reject")`);
+    await decided('A-3');
+    assert.match(await text(), /Rejected: the item fails with your reason/);
+
+    await page.check(`${card('A-4')} input[value="send_to"]`);
+    const offered = await text(`${card('A-4')} select[name="node_id"]`);
+    assert.match(offered, /fix/);
+    assert.doesNotMatch(offered, /\bcheck\b/, 'not the step that flagged it');
+    await page.selectOption(`${card('A-4')} select[name="node_id"]`, 'fix');
+    await shot('review-send-to');
+    await page.click(`${card('A-4')} button:has-text("Send")`);
+    await decided('A-4');
+    assert.match(await text(), /Sent on to "fix"/);
+
+    const ended = await waitForRun(h, runId);
+    assert.equal(ended.status, 'completed');
+    const rows = await items(h, runId);
+    assert.deepEqual(
+      rows.map((i) => i.status),
+      ['done', 'done', 'failed', 'done'],
+    );
+    assert.equal(rows[1].output?.vendor ?? rows[1].data.vendor, 'Globex Ltd', 'accepted with the edit');
+    assert.match(rows[2].error, /duplicate invoice/);
+    assert.equal((rows[3].output ?? rows[3].data).fixed, 'yes', 'sent on through "fix"');
+    await page.goto(`${base}/reviews?run_id=${runId}`);
+    await waitForText(/Nothing is waiting for review/);
+    assert.deepEqual(problems, []);
+  });
+
+  it('a cancelled run says after how many items it stopped, with the ones not run counted apart', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Cancel counts',
+      nodes: [
+        { kind: 'input', id: 'rows', format: 'csv', next: 'route' },
+        {
+          kind: 'branch',
+          id: 'route',
+          branches: [{ when: { field: 'amount', op: 'gt', value: 100 }, next: 'gate' }],
+          otherwise: 'report',
+        },
+        { kind: 'approval', id: 'gate', message: 'Pay {{amount}}?', next: 'report' },
+        { kind: 'output', id: 'report', format: 'json' },
+      ],
+    });
+    const started = await api('POST', `/agents/${agent.id}/run`, {
+      input: 'item,amount\nTaxi,20\nLunch,15\nHotel,400',
+    });
+    const runId = String(started.body.id);
+    await waitForRun(h, runId, (r) => Number(r.done) === 2 && r.status === 'needs_review');
+    await page.goto(`${base}/runs/${runId}`);
+    await waitForText(/Pay 400\?/);
+    await page.click('button:has-text("Cancel run")');
+    await waitForText(/Cancelled after 2 of 3 items/);
+    const progress = await text('.progress');
+    assert.match(progress, /Cancelled after 2 of 3 items · 2 done, 1 not run \(cancelled\)/);
+    assert.doesNotMatch(progress, /3 of 3|100%/);
+    await shot('run-cancelled-counts');
+    assert.deepEqual(problems, []);
+  });
+});
