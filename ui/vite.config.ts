@@ -18,6 +18,9 @@ export default defineConfig({
   cacheDir: `${repoDir}node_modules/.vite-ui`,
   server: { fs: { allow: [repoDir] } },
   plugins: [sveltekit()],
+  // Svelte component libraries are compiled with the console: vite-plugin-svelte finds them from ui/package.json,
+  // which lists no dependencies (they are installed at the root), so they are named here.
+  ssr: { noExternal: ['@xyflow/svelte'] },
   // Rolldown's warnings about slow plugins describe SvelteKit's own build steps, nothing a user can act on, and
   // would fill the first screen of `npm start`.
   build: { rolldownOptions: { checks: { bundlerTimings: false } } },

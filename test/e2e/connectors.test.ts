@@ -134,8 +134,7 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     await page.check('#e-conn-sales');
     const after = await approvable();
     assert.ok(after.includes('duckdb.query') && !after.includes('sql.insert'), after.join(', '));
-    await page.selectOption('#e-kind', 'tool');
-    await page.click('button:has-text("Add")');
+    await page.click('.palette button[data-kind="tool"]');
     await page.waitForSelector('#e-tool');
     const group = await page.evaluate(
       `[...document.querySelectorAll('#e-tool optgroup[label="duckdb"] option')].map((o) => o.value)`,
@@ -143,17 +142,16 @@ describe('Connectors in a browser: a DuckDB warehouse connected from its schema-
     assert.deepEqual(group, ['duckdb.list_tables', 'duckdb.query']);
     await page.selectOption('#e-tool', 'duckdb.query');
     await page.waitForSelector('#e-connection');
+    await page.click('summary:has-text("Advanced: this node as JSON")');
     const node = JSON.parse(await page.inputValue('#e-node'));
     assert.equal(node.arguments.connection, 'sales', 'its one fitting connection is picked');
     node.arguments.sql = 'select name from customers where country = ?';
     node.arguments.params = ['{{country}}'];
     node.save_as = 'found';
     await page.fill('#e-node', JSON.stringify(node, null, 2));
-    await page.click('button:has-text("Apply to the diagram")');
-    await page.click('g[aria-label$=" node in"]');
+    await page.click('.svelte-flow__node[data-id="in"]');
     await page.waitForSelector('label[for="e-node"]:has-text("Node in")');
     await page.fill('#e-node', JSON.stringify({ kind: 'input', id: 'in', format: 'json', next: node.id }, null, 2));
-    await page.click('button:has-text("Apply to the diagram")');
     await page.click('button:has-text("Save version 2")');
     await page.waitForURL(new RegExp(`/agents/${agent.id}\\?saved=2$`));
 

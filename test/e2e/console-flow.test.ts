@@ -132,14 +132,14 @@ describe('console flow in a browser against the real stack', function () {
   const text = async (selector = 'main') => page.innerText(selector);
   const agentId = () => /\/agents\/([0-9a-f-]{36})/.exec(page.url())![1];
 
-  /** Replaces a node of the diagram through the editor's side panel. */
+  /** Replaces a node through the editor's Advanced (JSON) view of it. */
   async function setNode(id: string, node: object) {
-    // Clicking a node selects it, clicking it again unselects it: click only when it is not the one open.
     const open = await page.$('label[for="e-node"]');
-    if (!open || (await open.textContent()) !== `Node ${id}`) await page.click(`g[aria-label$=" node ${id}"]`);
+    if (!open || (await open.textContent()) !== `Node ${id}`) await page.click(`.svelte-flow__node[data-id="${id}"]`);
+    // The Advanced view, opened once, stays open from node to node.
+    if (!(await page.$('details.advanced[open]'))) await page.click('summary:has-text("Advanced: this node as JSON")');
     await page.waitForSelector('#e-node');
     await page.fill('#e-node', JSON.stringify(node, null, 2));
-    await page.click('button:has-text("Apply to the diagram")');
   }
 
   /** Approves `count` pending approvals on the run page, one after the other, as a reviewer would. */
@@ -207,8 +207,7 @@ describe('console flow in a browser against the real stack', function () {
     const id = agentId();
 
     await page.fill('#e-instructions', 'Approve each expense line, then collect it in a report.');
-    await page.selectOption('#e-kind', 'approval');
-    await page.click('button:has-text("Add")');
+    await page.click('.palette button[data-kind="approval"]');
     await setNode('approval-1', { kind: 'approval', id: 'approval-1', message: 'Pay this expense?', next: 'output' });
     await setNode('input', { kind: 'input', id: 'input', format: 'csv', next: 'approval-1' });
     await page.check('text=Public run page allowed');

@@ -222,8 +222,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     await signInAs('admin');
     await page.goto(`${base}/agents/${agent.id}/edit`);
     await page.check('#e-conn-shop');
-    await page.selectOption('#e-kind', 'tool');
-    await page.click('button:has-text("Add")');
+    await page.click('.palette button[data-kind="tool"]');
     await page.waitForSelector('#e-tool');
     await page.selectOption('#e-tool', 'sql.query');
     await page.waitForSelector('#e-connection');
@@ -233,6 +232,7 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     await shot('agent-editor-tool-picker');
 
     // The node's JSON follows the picks; the statement is typed there.
+    await page.click('summary:has-text("Advanced: this node as JSON")');
     const node = JSON.parse(await page.inputValue('#e-node'));
     assert.equal(node.tool, 'sql.query');
     assert.equal(node.arguments.connection, 'shop');
@@ -241,12 +241,10 @@ describe('Integrations in a browser: connecting a real PostgreSQL, and an agent 
     node.arguments.sql = 'select count(*) as n from pg_tables where schemaname = ?';
     node.arguments.params = ['{{text}}'];
     await page.fill('#e-node', JSON.stringify(node, null, 2));
-    await page.click('button:has-text("Apply to the diagram")');
     // The input node leads to it.
-    await page.click('g[aria-label$=" node in"]');
+    await page.click('.svelte-flow__node[data-id="in"]');
     await page.waitForSelector('label[for="e-node"]:has-text("Node in")');
     await page.fill('#e-node', JSON.stringify({ kind: 'input', id: 'in', format: 'lines', next: node.id }, null, 2));
-    await page.click('button:has-text("Apply to the diagram")');
     await shot('agent-editor-connections');
     await page.click('button:has-text("Save version 2")');
     await page.waitForURL(new RegExp(`/agents/${agent.id}\\?saved=2$`));

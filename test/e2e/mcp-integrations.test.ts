@@ -166,8 +166,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
       'draft',
     );
     await page.goto(`${base}/agents/${agent.id}/edit`);
-    await page.selectOption('#e-kind', 'tool');
-    await page.click('button:has-text("Add")');
+    await page.click('.palette button[data-kind="tool"]');
     await page.waitForSelector('#e-tool');
     const offered = () => page.evaluate(`[...document.querySelectorAll('#e-tool option')].map((o) => o.value)`);
     assert.ok(!((await offered()) as string[]).some((n) => n.startsWith('mcp.')), 'not before the agent lists it');
@@ -188,6 +187,7 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     assert.match(await text('ul[aria-label="Arguments of mcp.helpdesk.create_ticket"]'), /customer[\s\S]*subject/);
     await page.selectOption('#e-tool', 'mcp.helpdesk.lookup_customer');
 
+    await page.click('summary:has-text("Advanced: this node as JSON")');
     const node = JSON.parse(await page.inputValue('#e-node'));
     assert.equal(node.tool, 'mcp.helpdesk.lookup_customer');
     assert.deepEqual(node.arguments, { customer: '' }, 'the required argument, blank to fill in');
@@ -195,11 +195,9 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     node.save_as = 'customer';
     node.next = 'llm-1';
     await page.fill('#e-node', JSON.stringify(node, null, 2));
-    await page.click('button:has-text("Apply to the diagram")');
 
     // A model step offered the whole server, ticked in a list.
-    await page.selectOption('#e-kind', 'llm');
-    await page.click('button:has-text("Add")');
+    await page.click('.palette button[data-kind="llm"]');
     await page.waitForSelector('label[for="e-node"]:has-text("Node llm-1")');
     await page.check('input[id="e-llm-mcp.helpdesk.create_ticket"]');
     assert.deepEqual(JSON.parse(await page.inputValue('#e-node')).tools, ['mcp.helpdesk.create_ticket']);
@@ -208,10 +206,9 @@ describe('Integrations in a browser: connecting an MCP server, and an agent call
     assert.equal(await page.$('input[id="e-llm-mcp.helpdesk.create_ticket"]'), null);
     await shot('agent-editor-mcp');
 
-    await page.click('g[aria-label$=" node in"]');
+    await page.click('.svelte-flow__node[data-id="in"]');
     await page.waitForSelector('label[for="e-node"]:has-text("Node in")');
     await page.fill('#e-node', JSON.stringify({ kind: 'input', id: 'in', format: 'lines', next: node.id }, null, 2));
-    await page.click('button:has-text("Apply to the diagram")');
     await page.click('button:has-text("Save version 2")');
     await page.waitForURL(new RegExp(`/agents/${agent.id}\\?saved=2$`));
 

@@ -5,6 +5,7 @@ import { api } from '$lib/server/api';
 import { versionsApi } from '$lib/server/versions-api';
 import { runControlApi } from '$lib/server/run-control-api';
 import { redirect } from '@sveltejs/kit';
+import type { SpecNode } from '$lib/types';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params, url }) => {
@@ -12,8 +13,12 @@ export const load: PageServerLoad = async ({ params, url }) => {
   const newest = agent.current_version;
   const to = Number(url.searchParams.get('to')) || newest;
   const from = Number(url.searchParams.get('from')) || Math.max(1, to - 1);
-  const diff = from !== to ? await versionsApi.diff(params.id, from, to) : { from, to, changes: [] };
-  return { agent, versions: versions.data, diff };
+  const [diff, shown] = await Promise.all([
+    from !== to ? versionsApi.diff(params.id, from, to) : { from, to, changes: [] },
+    // The workflow of the version compared to, drawn above its changes.
+    versionsApi.get(params.id, to),
+  ]);
+  return { agent, versions: versions.data, diff, nodes: (shown.spec.nodes ?? []) as SpecNode[] };
 };
 
 export const actions: Actions = {

@@ -1,0 +1,258 @@
+// The workflow editor (Operator Mode) in a real browser against the real stack: a person builds the route-invoices
+// example (examples/route-csv-rows.json) from a new agent on the canvas without typing JSON (nodes from the palette,
+// connected by dragging from one node's exit to another node, the branch's condition by form), deletes and undoes,
+// sees a validation problem named by node and field, is warned before leaving with unsaved changes, saves, and runs
+// the agent to completion. Screenshots go to test-output/screenshots (ignored by git).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import path from 'node:path';
+import { addMember, createUser } from '../../db/accounts';
+import { loadSecretBox } from '../../db/secret-box';
+import { agentSpecSchema } from '../../model/agent';
+import { hydrated, launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
+import { createHarness, createTestWorkspace, type Harness } from '../support/harness';
+
+/** What this suite uses of playwright-core beyond the shared subset: the mouse, for dragging between handles. */
+type EditorPage = Page & {
+  mouse: {
+    move(x: number, y: number, options?: { steps?: number }): Promise<void>;
+    down(): Promise<void>;
+    up(): Promise<void>;
+  };
+  press(selector: string, key: string): Promise<void>;
+  keyboard: { press(key: string): Promise<void> };
+  goBack(): Promise<unknown>;
+};
+
+describe('the workflow editor in a browser', function () {
+  this.timeout(300_000);
+  let h: Harness;
+  let browser: Browser;
+  let server: Server;
+  let base = '';
+  let page: EditorPage;
+  let workspaceId = '';
+  const editor = { email: `ed-${randomUUID().slice(0, 6)}@example.test`, password: 'editor password 12' };
+  const problems: string[] = [];
+  /** What the next confirm() answers: leave (true) or stay (false); the messages asked, in order. */
+  let leave = false;
+  const asked: string[] = [];
+
+  before(async function () {
+    browser = await launchBrowser(this);
+    h = await createHarness();
+    const t = await createTestWorkspace(h);
+    workspaceId = t.workspace.id;
+    const user = await createUser(h.stack.knex, editor);
+    await addMember(h.stack.knex, t.workspace.id, user.id, 'editor');
+    ({ server, base } = await startWebWithConsole(h, { secrets: loadSecretBox(h.config) }));
+    page = (await browser.newPage({ viewport: { width: 1366, height: 900 } })) as EditorPage;
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('dialog', (d) => {
+      asked.push(d.message());
+      void (leave ? d.accept() : (d as unknown as { dismiss(): Promise<void> }).dismiss());
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await h?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
+  const frames = () => page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+
+  /** The centre of an element on screen. */
+  async function centre(selector: string) {
+    await page.waitForSelector(selector);
+    await frames(); // the canvas lays itself out again (and fits the view) after each change
+    return (await page.evaluate(
+      `(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect();
+        return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; })()`,
+    )) as { x: number; y: number };
+  }
+
+  /** Drags from a node's exit handle to another node's entry, as a person connects two nodes. */
+  async function drag(from: string, exit: string, to: string) {
+    const a = await centre(`.svelte-flow__handle[data-nodeid="${from}"][data-handleid="${exit}"]`);
+    const b = await centre(`.svelte-flow__handle[data-nodeid="${to}"][data-handleid="in"]`);
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 5 });
+    await page.mouse.move(b.x, b.y, { steps: 5 });
+    await page.mouse.up();
+    // The edge drawn, and the node's exit in the spec: the edge's label names both ends.
+    await page.waitForFunction(
+      `document.querySelector('.svelte-flow__edge[data-id="${from}:${exit}"]')?.getAttribute('aria-label')?.endsWith(' to ${to}')`,
+    );
+  }
+
+  /** Selects a node on the canvas; its form opens below. */
+  async function open(id: string) {
+    await page.click(`.svelte-flow__node[data-id="${id}"]`);
+    await page.waitForSelector(`[aria-label="Settings of node ${id}"]`);
+  }
+
+  /** Renames the open node through its form, as a person types a name and leaves the field. */
+  async function rename(to: string) {
+    await page.fill('#n-id', to);
+    await page.press('#n-id', 'Tab');
+    await page.waitForSelector(`.svelte-flow__node[data-id="${to}"]`);
+  }
+
+  /** Adds a node from the palette and names it. */
+  async function add(kind: string, id: string) {
+    await page.click(`.palette button[data-kind="${kind}"]`);
+    await page.waitForSelector(`[aria-label^="Settings of node ${kind.replace(/_/g, '-')}-"]`);
+    await rename(id);
+  }
+
+  it('builds the route-invoices agent on the canvas, without JSON, saves it and runs it to completion', async () => {
+    await page.goto(`${base}/login?next=%2Fagents`);
+    await page.fill('#email', editor.email);
+    await page.fill('#password', editor.password);
+    await page.click('button:has-text("Sign in")');
+    await page.waitForURL(/\/agents$/);
+    await hydrated(page);
+    await page.fill('#a-name', 'Route invoice rows');
+    await page.fill(
+      '#a-description',
+      'Cleans CSV rows of invoices, flags the large ones for a person and writes the rest to a CSV report. Needs no model.',
+    );
+    await page.click('button:has-text("Create and edit")');
+    await page.waitForURL(/\/agents\/[0-9a-f-]{36}\/edit$/);
+    const agentId = /\/agents\/([0-9a-f-]{36})/.exec(page.url())![1];
+    await hydrated(page);
+    await page.fill(
+      '#e-instructions',
+      'For each invoice row: normalise the amount to a number, send invoices over 10,000 to a reviewer, and collect all others in a report.',
+    );
+
+    // The two nodes a new agent starts with: its input (CSV rows) and its output (the report).
+    await open('input');
+    await page.selectOption('#n-format', 'csv');
+    await rename('rows');
+    await open('output');
+    await rename('report');
+    await page.fill('#n-file_name', 'routed-invoices.csv');
+
+    // A transform that makes the amount a number and keeps the vendor, by rows of its form.
+    await add('transform', 'clean');
+    await page.click('#n-cast-add');
+    await page.fill('#n-cast-key-0', 'amount');
+    await page.selectOption('#n-cast-value-0', 'number');
+    await page.click('#n-set-add');
+    await page.fill('#n-set-key-0', 'vendor');
+    await page.fill('#n-set-value-0', '{{vendor}}');
+
+    // The branch, and the review it sends large invoices to.
+    await add('branch', 'route');
+    await page.fill('#n-b0-field-0', 'amount');
+    await page.selectOption('#n-b0-op-0', 'gt');
+    await add('flag_for_review', 'review');
+    await page.fill('#n-reason', 'invoice {{invoice}} from {{vendor}} is over 10,000');
+
+    // Deleted by the keyboard, back with Undo, gone again with Redo; then deleted for good from its form.
+    await add('approval', 'stray');
+    await page.click('.svelte-flow__node[data-id="stray"]');
+    await page.keyboard.press('Delete');
+    await page.waitForSelector('.svelte-flow__node[data-id="stray"]', { state: 'detached' });
+    await page.click('button:has-text("Undo")');
+    await page.waitForSelector('.svelte-flow__node[data-id="stray"]');
+    await page.click('button:has-text("Redo")');
+    await page.waitForSelector('.svelte-flow__node[data-id="stray"]', { state: 'detached' });
+    await page.click('button:has-text("Undo")');
+    await open('stray');
+    await page.click('button:has-text("Delete node")');
+    await page.waitForSelector('.svelte-flow__node[data-id="stray"]', { state: 'detached' });
+
+    // Connected by dragging from each exit to the next node.
+    await drag('rows', 'next', 'clean');
+    await drag('clean', 'next', 'route');
+    await drag('route', 'branch-0', 'review');
+    await drag('route', 'otherwise', 'report');
+    await shot('editor-canvas-built');
+
+    // Saving with the condition's value left out: refused on the page, naming the node and the field.
+    await page.click('button:has-text("Save version 2")');
+    await page.waitForSelector('#problems');
+    const said = await page.innerText('#problems');
+    assert.match(said, /Node 'route' → Branch 1, condition 1: value is required/);
+    assert.doesNotMatch(said, /Too small|expected|position/);
+    assert.match(page.url(), /\/edit$/, 'not sent');
+    await shot('editor-problem');
+    await open('route');
+    await page.fill('#n-b0-value-0', '10000');
+    await page.waitForSelector('#problems', { state: 'detached' });
+
+    // The Advanced view is the same node: the form's condition is in its JSON, and a change there shows in the form.
+    await page.click('summary:has-text("Advanced: this node as JSON")');
+    const routeJson = JSON.parse(await page.inputValue('#e-node'));
+    assert.deepEqual(routeJson.branches[0].when, { field: 'amount', op: 'gt', value: 10000 });
+    assert.match(await page.innerText('.svelte-flow__node[data-id="route"]'), /if amount > 10000/);
+
+    // Leaving with unsaved changes asks first; staying keeps every change on screen.
+    leave = false;
+    await page.click('a:has-text("Cancel")');
+    assert.match(asked.at(-1) ?? '', /changes that are not saved/);
+    assert.match(page.url(), /\/edit$/);
+    await page.waitForSelector('.svelte-flow__node[data-id="review"]');
+
+    // Saved exactly as on screen: the example's workflow, node for node.
+    await page.click('button:has-text("Save version 2")');
+    await page.waitForURL(new RegExp(`/agents/${agentId}\\?saved=2$`));
+    const example = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '..', '..', 'examples', 'route-csv-rows.json'), 'utf8'),
+    );
+    const saved = await h.stack.knex('agents').where({ id: agentId, workspace_id: workspaceId }).first();
+    const version = await h.stack.knex('agent_versions').where({ agent_id: agentId, version: 2 }).first();
+    const spec = typeof version.spec === 'string' ? JSON.parse(version.spec) : version.spec;
+    assert.equal(saved.current_version, 2);
+    // Node for node, in any order; an exit to nowhere is the same left out or null.
+    const nodesOf = (s: unknown) =>
+      agentSpecSchema
+        .parse(s)
+        .nodes.map((n) => JSON.parse(JSON.stringify(n, (k, v) => (v === null ? undefined : v))))
+        .sort((a, b) => a.id.localeCompare(b.id));
+    assert.deepEqual(nodesOf(spec), nodesOf(example));
+    await shot('editor-saved-agent');
+
+    // The diagram on the agent page shows the branch's whole condition, not cut by a node.
+    assert.match(await page.innerText('main'), /if amount > 10000/);
+
+    // Run it (a test run of the draft) and see it complete.
+    await page.fill('#run-input', 'invoice,vendor,amount\nINV-1,Acme,120\nINV-2,Globex,9800');
+    await page.click('.run-form button');
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    const deadline = Date.now() + 90_000;
+    while (!/Completed/.test(await page.innerText('main'))) {
+      assert.ok(Date.now() < deadline, `the run did not complete: ${(await page.innerText('main')).slice(0, 400)}`);
+      await new Promise((r) => setTimeout(r, 500));
+      await page.goto(page.url());
+    }
+    assert.match(await page.innerText('main'), /routed-invoices\.csv/);
+    await shot('editor-run-completed');
+    assert.deepEqual(problems, [], 'no script errors');
+  });
+
+  it('warns before an unsaved edit is lost, and keeps it when the person stays', async () => {
+    const [agent] = await h.stack.knex('agents').where({ workspace_id: workspaceId }).select('id');
+    leave = true; // whatever the first test left on screen
+    await page.goto(`${base}/agents/${agent.id}/edit`);
+    await hydrated(page);
+    await open('review');
+    await page.fill('#n-reason', 'a changed reason');
+    leave = false;
+    await page.click('a:has-text("Agents")');
+    assert.match(asked.at(-1) ?? '', /changes that are not saved/);
+    assert.equal(await page.inputValue('#n-reason'), 'a changed reason', 'the edit is still on screen');
+    leave = true;
+    await page.click('a:has-text("Agents")');
+    await page.waitForURL(/\/agents$/);
+    const version = await h.stack.knex('agents').where({ id: agent.id }).first();
+    assert.equal(version.current_version, 2, 'nothing saved without Save');
+  });
+});

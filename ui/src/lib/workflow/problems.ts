@@ -1,0 +1,143 @@
+// What stops an edited agent from saving, in plain words that point at the node and field: the agent spec's own zod
+// schema (model/agent.ts, as the API checks it) read back as "Node 'route' → Branch 1, condition 1: value is
+// required" rather than zod's "Too small: expected string to have >=1 characters".
+import type { z } from 'zod';
+import { agentSpecSchema } from '../../../../model/agent';
+import { labelOf } from '$lib/schema-form';
+import type { AgentSpec, Conditions, SpecNode } from '$lib/types';
+
+export interface Problem {
+  /** The node it is about, to highlight and open it; null for the agent as a whole. */
+  node: string | null;
+  text: string;
+}
+
+type Issue = z.core.$ZodIssue;
+
+const FIELD_WORDS: Record<string, string> = {
+  op: 'comparison',
+  field: 'field',
+  value: 'value',
+  id: 'Name on the canvas',
+  save_as: 'Save the result as',
+  agent_id: 'Agent',
+  top_k: 'Passages to find',
+};
+
+const wordOf = (key: string) => FIELD_WORDS[key] ?? labelOf(key);
+
+/**
+ * A path inside a node, as a person reads it: ['branches', 0, 'when', 'all', 1, 'value'] → "Branch 1, condition 2"
+ * and the field "value".
+ */
+function where(path: PropertyKey[]): { place: string; field: string } {
+  const parts: string[] = [];
+  let field = '';
+  for (let i = 0; i < path.length; i++) {
+    const key = path[i];
+    const nextIsIndex = typeof path[i + 1] === 'number';
+    if (key === 'branches' && nextIsIndex) {
+      parts.push(`Branch ${(path[i + 1] as number) + 1}`);
+      i++;
+    } else if (key === 'when') {
+      if ((path[i + 1] === 'all' || path[i + 1] === 'any') && typeof path[i + 2] === 'number') {
+        parts.push(`condition ${(path[i + 2] as number) + 1}`);
+        i += 2;
+      } else parts.push('condition 1');
+    } else if (typeof key === 'number') parts.push(`entry ${key + 1}`);
+    else if (i === path.length - 1) field = wordOf(String(key));
+    else parts.push(wordOf(String(key)));
+  }
+  const place = parts.join(', ');
+  return { place: place.charAt(0).toUpperCase() + place.slice(1), field };
+}
+
+function wordsOf(issue: Issue): string {
+  switch (issue.code) {
+    case 'too_small':
+      if (issue.origin === 'string')
+        return Number(issue.minimum) <= 1 ? 'is required' : `needs at least ${issue.minimum} characters`;
+      if (issue.origin === 'array')
+        return Number(issue.minimum) <= 1 ? 'needs at least one entry' : `needs at least ${issue.minimum} entries`;
+      return `must be at least ${issue.minimum}`;
+    case 'too_big':
+      if (issue.origin === 'string') return `is too long (at most ${issue.maximum} characters)`;
+      if (issue.origin === 'array') return `has too many entries (at most ${issue.maximum})`;
+      return `must be at most ${issue.maximum}`;
+    case 'invalid_type':
+      return /received undefined/.test(issue.message)
+        ? 'is required'
+        : `must be ${issue.expected === 'number' || issue.expected === 'int' ? 'a number' : `a ${issue.expected}`}`;
+    case 'invalid_format':
+      // The schema's own words where it has them ("a plain file name"); zod's defaults are not for people.
+      if (!/^Invalid/.test(issue.message))
+        return issue.message.startsWith('node ids')
+          ? `is not a usable name: ${issue.message}`
+          : `must be ${issue.message}`;
+      return issue.format === 'uuid'
+        ? 'must be chosen'
+        : issue.format === 'email'
+          ? 'must be an email address'
+          : 'is not in the right form';
+    case 'invalid_value':
+      return `must be one of: ${issue.values.map(String).join(', ')}`;
+    case 'invalid_union':
+      return 'is not filled in completely';
+    default:
+      return issue.message;
+  }
+}
+
+/**
+ * Conditions are checked here first: the schema lets a value be left out, but "amount is more than (nothing)" is a
+ * slip, not a choice.
+ */
+function conditionProblems(when: Conditions | undefined, place: string): string[] {
+  if (!when || typeof when !== 'object') return [];
+  const list = 'all' in when ? when.all : 'any' in when ? when.any : [when];
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((c, i) => {
+    const at = `${place}condition ${i + 1}`;
+    const out: string[] = [];
+    if (!c?.field?.trim()) out.push(`${at}: field is required`);
+    if (c && !['exists', 'not_exists'].includes(c.op) && (c.value === undefined || c.value === ''))
+      out.push(`${at}: value is required`);
+    return out;
+  });
+}
+
+const nodeLabel = (id: string) => `Node '${id}'`;
+
+export function specProblems(spec: AgentSpec): Problem[] {
+  const out: Problem[] = [];
+  const nodes: SpecNode[] = Array.isArray(spec.nodes) ? spec.nodes : [];
+  for (const node of nodes) {
+    const found =
+      node.kind === 'branch'
+        ? (node.branches ?? []).flatMap((b, i) => conditionProblems(b.when, `Branch ${i + 1}, `))
+        : conditionProblems(node.when as Conditions | undefined, '');
+    for (const text of found)
+      out.push({ node: node.id, text: `${nodeLabel(node.id)} → ${text.charAt(0).toUpperCase()}${text.slice(1)}` });
+  }
+  const parsed = agentSpecSchema.safeParse(spec);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const [top, index, ...rest] = issue.path;
+      if (top === 'nodes' && typeof index === 'number') {
+        const id = nodes[index]?.id || `number ${index + 1}`;
+        const { place, field } = where(rest);
+        const subject = [place, field].filter(Boolean).join(': ') || 'It';
+        out.push({ node: nodes[index]?.id ?? null, text: `${nodeLabel(id)} → ${subject} ${wordsOf(issue)}` });
+      } else if (top === 'nodes') {
+        // The graph's own checks already speak plainly; they name the node they are about.
+        const named = /node "([^"]+)"/.exec(issue.message)?.[1] ?? null;
+        out.push({ node: named, text: `Workflow: ${issue.message}` });
+      } else {
+        const { place, field } = where(issue.path);
+        out.push({ node: null, text: `${[place, field].filter(Boolean).join(': ')} ${wordsOf(issue)}` });
+      }
+    }
+  }
+  const seen = new Set<string>();
+  return out.filter((p) => !seen.has(p.text) && seen.add(p.text));
+}
