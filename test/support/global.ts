@@ -55,8 +55,23 @@ export function stopWithStack(child: ChildProcess): void {
   children.push(child);
 }
 
-async function startStack(): Promise<TestStack> {
+let runtimeInstalled = false;
+/** The SDK's runtime, installed once per mocha process by whichever suite starts a worker first. */
+export function installTestRuntime(): void {
+  if (runtimeInstalled) return;
   Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
+}
+
+let bundling: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** The workflows as the worker runs them, bundled once per mocha process. */
+export function testWorkflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundling ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger });
+  return bundling;
+}
+
+async function startStack(): Promise<TestStack> {
+  installTestRuntime();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-test-'));
   const [temporalPort, temporalUiPort, dbPort] = [await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
@@ -97,7 +112,7 @@ async function startStack(): Promise<TestStack> {
   );
 
   const [workflowBundle] = await Promise.all([
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger }),
+    testWorkflowBundle(),
     waitFor('Temporal dev server', async () => (await connectTemporal(temporalConfig)).connection.close(), 60_000),
     waitFor('embedded Postgres', () => tcpOpen(dbPort), 60_000),
   ]);
