@@ -7,7 +7,7 @@ import { recordRunOpened } from '../services/telemetry/metrics';
 import { appendRunLog } from '../db/run-progress';
 import { getWorkspace } from '../db/workspaces';
 import type { AgentNode } from '../model/agent';
-import { nextNodeId, render, saveResult } from '../workflows/interpreter';
+import { nextNodeId, render, saveResult } from '../model/interpreter';
 import { loadRun, loadSpec, nodeById, type ActivityDeps } from './deps';
 import { settleItem } from './item-steps';
 import { planEffect } from './effects-ledger';

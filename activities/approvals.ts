@@ -1,7 +1,7 @@
 import { appendRunLog, refreshRunCounts } from '../db/run-progress';
 import { recordEvent } from '../db/timeline';
 import type { ActivityDeps } from './deps';
-import type { Decision } from './item-steps';
+import type { Decision } from './step-results';
 import { approvalWait } from '../services/telemetry/metrics';
 
 export function createApprovalActivities({ knex }: ActivityDeps) {

@@ -6,7 +6,8 @@
 // rather than acting again; a test run on past items (dry run) plans its effects instead of performing them.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
-import { isToolName, toolDefinitions, type ToolDefinition } from '../model/tools';
+import { isToolName, toolDefinitions } from '../model/tools';
+import type { ToolDefinition } from '../model/tool-definition';
 
 /** How a run's item stands towards other systems. */
 export interface ItemEffects {

@@ -2,7 +2,7 @@
 // before a run starts) and by the run's first activity, so both agree on what an input means.
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { AgentNode } from '../model/agent';
-import type { ItemData } from '../workflows/interpreter';
+import type { ItemData } from '../model/interpreter';
 
 export class InputError extends Error {}
 

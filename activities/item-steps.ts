@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/common';
 import { applyStateOps } from '../db/state-store';
 import type { AgentNode } from '../model/agent';
-import { nextNodeId, render, saveResult, type ItemData } from '../workflows/interpreter';
+import { nextNodeId, render, saveResult, type ItemData } from '../model/interpreter';
 import { stateOpFor } from './page-walk';
 import { ActivityDeps, loadSpec, nodeById } from './deps';
 import { runModelStep, type ModelStepResult } from './llm-step';
@@ -20,17 +20,7 @@ import { runRetrieveStep } from './sources/retrieve-step';
 import { recordModelUsage, stepDuration } from '../services/telemetry/metrics';
 import { addActiveSpanEvent, inSpan } from '../services/telemetry/tracing';
 import { toolSpanAttributes } from './tools/tool-span';
-
-export interface Decision {
-  approved: boolean;
-  arguments?: Record<string, unknown>;
-  by: string;
-  reason?: string;
-}
-
-export type StepOutcome = 'advanced' | 'failed' | 'skipped' | 'already_done';
-/** A step settles, or (a model step) waits on these approvals and then runs again with their decisions. */
-export type StepResult = StepOutcome | { awaiting: string[] };
+import type { Decision, StepResult } from './step-results';
 
 function isPermanent(err: unknown): boolean {
   if (err instanceof ApplicationFailure) return err.nonRetryable === true;

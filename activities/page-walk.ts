@@ -15,7 +15,7 @@ import {
   render,
   saveResult,
   type ItemData,
-} from '../workflows/interpreter';
+} from '../model/interpreter';
 import { approvalDefaultOf, isToolName, toolDefinitions } from '../model/tools';
 import type { RunRow } from './deps';
 import { wouldAsk } from './effects-ledger';

@@ -5,7 +5,7 @@ import { appendRunLog, settleRun, type RunCounts } from '../db/run-progress';
 import { asStoredJsonb, writeSettledRun } from '../db/settled-run';
 import { recordEvent, type TimelineEvent } from '../db/timeline';
 import type { AgentSpec } from '../model/agent';
-import type { ItemData } from '../workflows/interpreter';
+import type { ItemData } from '../model/interpreter';
 import { pageWalker, type ItemRow } from './page-walk';
 import { InputError, itemsOfRun } from './input-parsing';
 import { sourcedItems } from './sourced-items';

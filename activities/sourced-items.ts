@@ -1,7 +1,7 @@
 // The items of a run made of other runs' items (a retry, a test run on past items): each source run's input read
 // again by the input node of the version that run pinned, so an item is exactly what its original run received.
 import type { Knex } from 'knex';
-import type { ItemData } from '../workflows/interpreter';
+import type { ItemData } from '../model/interpreter';
 import { loadSpec } from './deps';
 import { InputError, itemsOfRun } from './input-parsing';
 

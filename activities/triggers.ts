@@ -12,7 +12,7 @@ import { closeBatch, setBatchRun } from '../db/deliveries';
 import { recordEvent } from '../db/timeline';
 import { chainTriggersFrom, findTrigger, type TriggerRow } from '../db/triggers';
 import { getWorkspace } from '../db/workspaces';
-import { matches } from '../workflows/interpreter';
+import { matches } from '../model/interpreter';
 import { chainConfigSchema, scheduleConfigSchema, scheduleInputOf } from '../model/trigger';
 import { loadRun, type ActivityDeps, type RunRow } from './deps';
 import { currentTraceId } from '../services/telemetry/tracing';

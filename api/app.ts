@@ -1,3 +1,8 @@
+// api/ (DESIGN.md "Top-level layout"): HTTP only. Express app, auth, validation, problem details, thin routes
+// (routes/) that call services/, the OpenAPI document and its generated client (client/). The use cases (chat,
+// wizard, inbox, approvals) live in services/; the run service, run dispatch and trigger service move there with
+// issue 32 part 1. No route imports activities/ (test/unit/layering.test.ts lists the arrows still to remove).
+//
 // The web process's Express app: /v1 API, health checks, then the SvelteKit console (mounted last).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -28,7 +33,7 @@ import { accountRoutes } from './routes/accounts';
 import { memberRoutes } from './routes/members';
 import { ssoConfigRoutes, ssoPublicRoutes } from './routes/sso';
 import { wizardRoutes } from './routes/wizard';
-import type { ModelSettings } from './wizard/model-client';
+import type { ModelSettings } from '../services/wizard/model-client';
 import type { SmtpSettings } from './account-mail';
 import type { SecretBox } from '../db/secret-box';
 import { chatRoutes } from './routes/chat';

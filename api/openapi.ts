@@ -26,7 +26,7 @@ import {
   openApiConfigSchema,
   sqlConfigSchema,
 } from '../model/connection';
-import { roles, type Permission } from '../db/roles';
+import { permissions, roles, type Permission } from '../db/roles';
 import { connectorKinds, connectorOf } from '../model/connectors';
 import { connectorCategories } from '../model/connectors/definition';
 import { maxSkillBytes } from '../model/skill';
@@ -375,6 +375,8 @@ const schemas: Record<string, unknown> = {
     plan: { enum: ['free', 'professional', 'enterprise'] },
     api_enabled: { type: 'boolean' },
     role: { enum: [...roles] },
+    /** What the role allows here, so the console shows only the controls a person can use. */
+    permissions: { type: 'array', items: { enum: [...permissions] } },
   }),
   Me: obj({
     user: ref('User'),

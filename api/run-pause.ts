@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { getRun, type RunRecord } from '../db/runs';
 import { markRunPaused, markRunResumed } from '../db/run-pause';
 import { runWorkflowId } from '../model/run-identity';
-import { pauseSignal, resumeSignal } from '../workflows/agent-run';
+import { pauseSignal, resumeSignal } from '../workflows/contracts';
 import { ApiError } from './problem';
 import { ensureRunWorkflow, type RunDispatchDeps } from './run-dispatch';
 

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Worker, NativeConnection } from '@temporalio/worker';
 import { createHarness, createLiveAgent, createTestWorkspace, startTestRun, waitForRun } from '../test/support/harness';
 import { mochaGlobalTeardown } from '../test/support/global';
-import { pageWorkflowId } from '../workflows/agent-run';
+import { pageWorkflowId } from '../workflows/contracts';
 import { reply, startFakeAnthropic, text } from '../test/fakes/anthropic';
 
 const items = Number(process.env.BENCH_ITEMS ?? 10_000);

@@ -1,3 +1,6 @@
+// db/ (DESIGN.md "Top-level layout"): knex migrations, seeds, one query module per aggregate (agents, runs,
+// sources, run files, ...) and the embedded Postgres launcher. It imports model/ only: never services/, api/,
+// workflows/ or activities/, and the console never imports it (roles reach the console through GET /v1/me).
 import knexFactory, { Knex } from 'knex';
 import pg from 'pg';
 

@@ -25,6 +25,11 @@ export function roleAllows(role: Role, needed: Permission): boolean {
   return roleRank(role) >= roleRank(lowestRole[needed]);
 }
 
+export const permissions = Object.keys(lowestRole) as Permission[];
+
+/** Everything a role may do: what the API tells the console, which shows only the controls a person can use. */
+export const permissionsOf = (role: Role): Permission[] => permissions.filter((p) => roleAllows(role, p));
+
 /** API keys keep their scopes: manage implies read, and a manage key also administers the keys themselves. */
 export function scopesAllow(scopes: readonly Scope[], needed: Permission): boolean {
   if (needed === 'owner') return false;

@@ -1,3 +1,8 @@
+// model/ (DESIGN.md "Top-level layout"): pure zod schemas and types of agents, nodes, policy, triggers, plans,
+// connections and tools; the node-graph interpreter (interpreter.ts: conditions, templates, next node); prices.
+// Importable by every layer, the workflow sandbox and the console included, it imports none of them and no Node
+// built-in (test/unit/layering.test.ts holds both rules).
+//
 // The agent model: zod schemas of an agent spec (instructions, node graph, policy). Pure, so the workflow
 // sandbox, the activities and the API all import it.
 import { z } from 'zod';

@@ -65,7 +65,7 @@ export const authenticationResults = [
 ] as const;
 export type AuthenticationResult = (typeof authenticationResults)[number];
 
-/** Cadre's own verdict on who sent a message (api/inbox/authentication.ts). */
+/** Cadre's own verdict on who sent a message (services/inbox/authentication.ts). */
 export interface MailVerdict {
   spf: AuthenticationResult;
   dkim: AuthenticationResult;

@@ -2,22 +2,7 @@
 // validate agents and the engine can apply approval policy without loading any connector code.
 import { z } from 'zod';
 import { connectorTools } from './connectors';
-
-export type SideEffect = 'read' | 'state' | 'files' | 'external';
-
-export interface ToolDefinition<S extends z.ZodTypeAny = z.ZodTypeAny> {
-  name: string;
-  description: string;
-  input: S;
-  /**
-   * `state` tools touch only Cadre's own state store and run set-based; `files` ones write files into the run;
-   * `external` ones reach other systems.
-   */
-  sideEffect: SideEffect;
-  approvalDefault: 'always' | 'never';
-  /** The default for one call, when its arguments decide it (`email.send` asks only when it sends as a mailbox). */
-  approvalFor?: (args: unknown) => 'always' | 'never';
-}
+import type { ToolDefinition } from './tool-definition';
 
 const key = z.string().min(1).max(200);
 /** A SQL connection the agent lists in its "connections", by name. */

@@ -12,7 +12,7 @@ import { reconcileSchedules } from '../schedules/sync';
 import { connectDatabase, connectTemporal } from './connections';
 import { main } from './fail-fast';
 import { connectorLimitsOf } from '../activities/connectors/opened';
-import { startInboxListener } from '../api/inbox/smtp-listener';
+import { startInboxListener } from '../services/inbox/smtp-listener';
 import { startRunSweeper } from '../api/run-dispatch';
 import { readinessChecks } from '../api/readiness';
 import { shutdownTracing } from '../services/telemetry/tracing';

@@ -5,9 +5,9 @@ export default {
   kit: {
     // Relative to ui/: vite.config.ts moves the process there before SvelteKit loads.
     adapter: adapter({ out: 'build' }),
-    // The typed API client lives with the API (api/client), generated from its OpenAPI document.
-    // Roles and what they allow are the API's (db/roles.ts): the console hides what a person's role cannot do.
-    alias: { $api: '../api', $db: '../db' },
+    // The typed API client lives with the API (api/client), generated from its OpenAPI document. The console
+    // never imports db/: what a person's role allows comes from the API (GET /v1/me, `permissions`).
+    alias: { $api: '../api' },
     csrf: {
       // adapter-node rebuilds the request origin as https://<host> unless ORIGIN is set, so when the console is
       // mounted in the Express web process on plain http SvelteKit's own check would refuse every form post.

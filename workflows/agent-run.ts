@@ -6,8 +6,6 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
@@ -23,32 +21,18 @@ import {
 import type { Activities } from '../activities';
 import type { CloseRunInput, RunOpening } from '../activities/run-phases';
 import type { OpenedRun } from '../activities/triggers';
-import { holdSignal, openDesk, pausePatch, runPage, type HoldState, type RunPageInput } from './run-page';
+import { openDesk, pausePatch, runPage, type RunPageInput } from './run-page';
+import {
+  holdSignal,
+  pageWorkflowId,
+  pauseSignal,
+  progressQuery,
+  resumeSignal,
+  type AgentRunInput,
+  type HoldState,
+} from './contracts';
 import { runWorkflowOptions } from '../model/run-identity';
 import { pageLanes } from './page-lanes';
-
-export interface AgentRunInput {
-  runId: string;
-  /** Pages already finished by earlier incarnations of this workflow (continue-as-new). */
-  nextPage?: number;
-  failedSoFar?: number;
-}
-
-export interface RunProgress {
-  pages: number;
-  pagesDone: number;
-  failedItems: number;
-}
-
-export const progressQuery = defineQuery<RunProgress>('progress');
-
-/**
- * Pause: steps under way finish, nothing new starts (no page, no item step, no set-based round). Resume: the run
- * goes on from there. Signals, not updates: a pause must land while every worker is down, and holds across their
- * restarts as an event of the history. The API stores the run's status and who asked.
- */
-export const pauseSignal = defineSignal('pause');
-export const resumeSignal = defineSignal('resume');
 
 const db = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -63,10 +47,6 @@ const localDb = proxyLocalActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: { maximumAttempts: 10 },
 });
-
-export function pageWorkflowId(runWorkflowId: string, page: number): string {
-  return `${runWorkflowId}/page-${page}`;
-}
 
 /**
  * A run, as every run started by the API, a webhook, a form or a test starts since its opening became a local

@@ -1,22 +1,11 @@
 // A micro-batching trigger's window (db/deliveries.ts): opened by its first delivery, closed when the window
 // passes or the batch is full, then its deliveries become one run, started as an abandoned child so the run
 // outlives this short workflow.
-import {
-  condition,
-  defineSignal,
-  ParentClosePolicy,
-  proxyActivities,
-  setHandler,
-  startChild,
-} from '@temporalio/workflow';
+import { condition, ParentClosePolicy, proxyActivities, setHandler, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { agentRun } from './agent-run';
+import { batchFullSignal } from './contracts';
 import { runWorkflowOptions } from '../model/run-identity';
-
-export const batchWorkflowId = (batchId: string) => `delivery-batch-${batchId}`;
-
-/** The batch reached its size: close it now rather than at the end of the window. */
-export const batchFullSignal = defineSignal('batchFull');
 
 const db = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',

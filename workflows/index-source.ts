@@ -2,20 +2,9 @@
 // at a time; progress is pages done / total, in the version's row and in the `indexProgress` query), embed the
 // passages, then make the version current. A document that cannot be read fails the version with its reason;
 // the version it was to replace stays in use.
-import { ApplicationFailure, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-
-export interface IndexSourceInput {
-  versionId: string;
-}
-
-export interface IndexProgress {
-  pagesTotal: number;
-  pagesDone: number;
-  stage: 'checking' | 'extracting' | 'embedding' | 'activating' | 'done' | 'failed';
-}
-
-export const indexProgressQuery = defineQuery<IndexProgress>('indexProgress');
+import { indexProgressQuery, type IndexProgress, type IndexSourceInput } from './contracts';
 
 const pagesPerBatch = 10;
 const parallelBatches = 2;

@@ -4,9 +4,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   executeChild,
   isCancellation,
   ParentClosePolicy,
@@ -16,11 +13,19 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Decision, StepResult } from '../activities/item-steps';
+import type { Decision, StepResult } from '../activities/step-results';
 import type { StepAction } from '../activities/page-walk';
-import type { ReviewDecision } from '../model/review';
 import type { RunPlan } from '../activities/run-lifecycle';
-import type { agentRun } from './agent-run';
+import {
+  decideSignal,
+  decideUpdate,
+  holdSignal,
+  pendingApprovalsQuery,
+  reviewUpdate,
+  type AgentRunWorkflow,
+  type ApprovalDecision,
+  type HoldState,
+} from './contracts';
 import { runWorkflowOptions } from '../model/run-identity';
 
 export interface RunPageInput {
@@ -35,40 +40,6 @@ export interface RunPageInput {
 export interface RunPageResult {
   failed: number;
 }
-
-export interface ApprovalDecision {
-  approvalId: string;
-  approve: boolean;
-  /** Edited tool arguments ("approve with edits"). */
-  arguments?: Record<string, unknown>;
-  by: string;
-  reason?: string;
-}
-
-/** A reviewer's decision; rejected (with a reason) when the approval is unknown here or already decided. */
-export const decideUpdate = defineUpdate<void, [ApprovalDecision]>('decide');
-/** The same decision as a fire-and-forget signal, for callers that need no answer. */
-export const decideSignal = defineSignal<[ApprovalDecision]>('decide');
-export const pendingApprovalsQuery = defineQuery<string[]>('pendingApprovals');
-
-export interface ReviewInput {
-  reviewId: string;
-  decision: ReviewDecision;
-  by: string;
-}
-
-/** A reviewer's decision on a flagged item; rejected when the review is not waiting here or already decided. */
-export const reviewUpdate = defineUpdate<void, [ReviewInput]>('review');
-
-/**
- * Whether the run is paused, as its run workflow tells its page children. `seq` orders the messages: two signals
- * the parent sends one after the other may arrive in either order, and only the later state counts.
- */
-export interface HoldState {
-  paused: boolean;
-  seq: number;
-}
-export const holdSignal = defineSignal<[HoldState]>('hold');
 
 /**
  * Asked by the pause, resume and hold handlers before they act. A run under way at an upgrade may have been sent a
@@ -242,7 +213,7 @@ export async function runPage(
     const child = runWorkflowOptions(opened);
     if (wait) {
       // Cancelling this run cancels the run it waits on, which then ends cancelled with its counts.
-      await executeChild<typeof agentRun>('agentRun', {
+      await executeChild<AgentRunWorkflow>('agentRun', {
         ...child,
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       }).catch((err) => {
@@ -251,7 +222,7 @@ export async function runPage(
         if (!isCancellation(err) || CancellationScope.current().consideredCancelled) throw err;
       });
     } else {
-      await startChild<typeof agentRun>('agentRun', { ...child, parentClosePolicy: ParentClosePolicy.ABANDON });
+      await startChild<AgentRunWorkflow>('agentRun', { ...child, parentClosePolicy: ParentClosePolicy.ABANDON });
     }
     const outcome = await steps.finishAgentCall({ ...ids, calledRunId: opened.id, waited: wait });
     if (outcome === 'failed') failed++;

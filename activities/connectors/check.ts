@@ -15,7 +15,8 @@ import type {
 } from '../../model/connection';
 import { completeOpenApiConfig, openApiOperations } from './openapi/document';
 import { defaultPorts, isSqlKind } from '../../model/connection';
-import { toolDefinitions, type ToolDefinition } from '../../model/tools';
+import { toolDefinitions } from '../../model/tools';
+import type { ToolDefinition } from '../../model/tool-definition';
 import { connectorOf, isConnectorKind, type ConnectorKind } from '../../model/connectors';
 import { connectorImplementations } from '.';
 import type { ConnectionFound, ConnectorLimits, OpenedConnection } from './connector';

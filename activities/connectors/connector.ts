@@ -1,10 +1,9 @@
 // What a connector's code provides (its data is in model/connectors/): a check that connects the way a run would,
-// and a handler per tool. Handlers get the connection opened (settings, credentials, the account's token), never a
+// and a handler per tool (./implementation.ts). Handlers get the connection opened (settings, credentials, the account's token), never a
 // row, and reach its system with the connector's production client library.
 import type { z } from 'zod';
-import type { ToolDefinition } from '../../model/tools';
+import type { ToolDefinition } from '../../model/tool-definition';
 import type { ConnectorKind } from '../../model/connectors';
-import type { ToolContext } from '../tools/handlers';
 import type { TokenOptions } from './oauth/tokens';
 import type { McpLimits } from './mcp/client';
 
@@ -55,13 +54,6 @@ export interface ConnectionFound {
   found?: string[];
 }
 
-type ToolsOf<D extends ConnectorShape> = D['tools'];
-export type ConnectorHandler<D extends ConnectorShape, T extends keyof ToolsOf<D>> = (
-  input: z.infer<ToolsOf<D>[T]['input']>,
-  connection: OpenedConnection<D>,
-  ctx: ToolContext,
-) => Promise<unknown>;
-
 /** What happened since a poller's cursor: the events in order, and the cursor to ask from next time. */
 export interface EventBatch {
   events: {
@@ -91,18 +83,6 @@ export type EventPoller<D extends ConnectorShape> = (
   /** The trigger's choices, checked against the event's options schema (model/connectors/definition.ts). */
   options?: Record<string, unknown>,
 ) => Promise<EventBatch>;
-
-export interface ConnectorImplementation<D extends ConnectorShape> {
-  /** Connects with the settings and credentials given and says what it found, or throws the reason. */
-  check(connection: OpenedConnection<D>): Promise<ConnectionFound>;
-  /** Settings to store: completed or normalized from what was given (an absolute path, a discovered URL). */
-  complete?(config: z.infer<D['config']>, limits: ConnectorLimits): Promise<z.infer<D['config']>>;
-  handlers: { [T in keyof ToolsOf<D>]: ConnectorHandler<D, T> };
-  /** A poller per event of the definition that is read by polling (event triggers run them in a workflow). */
-  pollers?: Record<string, EventPoller<D>>;
-}
-
-export const implement = <D extends ConnectorShape>(_definition: D, impl: ConnectorImplementation<D>) => impl;
 
 /**
  * Clients kept per connection version (a changed connection gets a new one) and closed when idle for five

@@ -2,8 +2,9 @@
 // activity: each call opens the connection its `connection` argument names, which the agent must list.
 import { ApplicationFailure } from '@temporalio/common';
 import { connectorKinds, type ConnectorKind } from '../../model/connectors';
-import type { ToolContext } from '../tools/handlers';
-import type { ConnectorHandler, ConnectorImplementation, ConnectorShape } from './connector';
+import type { ToolContext } from '../tools/tool-context';
+import type { ConnectorShape } from './connector';
+import type { ConnectorHandler, ConnectorImplementation } from './implementation';
 import { caldavImplementation } from './caldav';
 import { duckdbImplementation } from './duckdb';
 import { emailImplementation } from './email';

@@ -7,16 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { embeddingDimensions } from '../../db/migrations/008_sources';
 import { voyageEmbedder } from './voyage-embedder';
-
-export interface Embedder {
-  readonly model: string;
-  /** The passages column holding this embedder's vectors: their dimensions fix the column. */
-  readonly column: 'embedding' | 'embedding_voyage';
-  /** Below this cosine similarity a passage is taken as unrelated to the query. */
-  readonly minSimilarity: number;
-  /** Some models embed a search query differently from the documents searched. */
-  embed(texts: string[], purpose?: 'document' | 'query'): Promise<number[][]>;
-}
+import type { Embedder } from './embedding';
 
 export type EmbeddingProvider = 'local' | 'voyage' | 'off';
 

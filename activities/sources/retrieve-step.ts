@@ -2,7 +2,7 @@
 // from the item, saves the passages on the item and records them as the item's source context in run details.
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentNode, AgentSpec } from '../../model/agent';
-import { render, type ItemData } from '../../workflows/interpreter';
+import { render, type ItemData } from '../../model/interpreter';
 import type { ActivityDeps } from '../deps';
 import { retrieve, type RetrievedPassage } from './retrieval';
 

@@ -2,7 +2,7 @@
 // {input, model, input_type, output_dimension}). Voyage embeds a query and a document differently, so the caller
 // says which it is. The base URL is configurable for a proxy, and for the tests' local fake.
 import { voyageDimensions } from '../../db/migrations/011_voyage_embeddings';
-import type { Embedder } from './embedder';
+import type { Embedder } from './embedding';
 
 export interface VoyageSettings {
   apiKey: string;

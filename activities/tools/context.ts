@@ -2,8 +2,8 @@
 import type { ActivityDeps } from '../deps';
 import { sqlClientResolver } from '../connectors/connections';
 import { connectionOpener } from '../connectors/opened';
-import { runFileReader, runFileSaver } from '../run-files';
-import type { ToolContext } from './handlers';
+import { runFileReader, runFileSaver } from '../../db/run-files';
+import type { ToolContext } from './tool-context';
 import { inboxReplies } from '../inbox-reply';
 import type { EmailConnection } from '../connectors/email/imap';
 

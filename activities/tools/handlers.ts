@@ -5,38 +5,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { BlockedAddressError, publicFetch } from './ssrf-guard';
 import { ToolInput, ToolName } from '../../model/tools';
 import { renderOutputFile, textOutputFile, type OutputFormat } from '../output-files';
-import type { SqlClient } from '../connectors/sql/client';
 import { sqlToolHandlers } from '../connectors/sql/handlers';
 import { connectorToolHandlers } from '../connectors';
-import type { OpenConnection } from '../connectors/opened';
-import type { RunFile } from '../run-files';
-import type { InboxReplies } from '../inbox-reply';
 import { sendOnce } from '../connectors/email/send';
 import { replyAutoSubmitted } from '../../model/inbox';
-
-export interface ToolContext {
-  idempotencyKey: string;
-  http: { allowHosts: readonly string[] };
-  smtp: { url?: string; from: string };
-  /**
-   * Stores a file in the run; the same key stores it once however often a retry asks. A call saving several files
-   * tells them apart by `part`.
-   */
-  saveFile?: (file: {
-    name: string;
-    contentType: string;
-    content: Buffer;
-    part?: string;
-  }) => Promise<Record<string, unknown>>;
-  /** A file of the run, by its id or name (activities/run-files.ts); undefined when the run has none such. */
-  readFile?: (ref: string) => Promise<RunFile | undefined>;
-  /** A client of the named SQL connection of the agent (activities/connectors/connections.ts). */
-  sqlClient?: (connection: string) => Promise<SqlClient>;
-  /** Opens the named connection of the agent for a connector's tool (activities/connectors/opened.ts). */
-  connection?: OpenConnection;
-  /** The Inbox threads of the run's agent, for `email.reply`. */
-  inbox?: InboxReplies;
-}
+import type { ToolContext } from './tool-context';
 
 type Handler<N extends ToolName> = (input: ToolInput<N>, ctx: ToolContext) => Promise<unknown>;
 

@@ -469,6 +469,7 @@ export interface components {
       plan: 'free' | 'professional' | 'enterprise';
       api_enabled: boolean;
       role: 'viewer' | 'operator' | 'editor' | 'admin' | 'owner';
+      permissions: ('read' | 'run' | 'manage' | 'admin' | 'owner')[];
     };
     Me: {
       user: components['schemas']['User'];

@@ -26,7 +26,7 @@ import {
 import { recordAudit } from '../../db/audit';
 import { accountErasureId, markAccountDeleted, restoreAccount } from '../../db/account-deletion';
 import type { accountErasure } from '../../workflows/account-erasure';
-import { roleRank, type Role } from '../../db/roles';
+import { permissionsOf, roleRank, type Role } from '../../db/roles';
 import type { SecretBox } from '../../db/secret-box';
 import { tokenHash } from '../../db/tokens';
 import { createWorkspace } from '../../db/workspaces';
@@ -96,8 +96,14 @@ export function accountRoutes(deps: AccountDeps): Router {
     const current = currentMembership(memberships, workspaceId);
     return {
       user,
-      workspace: current ? { ...pickWorkspace(current.workspace), role: current.role } : null,
-      workspaces: memberships.map((m) => ({ ...pickWorkspace(m.workspace), role: m.role })),
+      workspace: current
+        ? { ...pickWorkspace(current.workspace), role: current.role, permissions: permissionsOf(current.role) }
+        : null,
+      workspaces: memberships.map((m) => ({
+        ...pickWorkspace(m.workspace),
+        role: m.role,
+        permissions: permissionsOf(m.role),
+      })),
     };
   };
 

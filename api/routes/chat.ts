@@ -5,7 +5,7 @@ import { getAgent } from '../../db/agents';
 import { appendExchange, createConversation, getConversation, listConversations, listMessages } from '../../db/chat';
 import type { ConversationRow, MessageRow } from '../../db/chat';
 import { noModelMessage } from '../../activities/llm-step';
-import { answer, ModelCallError, type ChatEvent, type ModelSettings } from '../chat/assistant';
+import { answer, ModelCallError, type ChatEvent, type ModelSettings } from '../../services/chat/assistant';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';

@@ -7,14 +7,15 @@ import type { SecretBox } from '../../db/secret-box';
 import { recordEvent } from '../../db/timeline';
 import { findTriggerWithAgentState, type TriggerRow } from '../../db/triggers';
 import { getWorkspace } from '../../db/workspaces';
-import { matches } from '../../workflows/interpreter';
+import { matches } from '../../model/interpreter';
 import {
   formConfigSchema,
   validateSubmission,
   webhookConfigSchema,
   type DeliveryBatchConfig,
 } from '../../model/trigger';
-import { batchFullSignal, batchWorkflowId, type deliveryBatch } from '../../workflows/delivery-batch';
+import { batchFullSignal, batchWorkflowId } from '../../workflows/contracts';
+import type { deliveryBatch } from '../../workflows/delivery-batch';
 import { runPriority } from '../../model/run-identity';
 import type { Conditions } from '../../model/agent';
 import { ApiError } from '../problem';

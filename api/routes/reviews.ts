@@ -5,7 +5,7 @@ import { Router } from 'express';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { getVersion } from '../../db/agents';
 import { getReview, listReviews } from '../../db/reviews';
-import { reviewUpdate } from '../../workflows/run-page';
+import { reviewUpdate } from '../../workflows/contracts';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';

@@ -11,7 +11,7 @@ import {
   runDetails,
   type RunRecord,
 } from '../../db/runs';
-import { decideApproval } from '../approval-service';
+import { decideApproval } from '../../services/approvals';
 import { retryDetails } from '../retry-details';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';

@@ -2,7 +2,8 @@
 // by default. The console's editor lists them with their approval policy.
 import { Router } from 'express';
 import { z } from 'zod';
-import { toolDefinitions, type ToolDefinition } from '../../model/tools';
+import { toolDefinitions } from '../../model/tools';
+import type { ToolDefinition } from '../../model/tool-definition';
 import { requirePermission } from '../auth';
 
 export function toolRoutes(): Router {

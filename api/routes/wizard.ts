@@ -1,7 +1,7 @@
 // The agent creation wizard (spec §1.11): goal (and files) → clarifying questions → instructions in six parts →
 // the integrations they need → a validated workflow graph → a Draft agent, which a successful test run (the
 // agents API's test-run route) lets go Ready (its state route). Each step is a small route over one wizard
-// session; generation calls the model from the web process (api/wizard/model-client.ts says why).
+// session; generation calls the model from the web process (services/wizard/model-client.ts says why).
 import { Router, type Request } from 'express';
 import { addVersion } from '../../db/sources';
 import { getAgent } from '../../db/agents';
@@ -23,9 +23,9 @@ import { agentJson } from '../serialize';
 import { startSourceIndexing } from '../source-indexing';
 import { readUpload } from '../source-upload';
 import { jsonBody, param, parseBody, readJson } from '../validation';
-import { generateInstructions, generateQuestions, generateWorkflow } from '../wizard/generation';
-import { addUsage, noModelMessage, requireModel, type ModelSettings } from '../wizard/model-client';
-import { listStarters, starterSampleInput, starterSpec } from '../wizard/starters';
+import { generateInstructions, generateQuestions, generateWorkflow } from '../../services/wizard/generation';
+import { addUsage, noModelMessage, requireModel, type ModelSettings } from '../../services/wizard/model-client';
+import { listStarters, starterSampleInput, starterSpec } from '../../services/wizard/starters';
 import type { RouteDeps } from './agents';
 
 export interface WizardDeps extends RouteDeps {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// The Inbox's own verdict on who sent a message (api/inbox/authentication.ts): SPF, DKIM and DMARC as Cadre's SMTP
+// The Inbox's own verdict on who sent a message (services/inbox/authentication.ts): SPF, DKIM and DMARC as Cadre's SMTP
 // listener verified them, beside the headers the message arrived with (a sender may write those itself). Null for a
 // message Cadre did not verify: the replies it sent, mail that came another way, mail received before this.
 export async function up(knex: Knex): Promise<void> {

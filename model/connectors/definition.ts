@@ -2,7 +2,7 @@
 // tools it gives agents and the events it can report. Pure, so the API validates connections and agents with it and
 // the console draws its forms from it; the handlers live in activities/connectors/<kind>/.
 import { z } from 'zod';
-import type { ToolDefinition } from '../tools';
+import type { ToolDefinition } from '../tool-definition';
 
 /** The kinds of system the spec names (section 2, "Connectable kinds of system"). */
 export const connectorCategories = [

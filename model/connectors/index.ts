@@ -1,6 +1,6 @@
 // Every connector the service has, by kind. A connector is added here and in activities/connectors/index.ts.
 import type { z } from 'zod';
-import type { ToolDefinition } from '../tools';
+import type { ToolDefinition } from '../tool-definition';
 import type { ConnectorDefinition } from './definition';
 import { caldavConnector } from './caldav';
 import { duckdbConnector } from './duckdb';

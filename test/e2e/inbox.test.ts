@@ -14,7 +14,7 @@ import { secretBox } from '../../db/secret-box';
 import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
 import { createHarness, createLiveAgent, createTestWorkspace, waitForRun, type Harness } from '../support/harness';
 import { startSmtpSink, type SmtpSink } from '../support/sinks';
-import { startInboxListener, type InboxListener } from '../../api/inbox/smtp-listener';
+import { startInboxListener, type InboxListener } from '../../services/inbox/smtp-listener';
 import { fakeDns } from '../support/dns';
 
 const domain = 'inbox.test';

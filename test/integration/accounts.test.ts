@@ -60,6 +60,7 @@ describe('Accounts, sessions and roles', () => {
     const me = await p.call('/me');
     assert.equal(me.body.user.email, p.email);
     assert.deepEqual([me.body.workspace.name, me.body.workspace.role], ['Ada Ltd', 'owner']);
+    assert.deepEqual(me.body.workspace.permissions, ['read', 'run', 'manage', 'admin', 'owner']);
     const created = await p.call('/agents', { json: agentSpec });
     assert.equal(created.status, 201);
     assert.equal((await p.call('/agents')).body.data.length, 1);
@@ -176,6 +177,8 @@ describe('Accounts, sessions and roles', () => {
     assert.equal(joined.status, 200);
     const me = await newcomer.call('/me');
     assert.equal(me.body.workspace.role, 'editor');
+    // What the console shows an editor: agents to change and runs to start, but no members, keys or plan.
+    assert.deepEqual(me.body.workspace.permissions, ['read', 'run', 'manage']);
     assert.equal(me.body.workspace.id, (await owner.call('/me')).body.workspace.id);
     const reused = await new Person(api.url).call(`/public/invitations/${token}/accept`, {
       json: { email: 'late@example.test', password: 'late comer password' },

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { decideUpdate } from '../../workflows/run-page';
+import { decideUpdate } from '../../workflows/contracts';
 import { checkedFetch } from '../support/openapi-check';
 import {
   createHarness,

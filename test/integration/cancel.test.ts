@@ -9,7 +9,7 @@ import { Worker } from '@temporalio/worker';
 import { openRun } from '../../db/open-run';
 import { getAgent } from '../../db/agents';
 import { runWorkflowId, runWorkflowOptions } from '../../model/run-identity';
-import { pageWorkflowId } from '../../workflows/agent-run';
+import { pageWorkflowId } from '../../workflows/contracts';
 import { checkedFetch } from '../support/openapi-check';
 import {
   createHarness,

@@ -3,8 +3,8 @@
 // run), the refusal to change configuration, roles, and the answer with no model configured.
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { modelCostUsd } from '../../activities/model-pricing';
-import { chatTools } from '../../api/chat/tools';
+import { modelCostUsd } from '../../model/pricing';
+import { chatTools } from '../../services/chat/tools';
 import { runWorkflowId } from '../../model/run-identity';
 import {
   reply,

@@ -11,7 +11,7 @@ import { createActivities } from '../../activities';
 import { runWorkflowId, runWorkflowOptions } from '../../model/run-identity';
 import { openRun } from '../../db/open-run';
 import type { agentRunV2 } from '../../workflows/agent-run';
-import { decideUpdate, pendingApprovalsQuery } from '../../workflows/run-page';
+import { decideUpdate, pendingApprovalsQuery } from '../../workflows/contracts';
 import {
   createHarness,
   createLiveAgent,

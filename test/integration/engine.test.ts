@@ -1,6 +1,6 @@
 // The run engine against a real Temporal dev server and the embedded Postgres.
 import assert from 'node:assert/strict';
-import { reviewUpdate } from '../../workflows/run-page';
+import { reviewUpdate } from '../../workflows/contracts';
 import { randomUUID } from 'node:crypto';
 import {
   createHarness,
@@ -12,7 +12,7 @@ import {
   type Harness,
 } from '../support/harness';
 import { startHttpSink, startSmtpSink, type HttpSink, type SmtpSink } from '../support/sinks';
-import { decideUpdate } from '../../workflows/run-page';
+import { decideUpdate } from '../../workflows/contracts';
 import { runWorkflowId } from '../../model/run-identity';
 
 describe('run engine', () => {

@@ -1,6 +1,6 @@
 // The file.generate tool: a step writes rows (or text) into a downloadable file of its run, once per item.
 import assert from 'node:assert/strict';
-import { runFileSaver } from '../../activities/run-files';
+import { runFileSaver } from '../../db/run-files';
 import {
   createHarness,
   createLiveAgent,

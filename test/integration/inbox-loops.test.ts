@@ -18,7 +18,7 @@ import {
 import { connectorApi, type ConnectorApi, type Json } from '../support/connections';
 import { startSmtpSink, type SmtpSink } from '../support/sinks';
 import { fakeDns } from '../support/dns';
-import { startInboxListener, type InboxListener } from '../../api/inbox/smtp-listener';
+import { startInboxListener, type InboxListener } from '../../services/inbox/smtp-listener';
 import { maxRepliesPerThreadPerHour } from '../../model/inbox';
 
 const domain = 'inbox.test';

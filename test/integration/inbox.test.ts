@@ -23,7 +23,7 @@ import {
 import { connectorApi, type ConnectorApi, type Json } from '../support/connections';
 import { startSmtpSink, type SmtpSink } from '../support/sinks';
 import { dkimKey, fakeDns } from '../support/dns';
-import { readMessage, startInboxListener, type InboxListener } from '../../api/inbox/smtp-listener';
+import { readMessage, startInboxListener, type InboxListener } from '../../services/inbox/smtp-listener';
 import { createLogger } from '../../api/logger';
 import { externalToolHandlers } from '../../activities/tools/handlers';
 import { toolContext } from '../../activities/tools/context';

@@ -15,7 +15,7 @@ import {
   type Harness,
 } from '../support/harness';
 import { freePort } from '../support/ports';
-import { decideUpdate } from '../../workflows/run-page';
+import { decideUpdate } from '../../workflows/contracts';
 import { runWorkflowId } from '../../model/run-identity';
 import { startHttpSink, type HttpSink } from '../support/sinks';
 import {

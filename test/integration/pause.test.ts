@@ -11,7 +11,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { runWorkflowId } from '../../model/run-identity';
-import { pageWorkflowId } from '../../workflows/agent-run';
+import { pageWorkflowId } from '../../workflows/contracts';
 import { checkedFetch } from '../support/openapi-check';
 import {
   createHarness,

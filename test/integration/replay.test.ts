@@ -7,8 +7,8 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { decideUpdate } from '../../workflows/run-page';
-import { pageWorkflowId } from '../../workflows/agent-run';
+import { decideUpdate } from '../../workflows/contracts';
+import { pageWorkflowId } from '../../workflows/contracts';
 import {
   createHarness,
   createLiveAgent,

@@ -2,7 +2,7 @@
 // the agent's policy allows public access, and nothing else of the workspace.
 import assert from 'node:assert/strict';
 import { checkedFetch } from '../support/openapi-check';
-import { runFileSaver } from '../../activities/run-files';
+import { runFileSaver } from '../../db/run-files';
 import {
   createHarness,
   createLiveAgent,

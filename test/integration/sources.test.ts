@@ -25,7 +25,7 @@ import {
   workbook,
   zipBomb,
 } from '../support/source-samples';
-import { decideUpdate } from '../../workflows/run-page';
+import { decideUpdate } from '../../workflows/contracts';
 import { checkedFetch } from '../support/openapi-check';
 import {
   reply,

@@ -1,7 +1,7 @@
 // A DNS of the test's own for the Inbox's SPF/DKIM/DMARC checks: TXT records by name, and for any other name or type
 // the answer a real resolver gives for a name that does not exist (ENOTFOUND). Nothing is asked of the network.
 import { generateKeyPairSync } from 'node:crypto';
-import type { DnsResolver } from '../../api/inbox/authentication';
+import type { DnsResolver } from '../../services/inbox/authentication';
 
 export interface FakeDns {
   resolver: DnsResolver;

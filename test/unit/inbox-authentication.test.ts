@@ -1,9 +1,9 @@
-// Cadre's SPF/DKIM/DMARC verdict on a received message (api/inbox/authentication.ts): the words it records from
+// Cadre's SPF/DKIM/DMARC verdict on a received message (services/inbox/authentication.ts): the words it records from
 // mailauth's answer, and a verification that never waits long on DNS and never throws. Real mailauth, against DNS
 // records the test serves: nothing is asked of the network.
 import assert from 'node:assert/strict';
 import { createTransport } from 'nodemailer';
-import { verdictOf, verifyMessage, type DnsResolver } from '../../api/inbox/authentication';
+import { verdictOf, verifyMessage, type DnsResolver } from '../../services/inbox/authentication';
 import { dkimKey, fakeDns } from '../support/dns';
 
 type Answer = Parameters<typeof verdictOf>[0];

@@ -10,7 +10,7 @@ import {
   render,
   saveResult,
   type ItemData,
-} from '../../workflows/interpreter';
+} from '../../model/interpreter';
 
 type TransformNode = Extract<AgentNode, { kind: 'transform' }>;
 

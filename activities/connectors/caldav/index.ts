@@ -1,7 +1,7 @@
 // The calendar connector over CalDAV (model/connectors/caldav.ts) with tsdav: the check signs in, finds the
 // calendar the settings name and reads it as a run would; tools in tools.ts, event pollers in poller.ts.
 import { caldavConnector } from '../../../model/connectors/caldav';
-import { implement } from '../connector';
+import { implement } from '../implementation';
 import { calendarName, checkSession } from './client';
 import { pollEvents } from './poller';
 import { calendarHandlers, eventsBetween } from './tools';

@@ -4,7 +4,7 @@
 // someone else is read again rather than overwritten; a change or cancellation already in place writes nothing.
 import { createHash } from 'node:crypto';
 import type { DAVResponse } from 'tsdav';
-import type { ToolContext } from '../../tools/handlers';
+import type { ToolContext } from '../../tools/tool-context';
 import {
   dav,
   nameOf,

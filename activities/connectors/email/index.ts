@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ImapFlow, SearchObject } from 'imapflow';
 import type { z } from 'zod';
 import { emailConnector } from '../../../model/connectors/email';
-import { implement } from '../connector';
+import { implement } from '../implementation';
 import { folderPaths, imapFailure, inFolder, login, type EmailConnection } from './imap';
 import { attachmentsOf, downloadPart, missing, readMessage, summaryOf } from './messages';
 import { pollReceived } from './received';

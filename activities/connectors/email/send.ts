@@ -8,7 +8,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type { z } from 'zod';
 import type { emailConnector, EmailConfig } from '../../../model/connectors/email';
 import { BlockedAddressError, publicAddress } from '../../tools/ssrf-guard';
-import type { ToolContext } from '../../tools/handlers';
+import type { ToolContext } from '../../tools/tool-context';
 import { clientCache } from '../connector';
 import { inFolder, mustUpgrade, refused, sentFolderOf, imapClient, type EmailConnection } from './imap';
 

@@ -5,8 +5,9 @@
 // told apart from a new one, so when HubSpot's answer is lost the step stops and says so instead of retrying.
 import { ApplicationFailure } from '@temporalio/common';
 import { hubspotConnector, type HubspotObjectType } from '../../../model/connectors/hubspot';
-import type { ToolContext } from '../../tools/handlers';
-import { implement, type EventBatch } from '../connector';
+import type { ToolContext } from '../../tools/tool-context';
+import type { EventBatch } from '../connector';
+import { implement } from '../implementation';
 import { failureOf, hubspot, hubspotRaw, isApiError, type HubspotConnection } from './client';
 
 type PropertyValue = string | number | boolean | null;

@@ -2,7 +2,7 @@
 // prefix with its credentials, as a run would; the tools are in objects.ts, the object.created poller in poller.ts.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { s3Connector } from '../../../model/connectors/s3';
-import { implement } from '../connector';
+import { implement } from '../implementation';
 import { placeOf, s3Call, s3ClientOf } from './client';
 import { downloadObject, listObjects, uploadObject } from './objects';
 import { pollCreatedObjects } from './poller';

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { relativeKey } from '../../../model/connectors/s3';
-import type { ToolContext } from '../../tools/handlers';
+import type { ToolContext } from '../../tools/tool-context';
 import { placeOf, s3Call, s3ClientOf, s3Failure, type S3Connection } from './client';
 
 const refused = (message: string, type = 'S3Refused') => ApplicationFailure.nonRetryable(message, type);

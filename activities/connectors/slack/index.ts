@@ -4,8 +4,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { WebClient } from '@slack/web-api';
 import { slackConnector } from '../../../model/connectors/slack';
-import type { ToolContext } from '../../tools/handlers';
-import { implement, type EventBatch } from '../connector';
+import type { ToolContext } from '../../tools/tool-context';
+import type { EventBatch } from '../connector';
+import { implement } from '../implementation';
 import { channelOf, slack, type SlackConnection } from './client';
 
 /** The metadata event a post carries: its step's idempotency key. */

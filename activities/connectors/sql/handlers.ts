@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { ToolInput } from '../../../model/tools';
-import type { ToolContext } from '../../tools/handlers';
+import type { ToolContext } from '../../tools/tool-context';
 import type { SqlClient } from './client';
 import { readStatement, StatementRefused } from './read';
 import { readOnlyMessage } from './writes';

@@ -6,7 +6,7 @@ import Stripe from 'stripe';
 import { ApplicationFailure } from '@temporalio/common';
 import type { stripeConnector } from '../../../model/connectors/stripe';
 import { blockedCause, guardedAgents } from '../../tools/ssrf-guard';
-import type { ToolContext } from '../../tools/handlers';
+import type { ToolContext } from '../../tools/tool-context';
 import { clientCache, type OpenedConnection } from '../connector';
 
 export type StripeConnection = OpenedConnection<typeof stripeConnector>;

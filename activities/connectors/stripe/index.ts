@@ -1,7 +1,7 @@
 // The Stripe connector (model/connectors/stripe.ts) with the official `stripe` client: the check reads the
 // account's balance with the key given, as a run would; the tools are in tools.ts, the event pollers in poller.ts.
 import { stripeConnector } from '../../../model/connectors/stripe';
-import { implement } from '../connector';
+import { implement } from '../implementation';
 import { stripeCall } from './client';
 import { stripePollers } from './poller';
 import { createCustomer, createInvoice, findCustomer, getInvoice, paymentStatus, refund } from './tools';

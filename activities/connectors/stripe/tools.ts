@@ -1,7 +1,7 @@
 // The Stripe tools. Answers are the fields a person or a next step needs, not Stripe's whole objects; every write
 // passes an idempotency key per write of the step (client.ts), so retrying the step repeats nothing.
 import type Stripe from 'stripe';
-import type { ToolContext } from '../../tools/handlers';
+import type { ToolContext } from '../../tools/tool-context';
 import { idempotencyKey, stripeCall, type StripeConnection } from './client';
 
 const customerOf = (c: Stripe.Customer) => ({

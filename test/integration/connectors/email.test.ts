@@ -9,7 +9,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { emailConfigSchema } from '../../../model/connectors/email';
 import { emailImplementation } from '../../../activities/connectors/email';
 import type { OpenedConnection } from '../../../activities/connectors/connector';
-import type { ToolContext } from '../../../activities/tools/handlers';
+import type { ToolContext } from '../../../activities/tools/tool-context';
 import { createHarness, createTestWorkspace, items, startApi, waitForRun, type Harness } from '../../support/harness';
 import { connectorApi, type ConnectorApi, type Json } from '../../support/connections';
 import { startDovecot, type Dovecot } from '../../support/dovecot';

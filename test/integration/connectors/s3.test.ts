@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { connectorImplementations } from '../../../activities/connectors';
 import type { OpenedConnection } from '../../../activities/connectors/connector';
-import type { ToolContext } from '../../../activities/tools/handlers';
+import type { ToolContext } from '../../../activities/tools/tool-context';
 import { s3ConfigSchema } from '../../../model/connectors/s3';
 import { createHarness, createTestWorkspace, items, startApi, waitForRun, type Harness } from '../../support/harness';
 import { connectorApi, type ConnectorApi, type Json } from '../../support/connections';

@@ -1,6 +1,6 @@
 // Reading an agent's node graph for display. Mirrors `successors` in model/agent.ts, but stays tolerant
 // of fields it does not know, since the console only shows what the API returns.
-import type { Condition, Conditions, SpecNode } from './types';
+import type { Condition, Conditions, SpecNode } from './api-types';
 import { compactJson } from './format';
 
 export interface Edge {
@@ -46,7 +46,7 @@ export function edges(node: SpecNode): Edge[] {
       { label: 'otherwise', target: node.otherwise ?? null },
     ];
   }
-  return [{ label: null, target: node.next ?? null }];
+  return [{ label: null, target: typeof node.next === 'string' ? node.next : null }];
 }
 
 const GRAPH_FIELDS = new Set(['id', 'kind', 'next', 'branches', 'otherwise']);

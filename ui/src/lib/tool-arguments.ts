@@ -1,6 +1,6 @@
 // A tool node's arguments when its tool changes in the editor: what the new tool takes is kept, what it requires is
 // added blank for the person to fill in, and a tool acting through a connection gets one of the agent's.
-import type { SpecNode } from '$lib/types';
+import type { SpecNode } from '$lib/api-types';
 
 export interface ToolEntry {
   name: string;

@@ -1,6 +1,6 @@
 import { isHttpError } from '@sveltejs/kit';
-import { api, type Me } from '$lib/server/api';
-import { roleAllows, type Role } from '$db/roles';
+import { api } from '$lib/server/api';
+import type { Me } from '$lib/api-types';
 import type { LayoutServerLoad } from './$types';
 
 const publicPrefixes = [
@@ -19,8 +19,8 @@ const publicPrefixes = [
  * A console working with its own key (no sign-in) shows everything; the key's scopes decide.
  */
 function permissionsOf(me: Me | null) {
-  const role = me?.workspace?.role as Role | undefined;
-  const can = (p: 'run' | 'manage' | 'admin') => (me ? !!role && roleAllows(role, p) : true);
+  const allowed = me?.workspace?.permissions ?? [];
+  const can = (p: 'run' | 'manage' | 'admin') => (me ? allowed.includes(p) : true);
   return { run: can('run'), manage: can('manage'), admin: can('admin') };
 }
 

@@ -1,6 +1,6 @@
 // Helpers shared by the form actions of several pages.
 import { fail, isHttpError, type RequestEvent } from '@sveltejs/kit';
-import type { ActionOutcome } from '$lib/types';
+import type { ActionOutcome } from '$lib/action-outcome';
 import { api } from './api';
 
 /**

@@ -1,3 +1,7 @@
+// ui/ (DESIGN.md "Top-level layout"): the SvelteKit console. It reads only through server loads calling this
+// module, with the types of the generated client ($lib/api-types.ts aliases api/client/paths.ts; no hand copy);
+// what a person's role allows comes from the API (GET /v1/me). It never imports db/, services/ or activities/.
+//
 // The console's only way to the Cadre API (DESIGN.md convention 10). It runs on the server and calls the API as
 // the signed-in person: their session cookie and CSRF token go along with every call. (A console started with
 // CADRE_CONSOLE_API_KEY instead operates that key's workspace without sign-in: for trusted single-user setups and
@@ -7,8 +11,8 @@ import { env } from '$env/dynamic/private';
 import { error, redirect } from '@sveltejs/kit';
 import { getRequestEvent } from '$app/server';
 import { cadreClient, type paths } from '$api/client';
-import { OPEN_APPROVAL_STATUSES } from '$lib/types';
-import type { Agent, AgentState, Approval, List, LogEntry, Review, Run, RunDetails, RunItem } from '$lib/types';
+import { OPEN_APPROVAL_STATUSES } from '$lib/api-types';
+import type { AgentState, Me } from '$lib/api-types';
 
 async function problemDetail(response: Response): Promise<string> {
   const body = await response.text().catch(() => '');
@@ -86,8 +90,8 @@ export const client = cadreClient({
 });
 
 /**
- * The body of a call that succeeded (its fetch has already turned every refusal into an error). T is what the
- * document declares, or a console type it must fit: `body<Run>(…)` does not compile if the answer is no Run.
+ * The body of a call that succeeded (its fetch has already turned every refusal into an error), typed as the
+ * document declares the route's answer: no console type is laid over it.
  */
 export async function body<T>(call: Promise<{ data?: T }>): Promise<T> {
   return (await call).data as T;
@@ -159,38 +163,30 @@ export async function publicAnswer(request: Request): Promise<Response> {
 /** An agent spec as the API takes it (create, import, save): the API checks it and names each problem (422). */
 export type AgentSpecBody = paths['/agents']['post']['requestBody']['content']['application/json'];
 
-export interface Me {
-  user: { id: string; email: string; name: string; two_factor: boolean };
-  workspace: { id: string; name: string; plan: string; role: string } | null;
-  workspaces: { id: string; name: string; plan: string; role: string }[];
-}
-
 export const api = {
   /** The signed-in person; null when the console works with its own key (no sign-in). */
   me: async (): Promise<Me | null> => {
     if (!getRequestEvent().cookies.get('cadre_session')) return null;
-    return body<Me>(client.GET('/me'));
+    return body(client.GET('/me'));
   },
-  listAgents: (page: QueryOf<'/agents'> = {}) =>
-    body<List<Agent>>(client.GET('/agents', { params: { query: cleanQuery(page) } })),
-  getAgent: (id: string) => body<Agent>(client.GET('/agents/{id}', { params: { path: { id } } })),
+  listAgents: (page: QueryOf<'/agents'> = {}) => body(client.GET('/agents', { params: { query: cleanQuery(page) } })),
+  getAgent: (id: string) => body(client.GET('/agents/{id}', { params: { path: { id } } })),
   setAgentState: (id: string, state: AgentState) =>
-    body<Agent>(client.POST('/agents/{id}/state', { params: { path: { id } }, body: { state } })),
+    body(client.POST('/agents/{id}/state', { params: { path: { id } }, body: { state } })),
   /** A live agent runs for real; any other state can only be test-run. */
   startRun: (id: string, input: string, mode: 'manual-run' | 'test-run') =>
-    body<Run>(
+    body(
       mode === 'manual-run'
         ? client.POST('/agents/{id}/manual-run', { params: { path: { id } }, body: { input } })
         : client.POST('/agents/{id}/test-run', { params: { path: { id } }, body: { input } }),
     ),
 
-  listRuns: (filter: QueryOf<'/runs'> = {}) =>
-    body<List<Run>>(client.GET('/runs', { params: { query: cleanQuery(filter) } })),
-  getRun: (id: string) => body<RunDetails>(client.GET('/runs/{id}', { params: { path: { id } } })),
+  listRuns: (filter: QueryOf<'/runs'> = {}) => body(client.GET('/runs', { params: { query: cleanQuery(filter) } })),
+  getRun: (id: string) => body(client.GET('/runs/{id}', { params: { path: { id } } })),
   listRunItems: (id: string, filter: QueryOf<'/runs/{id}/items'> = {}) =>
-    body<List<RunItem>>(client.GET('/runs/{id}/items', { params: { path: { id }, query: cleanQuery(filter) } })),
+    body(client.GET('/runs/{id}/items', { params: { path: { id }, query: cleanQuery(filter) } })),
   listRunLogs: (id: string, page: QueryOf<'/runs/{id}/logs'> = {}) =>
-    body<List<LogEntry>>(client.GET('/runs/{id}/logs', { params: { path: { id }, query: cleanQuery(page) } })),
+    body(client.GET('/runs/{id}/logs', { params: { path: { id }, query: cleanQuery(page) } })),
   downloadRunFile: (id: string, fileId: string) =>
     download(
       client.GET('/runs/{id}/files/{fileId}', {
@@ -207,7 +203,7 @@ export const api = {
   listOpenApprovals: async () => {
     const pages = await Promise.all(
       OPEN_APPROVAL_STATUSES.map((status) =>
-        body<List<Approval>>(client.GET('/approvals', { params: { query: { status, limit: 500 } } })),
+        body(client.GET('/approvals', { params: { query: { status, limit: 500 } } })),
       ),
     );
     const data = pages.flatMap((p) => p.data).sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at));
@@ -219,7 +215,7 @@ export const api = {
     comment?: string,
     edited?: unknown,
   ) =>
-    body<unknown>(
+    body(
       client.POST('/approvals/{id}/decision', {
         params: { path: { id } },
         body: {
@@ -230,7 +226,7 @@ export const api = {
       }),
     ),
   listReviews: (filter: { status?: 'pending'; agent_id?: string; run_id?: string }) =>
-    body<List<Review>>(client.GET('/reviews', { params: { query: cleanQuery({ ...filter, limit: 500 }) } })),
+    body(client.GET('/reviews', { params: { query: cleanQuery({ ...filter, limit: 500 }) } })),
   decideReview: (
     id: string,
     decision: {
@@ -239,5 +235,5 @@ export const api = {
       reason?: string;
       node_id?: string;
     },
-  ) => body<Review>(client.POST('/reviews/{id}/decision', { params: { path: { id } }, body: decision })),
+  ) => body(client.POST('/reviews/{id}/decision', { params: { path: { id } }, body: decision })),
 };

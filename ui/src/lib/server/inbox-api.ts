@@ -2,7 +2,6 @@
 // that wait for a reviewer (DESIGN.md convention 10).
 import type { Schemas } from '$api/client';
 import { body, client } from './api';
-import type { Approval, List } from '$lib/types';
 
 export type InboxMessage = Schemas['InboxMessage'];
 
@@ -13,9 +12,7 @@ export const inboxApi = {
   draftsOf: async (runIds: string[]) => {
     const pages = await Promise.all(
       runIds.map((run_id) =>
-        body<List<Approval>>(
-          client.GET('/approvals', { params: { query: { run_id, status: 'pending', limit: 500 } } }),
-        ),
+        body(client.GET('/approvals', { params: { query: { run_id, status: 'pending', limit: 500 } } })),
       ),
     );
     return pages.flatMap((p) => p.data).filter((a) => a.tool === 'email.reply');

@@ -1,16 +1,13 @@
 // Sources and citations as the console reads them through the API (DESIGN.md convention 10).
 import type { paths } from '$api/client';
-import type { Citation, ItemSourceContext, List, Source, VersionPassage } from '$lib/types';
 import { allPages, apiFetch, body, cleanQuery, client, download } from './api';
 
 type Added = paths['/sources']['post']['responses'][202]['content']['application/json'];
 
 export const sourcesApi = {
   list: () =>
-    allPages((cursor) =>
-      body<List<Source>>(client.GET('/sources', { params: { query: cleanQuery({ limit: 500, cursor }) } })),
-    ),
-  get: (id: string) => body<Source>(client.GET('/sources/{id}', { params: { path: { id } } })),
+    allPages((cursor) => body(client.GET('/sources', { params: { query: cleanQuery({ limit: 500, cursor }) } }))),
+  get: (id: string) => body(client.GET('/sources/{id}', { params: { path: { id } } })),
   /**
    * Files as the API takes them: multipart, one source per file unless a name groups them into one. Raw, as the
    * typed client sends only JSON bodies (its paths type the route's JSON form, not this one); the answer is typed.
@@ -23,12 +20,12 @@ export const sourcesApi = {
   },
   addUrl: (url: string, name?: string) => body(client.POST('/sources', { body: name ? { url, name } : { url } })),
   versionPassages: (id: string, version: number, cursor: string | null) =>
-    body<List<VersionPassage>>(
+    body(
       client.GET('/sources/{id}/versions/{version}/passages', {
         params: { path: { id, version: String(version) }, query: cleanQuery({ limit: 100, cursor }) },
       }),
     ),
-  citation: (id: string) => body<Citation>(client.GET('/passages/{id}', { params: { path: { id } } })),
+  citation: (id: string) => body(client.GET('/passages/{id}', { params: { path: { id } } })),
   /** The raw picture, for the console's proxy route (the browser cannot hold the API key). */
   pageImage: (id: string) =>
     download(
@@ -39,5 +36,5 @@ export const sourcesApi = {
       }),
     ),
   sourceContext: (id: string, item: number) =>
-    body<ItemSourceContext>(client.GET('/runs/{id}/source-context', { params: { path: { id }, query: { item } } })),
+    body(client.GET('/runs/{id}/source-context', { params: { path: { id }, query: { item } } })),
 };

@@ -1,5 +1,5 @@
 // Sizes and colours shared by the editor's canvas and the read-only diagram, so both draw a node the same way.
-import type { SpecNode } from '$lib/types';
+import type { SpecNode } from '$lib/api-types';
 import { exitsOf } from './edit';
 
 export const NODE_WIDTH = 200;

@@ -1,6 +1,6 @@
 // Conditions as rows a person fills in: field / comparison / value, joined by "all" or "any". The agent spec keeps a
 // single condition as it is and several under `all` or `any` (model/agent.ts conditionsSchema).
-import type { Condition, Conditions } from '$lib/types';
+import type { Condition, Conditions } from '$lib/api-types';
 
 export const COMPARISONS: { op: string; label: string }[] = [
   { op: 'equals', label: 'is' },

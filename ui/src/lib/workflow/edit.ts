@@ -1,7 +1,7 @@
 // Changes to an agent's node graph made on the editor's canvas: adding a node from the palette, pointing one of a
 // node's exits at another node, removing nodes and renaming them. Each returns new nodes; references stay consistent
 // (a removed node's incoming exits end the item's path, a renamed node's incoming exits follow the new id).
-import type { SpecNode } from '$lib/types';
+import type { SpecNode } from '$lib/api-types';
 import { describeConditions } from '$lib/graph';
 
 /** The kinds a person adds from the palette, in the order they are offered, with what each does in plain words. */

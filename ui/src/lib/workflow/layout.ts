@@ -2,7 +2,7 @@
 // their canvases). Edge labels are laid out as space of their own between the columns, so a branch's condition is
 // never drawn under a node or on top of another label.
 import dagre from '@dagrejs/dagre';
-import type { SpecNode } from '$lib/types';
+import type { SpecNode } from '$lib/api-types';
 import { exitsOf } from './edit';
 
 export interface Size {

@@ -4,7 +4,7 @@
 import type { z } from 'zod';
 import { agentSpecSchema } from '../../../../model/agent';
 import { labelOf } from '$lib/schema-form';
-import type { AgentSpec, Conditions, SpecNode } from '$lib/types';
+import type { AgentSpec, Conditions, SpecNode } from '$lib/api-types';
 
 export interface Problem {
   /** The node it is about, to highlight and open it; null for the agent as a whole. */

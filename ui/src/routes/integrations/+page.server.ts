@@ -29,7 +29,7 @@ import {
 } from '$lib/server/connection-forms';
 import { connectionsApi, type NewConnection } from '$lib/server/connections-api';
 import { echoOf, fieldGroups, FieldValueError, readFields } from '$lib/schema-form';
-import type { ActionOutcome } from '$lib/types';
+import type { ActionOutcome } from '$lib/action-outcome';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ url }) => {

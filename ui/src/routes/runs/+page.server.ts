@@ -1,5 +1,5 @@
 import { api } from '$lib/server/api';
-import type { RunStatus, RunTrigger } from '$lib/types';
+import type { RunStatus, RunTrigger } from '$lib/api-types';
 import type { PageServerLoad } from './$types';
 
 const STATUSES: RunStatus[] = ['running', 'paused', 'needs_review', 'completed', 'failed', 'cancelled', 'skipped'];

@@ -1,7 +1,7 @@
 import { fail } from '@sveltejs/kit';
 import { attempt, formText } from '$lib/server/actions';
 import { sourcesApi } from '$lib/server/sources-api';
-import type { ActionOutcome } from '$lib/types';
+import type { ActionOutcome } from '$lib/action-outcome';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async () => {

@@ -5,7 +5,8 @@ import { triggersApi, type ScheduleBody, type TriggerBody } from '$lib/server/tr
 import { agentsApi } from '$lib/server/agents-api';
 import { connectionsApi, type Connection } from '$lib/server/connections-api';
 import { fieldGroups, readFields } from '$lib/schema-form';
-import type { ActionOutcome, AgentState } from '$lib/types';
+import type { AgentState } from '$lib/api-types';
+import type { ActionOutcome } from '$lib/action-outcome';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {

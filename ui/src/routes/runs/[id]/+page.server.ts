@@ -2,7 +2,7 @@ import { isHttpError, redirect } from '@sveltejs/kit';
 import { runControlApi } from '$lib/server/run-control-api';
 import { attempt, decideApproval } from '$lib/server/actions';
 import { api } from '$lib/server/api';
-import type { ItemStatus } from '$lib/types';
+import type { ItemStatus } from '$lib/api-types';
 import type { Actions, PageServerLoad } from './$types';
 
 // The page reloads every 2 s while the run works, so large inputs are cut here rather than sent each time.

@@ -5,7 +5,7 @@ import { api } from '$lib/server/api';
 import { versionsApi } from '$lib/server/versions-api';
 import { runControlApi } from '$lib/server/run-control-api';
 import { redirect } from '@sveltejs/kit';
-import type { SpecNode } from '$lib/types';
+import type { SpecNode } from '$lib/api-types';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params, url }) => {

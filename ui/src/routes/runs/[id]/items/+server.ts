@@ -1,7 +1,7 @@
 // Pages of a run's items for the scrolling items table, read through the API.
 import { json } from '@sveltejs/kit';
 import { api } from '$lib/server/api';
-import type { ItemStatus } from '$lib/types';
+import type { ItemStatus } from '$lib/api-types';
 import type { RequestHandler } from './$types';
 
 const STATUSES: ItemStatus[] = ['failed', 'needs_review', 'done', 'skipped', 'pending', 'running'];

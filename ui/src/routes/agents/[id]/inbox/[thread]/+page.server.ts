@@ -4,7 +4,7 @@ import { fail, error } from '@sveltejs/kit';
 import { attempt, formText } from '$lib/server/actions';
 import { api } from '$lib/server/api';
 import { inboxApi } from '$lib/server/inbox-api';
-import type { ActionOutcome } from '$lib/types';
+import type { ActionOutcome } from '$lib/action-outcome';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {

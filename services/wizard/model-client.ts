@@ -4,9 +4,9 @@
 // round of polling. The SDK retries rate limits and overloads itself.
 import Anthropic from '@anthropic-ai/sdk';
 import type { CadreConfig } from '../../cadre.config';
-import { modelCostUsd } from '../../activities/model-pricing';
+import { modelCostUsd } from '../../model/pricing';
 import type { WizardUsage } from '../../db/wizard-sessions';
-import { ApiError } from '../problem';
+import { ApiError } from '../errors';
 
 export type ModelSettings = CadreConfig['model'];
 

@@ -16,7 +16,7 @@ import {
   type ProposedConnection,
 } from '../../model/wizard';
 import type { WizardAttempt, WizardMessage, WizardSessionRow, WizardUsage } from '../../db/wizard-sessions';
-import { ApiError } from '../problem';
+import { ApiError } from '../errors';
 import { addUsage, structuredTurn, type ModelSettings, type StructuredTool } from './model-client';
 
 const toolSchema = (schema: z.ZodType): Record<string, unknown> => {

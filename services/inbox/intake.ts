@@ -6,11 +6,11 @@ import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { randomUUID } from 'node:crypto';
 import type { AgentRow } from '../../db/agents';
 import { keepInbound, noteOnMessage, type InboxMessage } from '../../db/inbox';
-import { runFileSaver } from '../../activities/run-files';
+import { runFileSaver } from '../../db/run-files';
 import { recordEvent } from '../../db/timeline';
-import { startRun, type RunServiceDeps } from '../run-service';
-import { ApiError } from '../problem';
-import type { Logger } from '../logger';
+import { startRun, type RunServiceDeps } from '../../api/run-service';
+import { ApiError } from '../errors';
+import type { Logger } from 'pino';
 import { machineSent, type MailVerdict } from '../../model/inbox';
 import { inSpan } from '../../services/telemetry/tracing';
 

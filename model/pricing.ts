@@ -1,5 +1,5 @@
-// What a model's tokens cost, by model family: shared by model steps (activities/llm-step.ts), Chat Mode (api/chat/)
-// and the agent creation wizard (api/wizard/), so a conversation's and a wizard session's cost are counted exactly
+// What a model's tokens cost, by model family: shared by model steps (activities/llm-step.ts), Chat Mode (services/chat/)
+// and the agent creation wizard (services/wizard/), so a conversation's and a wizard session's cost are counted exactly
 // as a run's is.
 
 // USD per million tokens (input, output), by model family; cache reads cost a tenth of input.

@@ -1,9 +1,9 @@
-// Chat Mode's assistant: Claude through @anthropic-ai/sdk, streamed, with the tools of api/chat/tools.ts. It runs in
+// Chat Mode's assistant: Claude through @anthropic-ai/sdk, streamed, with the tools of services/chat/tools.ts. It runs in
 // the web process, inside the request that asked: a conversation turn is a person waiting on an answer, not durable
 // work. Whatever it starts that must survive (a run) goes through the run engine like any other start.
 import Anthropic from '@anthropic-ai/sdk';
 import type { ConversationRow, MessageRow, ToolCallRecord, ChatUsage } from '../../db/chat';
-import { modelCostUsd } from '../../activities/model-pricing';
+import { modelCostUsd } from '../../model/pricing';
 import { callChatTool, chatToolDefinitions, type ToolContext } from './tools';
 
 export interface ModelSettings {

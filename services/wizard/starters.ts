@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { AgentSpec } from '../../model/agent';
 import { parseAgentSpec } from '../../model/agent-checks';
 import { examplesDir } from '../../db/seeds';
-import { ApiError } from '../problem';
+import { ApiError } from '../errors';
 
 export interface Starter {
   /** `blank`, or the example's file name without .json. */

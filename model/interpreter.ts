@@ -1,6 +1,6 @@
 // Pure functions that move one item through the set-based part of an agent's graph. The page activity runs
 // them over a whole page in memory, so 1,000 items cost one database round trip, not 1,000 activities.
-import type { AgentNode, Condition, Conditions } from '../model/agent';
+import type { AgentNode, Condition, Conditions } from './agent';
 
 export type ItemData = Record<string, unknown>;
 

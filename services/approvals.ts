@@ -3,8 +3,8 @@
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { getApproval } from '../db/runs';
-import { decideUpdate } from '../workflows/run-page';
-import { ApiError } from './problem';
+import { decideUpdate } from '../workflows/contracts';
+import { ApiError } from './errors';
 
 export interface ApprovalDecision {
   decision: 'approve' | 'reject' | 'approve_with_edits';

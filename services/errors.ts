@@ -1,0 +1,18 @@
+// services/ (DESIGN.md "Top-level layout"): the application's use cases, called by the API, the activities and
+// the CLI alike: chat/ (Chat Mode), wizard/ (agent creation), inbox/ (the SMTP listener and intake), approvals,
+// telemetry/; runs/ (the one door that opens a run) and triggers/ come with issue 32 part 1. Services import
+// model/, db/, schedules/, the Temporal client and workflows/contracts.ts; no HTTP types and never api/.
+//
+// The error a use case refuses with: a status and a problem type code the API renders as application/problem+json
+// (api/problem.ts). Here, not in api/, so services/ throw it without importing the HTTP layer.
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
