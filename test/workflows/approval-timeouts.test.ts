@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { agentRunV3 } from '../../workflows/agent-run';
-import { decideUpdate, pendingApprovalsQuery } from '../../workflows/run-page';
+import { decideUpdate, pendingApprovalsQuery } from '../../workflows/contracts';
 import type { RunPlan } from '../../activities/run-lifecycle';
 import { waitFor } from '../../scripts/supervisor';
 import {

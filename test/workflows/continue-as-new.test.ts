@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { agentRunV3, pageWorkflowId, progressQuery, resumeSignal } from '../../workflows/agent-run';
-import { decideUpdate, pendingApprovalsQuery } from '../../workflows/run-page';
+import { agentRunV3 } from '../../workflows/agent-run';
+import { pageWorkflowId, progressQuery, resumeSignal } from '../../workflows/contracts';
+import { decideUpdate, pendingApprovalsQuery } from '../../workflows/contracts';
 import { waitFor } from '../../scripts/supervisor';
 import { devServerEnv, recordingActivities, runPlan, workflowWorker } from '../support/workflow-env';
 

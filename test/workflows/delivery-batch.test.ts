@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { batchFullSignal, batchWorkflowId, deliveryBatch } from '../../workflows/delivery-batch';
+import { deliveryBatch } from '../../workflows/delivery-batch';
+import { batchFullSignal, batchWorkflowId } from '../../workflows/contracts';
 import { runWorkflowId } from '../../model/run-identity';
 import { waitFor } from '../../scripts/supervisor';
 import { recordingActivities, runPlan, skipTime, timeSkippingEnv, workflowWorker } from '../support/workflow-env';

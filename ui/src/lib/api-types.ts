@@ -24,11 +24,14 @@ export type AgentState = Agent['state'];
 /** An agent spec as the API takes it (create, import, save); the spec of an answer, its defaults filled in, is one. */
 type AgentSpecBody = paths['/agents']['post']['requestBody']['content']['application/json'];
 type AgentNode = AgentSpecBody['nodes'][number];
+type BranchNode = Extract<AgentNode, { kind: 'branch' }>;
 /**
- * A node read and edited field by field: the console shows whatever fields a node carries, so a new node kind or
- * field needs no console change (the API checks the spec it is sent and names each problem).
+ * A node read and edited field by field, as the editor holds it while a person builds it (a new branch has no
+ * conditions yet): its id and kind, the links every editor draws, and whatever other fields it carries, so a new node
+ * kind or field needs no console change (the API checks the spec it is sent and names each problem).
  */
-export type SpecNode = AgentNode & Record<string, unknown>;
+export type SpecNode = Pick<AgentNode, 'id' | 'kind'> &
+  Partial<Pick<BranchNode, 'branches' | 'otherwise'>> & { next?: string | null } & Record<string, unknown>;
 export type AgentSpec = Omit<AgentSpecBody, 'nodes'> & { nodes: SpecNode[] };
 export type Conditions = Extract<AgentNode, { kind: 'branch' }>['branches'][number]['when'];
 export type Condition = Extract<Conditions, { field: string }>;
