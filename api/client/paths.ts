@@ -707,6 +707,7 @@ export interface components {
       created_at: string;
       last_used_at?: string | null;
       revoked_at?: string | null;
+      expires_at?: string | null;
       key?: string;
     };
     SourceVersion: {
@@ -4612,6 +4613,7 @@ export interface paths {
           'application/json': {
             name: string;
             scopes: ('run' | 'read' | 'manage')[];
+            expires_at?: string;
           };
         };
       };
