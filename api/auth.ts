@@ -147,6 +147,7 @@ async function callerFromKey(knex: Knex, header: string): Promise<Caller> {
       malformed: 'that is not a Cadre API key (they look like cadre_xxxxxxxxxxxx_…)',
       unknown: 'that API key is not known; check for typos or create a new key',
       revoked: 'that API key has been revoked; create a new key',
+      expired: 'that API key has expired; create a new key',
     }[check.reason];
     throw new ApiError(401, `${check.reason}_api_key`, detail, challenge('invalid_token', `${check.reason} API key`));
   }

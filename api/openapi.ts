@@ -521,6 +521,7 @@ const schemas: Record<string, unknown> = {
       created_at: ts,
       last_used_at: nullable(ts),
       revoked_at: nullable(ts),
+      expires_at: nullable({ ...ts, description: 'When it stops working on its own; null: until revoked.' }),
       key: { type: 'string', description: 'The key itself: only when created or rotated.' },
     },
     ['id', 'name', 'scopes', 'created_at'],

@@ -144,7 +144,15 @@ export const bodies = {
     sources: z.array(z.string()).optional(),
     top_k: z.number().int().min(1).max(50).default(5),
   }),
-  createApiKey: z.object({ name: z.string().min(1).max(100), scopes: z.array(z.enum(scopes)).min(1) }),
+  createApiKey: z.object({
+    name: z.string().min(1).max(100),
+    scopes: z.array(z.enum(scopes)).min(1),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .refine((at) => Date.parse(at) > Date.now(), 'must be in the future')
+      .optional()
+      .describe('When the key stops working on its own (ISO 8601); without it, it lasts until revoked.'),
+  }),
   decideReview: z.object({
     action: z.enum(reviewActions),
     output: z.record(z.string(), z.unknown()).optional(),

@@ -17,8 +17,21 @@ export interface ApiKeyRecord {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  /** When it stops working on its own; null: until revoked. */
+  expires_at: Date | null;
 }
 
+const keyColumns = [
+  'id',
+  'workspace_id',
+  'name',
+  'prefix',
+  'scopes',
+  'created_at',
+  'last_used_at',
+  'revoked_at',
+  'expires_at',
+];
 const keyPattern = /^cadre_([a-z0-9]{12})_([A-Za-z0-9_-]{32})$/;
 const hashOf = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
@@ -27,6 +40,7 @@ export async function createApiKey(
   workspaceId: string,
   name: string,
   keyScopes: Scope[],
+  expiresAt: Date | null = null,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const prefix = randomBytes(9)
     .toString('base64url')
@@ -35,13 +49,22 @@ export async function createApiKey(
     .slice(0, 12);
   const secret = randomBytes(24).toString('base64url');
   const [record] = await knex('api_keys')
-    .insert({ id: randomUUID(), workspace_id: workspaceId, name, prefix, hash: hashOf(secret), scopes: keyScopes })
-    .returning(['id', 'workspace_id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at']);
+    .insert({
+      id: randomUUID(),
+      workspace_id: workspaceId,
+      name,
+      prefix,
+      hash: hashOf(secret),
+      scopes: keyScopes,
+      expires_at: expiresAt,
+    })
+    .returning(keyColumns);
   return { key: `cadre_${prefix}_${secret}`, record };
 }
 
 export type KeyCheck =
-  { ok: true; key: ApiKeyRecord; workspace: Workspace } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' };
+  | { ok: true; key: ApiKeyRecord; workspace: Workspace }
+  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
 export async function verifyApiKey(knex: Knex, presented: string): Promise<KeyCheck> {
   const m = keyPattern.exec(presented);
@@ -62,6 +85,7 @@ export async function verifyApiKey(knex: Knex, presented: string): Promise<KeyCh
   const b = Buffer.from(hashOf(m[2]), 'hex');
   if (a.length !== b.length || !timingSafeEqual(a, b)) return { ok: false, reason: 'unknown' };
   if (row.revoked_at) return { ok: false, reason: 'revoked' };
+  if (row.expires_at && new Date(row.expires_at) <= new Date()) return { ok: false, reason: 'expired' };
   const { hash: _hash, workspace, ...key } = row;
   return { ok: true, key, workspace: { ...workspace, created_at: new Date(workspace.created_at) } };
 }
@@ -88,8 +112,6 @@ export async function revokeApiKey(knex: Knex, workspaceId: string, id: string):
       .update({ revoked_at: knex.fn.now() })) > 0
   );
 }
-
-const keyColumns = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'];
 
 export function listApiKeys(knex: Knex, workspaceId: string): Promise<ApiKeyRecord[]> {
   return knex('api_keys').where({ workspace_id: workspaceId }).orderBy('created_at').select(keyColumns);

@@ -17,6 +17,24 @@ export async function recordAudit(knex: Knex | Knex.Transaction, event: AuditEve
   await knex('audit_events').insert({ ...event, details: JSON.stringify(event.details ?? {}) });
 }
 
+/**
+ * An event of a person's own account (sign-in, password, two-factor): one entry in each workspace they are a
+ * member of, so every workspace's admins see it in their log; without a workspace when they belong to none.
+ */
+export async function recordAccountAudit(
+  knex: Knex | Knex.Transaction,
+  event: Omit<AuditEvent, 'workspace_id'> & { user_id: string },
+): Promise<void> {
+  const workspaces = await knex('memberships')
+    .join('workspaces', 'workspaces.id', 'memberships.workspace_id')
+    .where('memberships.user_id', event.user_id)
+    .whereNull('workspaces.deleted_at')
+    .pluck('workspaces.id');
+  const ids: (string | null)[] = workspaces.length ? workspaces : [null];
+  const details = JSON.stringify(event.details ?? {});
+  await knex('audit_events').insert(ids.map((workspace_id) => ({ ...event, workspace_id, details })));
+}
+
 export async function listAudit(
   knex: Knex,
   workspaceId: string,

@@ -82,6 +82,7 @@ function keyAsVerified(knex: Knex, req: OpenRunRequest) {
       'w.plan': req.workspace.plan,
     })
     .whereNull('k.revoked_at')
+    .where((q) => q.whereNull('k.expires_at').orWhere('k.expires_at', '>', knex.fn.now()))
     .whereNull('w.deleted_at');
 }
 
@@ -195,7 +196,7 @@ async function openRunInOneStatement(knex: Knex, req: OpenRunRequest, requestHas
     `with caller as ( -- keyAsVerified, when a key asked
        select from api_keys k join workspaces w on w.id = k.workspace_id
        where k.id = :key and k.workspace_id = :ws and w.api_enabled and w.plan = :plan
-         and k.revoked_at is null and w.deleted_at is null
+         and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) and w.deleted_at is null
      ),
      agent as ( -- agentAsRead
        select name from agents

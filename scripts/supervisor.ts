@@ -22,6 +22,8 @@ export interface ChildSpec {
    * is up), so that its own start is not slowed on a busy machine; each restart likewise.
    */
   lowerOnceUp?: RegExp;
+  /** Lines the child prints that are known to be harmless (and read as errors by a newcomer): left out of the log. */
+  quiet?: RegExp;
 }
 
 export interface RestartPolicy {
@@ -61,7 +63,7 @@ export class Supervised {
 
   private spawn(): void {
     const { cwd, env } = this.owner.opts;
-    const { command, args, background = false, lowerOnceUp } = this.spec;
+    const { command, args, background = false, lowerOnceUp, quiet } = this.spec;
     let lowerWhen = background ? lowerOnceUp : undefined;
     const child = spawnDetached(
       command,
@@ -73,7 +75,7 @@ export class Supervised {
     const prefix = process.stdout.isTTY ? `\x1b[${colors[this.name] ?? 36}m[${this.name}]\x1b[0m ` : `[${this.name}] `;
     for (const stream of [child.stdout!, child.stderr!]) {
       readline.createInterface({ input: stream }).on('line', (line) => {
-        process.stdout.write(prefix + line + '\n');
+        if (!quiet?.test(line)) process.stdout.write(prefix + line + '\n');
         if (lowerWhen?.test(line) && child.pid) {
           lowerWhen = undefined;
           lowerPriority(child.pid);

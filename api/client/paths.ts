@@ -708,6 +708,7 @@ export interface components {
       created_at: string;
       last_used_at?: string | null;
       revoked_at?: string | null;
+      expires_at?: string | null;
       key?: string;
     };
     SourceVersion: {
@@ -4613,6 +4614,7 @@ export interface paths {
           'application/json': {
             name: string;
             scopes: ('run' | 'read' | 'manage')[];
+            expires_at?: string;
           };
         };
       };

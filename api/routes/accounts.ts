@@ -23,7 +23,7 @@ import {
   publicUser,
   type User,
 } from '../../db/accounts';
-import { recordAudit } from '../../db/audit';
+import { recordAccountAudit, recordAudit } from '../../db/audit';
 import { accountErasureId, markAccountDeleted, restoreAccount } from '../../db/account-deletion';
 import type { accountErasure } from '../../workflows/account-erasure';
 import { permissionsOf, roleRank, type Role } from '../../db/roles';
@@ -64,13 +64,19 @@ export function accountRoutes(deps: AccountDeps): Router {
     setSessionCookies(res, s, deps.links.publicUrl);
   const clearCookies = clearSessionCookies;
 
-  /** An event of a person's own account, for the audit log: they are both its subject and its actor. */
+  /**
+   * An event of a person's own account, for the audit log: they are both its subject and its actor. Given no
+   * workspace, it is recorded in each workspace the person belongs to, where their admins read it.
+   */
   const auditAccount = (
     req: Request,
     user: { id: string; email: string },
     action: string,
     extra: { workspace_id?: string | null; details?: Record<string, unknown>; target?: string } = {},
-  ) => recordAudit(knex, { user_id: user.id, actor: user.email, action, ip: req.ip, ...extra });
+  ) =>
+    extra.workspace_id === undefined
+      ? recordAccountAudit(knex, { user_id: user.id, actor: user.email, action, ip: req.ip, ...extra })
+      : recordAudit(knex, { user_id: user.id, actor: user.email, action, ip: req.ip, ...extra });
 
   /** Changes that could lock a person out (password, two-factor, deletion) ask for the password again. */
   const assertPassword = async (userId: string, password: string, detail = 'the password is not right') => {
@@ -142,13 +148,9 @@ export function accountRoutes(deps: AccountDeps): Router {
     const fail = async (code: string, detail: string) => {
       await byEmail.take(address);
       await byIp.take(req.ip ?? '');
-      await recordAudit(knex, {
-        user_id: user?.id ?? null,
-        actor: address,
-        action: 'login.failed',
-        details: { reason: code },
-        ip: req.ip,
-      });
+      // A known address's failures reach its workspaces' admins; an unknown one belongs to no workspace.
+      const failed = { actor: address, action: 'login.failed', details: { reason: code }, ip: req.ip };
+      await (user ? recordAccountAudit(knex, { ...failed, user_id: user.id }) : recordAudit(knex, failed));
       throw new ApiError(401, code, detail);
     };
     if (!user || !(await checkPassword(user.password_hash, input.password))) {
@@ -172,8 +174,8 @@ export function accountRoutes(deps: AccountDeps): Router {
     }
     await byEmail.reset(address);
     const signedIn = await startSession(req, res, publicUser(user!));
-    // Recorded in the workspace the session opens, so its admins see who signed in and from where.
-    await auditAccount(req, user!, 'login.succeeded', { workspace_id: signedIn.workspace_id });
+    // Recorded in every workspace of the person (the session may switch to any), so admins see who signed in.
+    await auditAccount(req, user!, 'login.succeeded', { details: { workspace_id: signedIn.workspace_id } });
     res.json(signedIn);
   });
 

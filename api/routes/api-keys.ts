@@ -22,8 +22,9 @@ export function apiKeyRoutes(deps: RouteDeps): Router {
   });
 
   r.post('/api-keys', requirePermission('admin'), ...jsonBody(deps.bodyLimit), async (req, res) => {
-    const { name, scopes: keyScopes } = parseBody(bodies.createApiKey, req.body);
-    const { key, record } = await createApiKey(knex, req.auth!.workspace.id, name, keyScopes);
+    const { name, scopes: keyScopes, expires_at } = parseBody(bodies.createApiKey, req.body);
+    const expiresAt = expires_at ? new Date(expires_at) : null;
+    const { key, record } = await createApiKey(knex, req.auth!.workspace.id, name, keyScopes, expiresAt);
     await auditRequest(knex, req, 'api_key.created', record.name, { id: record.id, scopes: record.scopes });
     res.status(201).json({ ...keyJson(record), key });
   });
@@ -35,7 +36,7 @@ export function apiKeyRoutes(deps: RouteDeps): Router {
     if (!old) throw new ApiError(404, 'api_key_not_found', `no active API key ${param(req, 'id')} in this workspace`);
     const { key, record } = await knex.transaction(async (trx) => {
       await revokeApiKey(trx, ws, old.id);
-      return createApiKey(trx, ws, old.name, old.scopes);
+      return createApiKey(trx, ws, old.name, old.scopes, old.expires_at);
     });
     await auditRequest(knex, req, 'api_key.rotated', record.name, { id: record.id, replaces: old.id });
     res.status(201).json({ ...keyJson(record), key, replaces: old.id });

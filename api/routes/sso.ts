@@ -97,7 +97,7 @@ export function ssoPublicRoutes(deps: AccountDeps): Router {
       workspace_id: person.workspaceId,
       user_id: user.id,
       actor: user.email,
-      action: 'login.succeeded',
+      action: 'sso.login',
       details: { via: 'sso' },
       ip: req.ip,
     });

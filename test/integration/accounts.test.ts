@@ -412,6 +412,86 @@ describe('Accounts, sessions and roles', () => {
     const theirs = await other.call('/audit-log');
     assert.ok(theirs.body.data.every((e: { actor: string }) => e.actor !== owner.email));
   });
+
+  it('creates an API key that ends on its own: refused with expired_api_key once its expiry has passed', async () => {
+    const owner = new Person(api.url);
+    await owner.signUp();
+    const ws = (await owner.call('/me')).body.workspace.id;
+    await h.stack.knex('workspaces').where({ id: ws }).update({ api_enabled: true });
+    const past = await owner.call('/api-keys', {
+      json: { name: 'late', scopes: ['read'], expires_at: new Date(Date.now() - 60_000).toISOString() },
+    });
+    assert.equal(past.status, 422);
+    assert.match(past.body.detail, /future/);
+    const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const made = await owner.call('/api-keys', { json: { name: 'trial', scopes: ['read'], expires_at: expiresAt } });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.equal(made.body.expires_at, expiresAt);
+    const withKey = (key: string) => fetch(`${api.url}/v1/agents`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal((await withKey(made.body.key)).status, 200);
+    const listed = (await owner.call('/api-keys')).body.data.find((k: { id: string }) => k.id === made.body.id);
+    assert.equal(listed.expires_at, expiresAt);
+
+    // Time passes (the row's expiry is moved instead of waiting a month).
+    await h.stack
+      .knex('api_keys')
+      .where({ id: made.body.id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    const refused = await withKey(made.body.key);
+    assert.equal(refused.status, 401);
+    assert.equal(((await refused.json()) as { code: string }).code, 'expired_api_key');
+  });
+
+  it("shows a member's sign-ins, failed sign-ins, password and two-factor changes in each of their workspaces' logs", async () => {
+    const owner = new Person(api.url);
+    await owner.signUp();
+    const ws = (await owner.call('/me')).body.workspace.id;
+    await h.stack.knex('workspaces').where({ id: ws }).update({ plan: 'professional' });
+    const token = (await owner.call('/invitations', { json: { role: 'editor' } })).body.url.split('/invite/')[1];
+    const member = new Person(api.url);
+    await member.call(`/public/invitations/${token}/accept`, {
+      json: { email: member.email, password: member.password },
+    });
+
+    assert.equal((await member.signIn({ password: 'not the password' })).status, 401);
+    assert.equal((await member.signIn()).status, 200);
+    const changed = await member.call('/me/password', {
+      json: { current_password: member.password, new_password: 'another good password' },
+    });
+    assert.equal(changed.status, 204);
+    const started = await member.call('/me/two-factor', { method: 'POST' });
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(started.body.secret) });
+    assert.equal((await member.call('/me/two-factor/confirm', { json: { code: totp.generate() } })).status, 200);
+    const off = await member.call('/me/two-factor', { method: 'DELETE', json: { password: 'another good password' } });
+    assert.equal(off.status, 204);
+
+    const log = await owner.call('/audit-log');
+    const theirs = log.body.data
+      .filter((e: { actor: string }) => e.actor === member.email)
+      .map((e: { action: string }) => e.action)
+      .reverse();
+    assert.deepEqual(theirs, [
+      'member.joined',
+      'login.failed',
+      'login.succeeded',
+      'password.changed',
+      'two_factor.enabled',
+      'two_factor.disabled',
+    ]);
+    const failed = log.body.data.find((e: { action: string }) => e.action === 'login.failed');
+    assert.match(failed.ip, /127\.0\.0\.1/);
+
+    // A stranger's workspace shows none of it, and an address without an account is in no workspace's log.
+    const stranger = new Person(api.url);
+    await stranger.signUp();
+    await h.stack
+      .knex('workspaces')
+      .where({ id: (await stranger.call('/me')).body.workspace.id })
+      .update({ plan: 'professional' });
+    await new Person(api.url).signIn();
+    const strangers = (await stranger.call('/audit-log')).body.data.map((e: { actor: string }) => e.actor);
+    assert.deepEqual([...new Set(strangers)], [stranger.email]);
+  });
 });
 
 describe('Account deletion', () => {

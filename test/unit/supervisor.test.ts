@@ -83,6 +83,31 @@ describe('supervisor (scripts/supervisor.ts)', function () {
     assert.ok(!alive(steadyPid) && !alive(flaky.child.pid), 'shutdown stops every child');
   });
 
+  it("leaves out a child's lines marked quiet (Temporal's harmless start-up ERROR) and prints the rest", async () => {
+    const h = harness();
+    const printed: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+      String(chunk).includes('[temporal]')
+        ? printed.push(String(chunk)) > 0
+        : write.call(process.stdout, chunk, ...rest)) as typeof process.stdout.write;
+    try {
+      h.supervisor.start(
+        nodeChild(
+          'temporal',
+          `console.log('time=1 level=ERROR msg="shard status unknown" shard-id=1'); console.log('time=2 level=WARN msg=started'); ${stayUp}`,
+          { quiet: /level=ERROR.*shard status unknown/ },
+        ),
+      );
+      await until('the line after the quiet one', () => printed.some((l) => l.includes('msg=started')));
+    } finally {
+      process.stdout.write = write;
+    }
+    assert.ok(!printed.some((l) => l.includes('shard status unknown')), printed.join(''));
+    await h.supervisor.shutdown(0);
+    assert.equal(await h.exited, 0);
+  });
+
   it('backs off between restarts and gives up, stopping everything, after repeated fast crashes', async () => {
     const h = harness();
     const steady = h.supervisor.start(nodeChild('web', stayUp));

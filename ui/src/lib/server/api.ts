@@ -200,10 +200,11 @@ export const api = {
   resumeRun: (id: string) => body(client.POST('/runs/{id}/resume', { params: { path: { id } } })),
 
   /** Approvals a reviewer can still decide, oldest first: the one that has waited longest comes next. */
-  listOpenApprovals: async () => {
+  /** Approvals still open, oldest first: at most `limit` of each open status, `more` when there are others. */
+  listOpenApprovals: async (limit = 500) => {
     const pages = await Promise.all(
       OPEN_APPROVAL_STATUSES.map((status) =>
-        body(client.GET('/approvals', { params: { query: { status, limit: 500 } } })),
+        body(client.GET('/approvals', { params: { query: { status, limit } } })),
       ),
     );
     const data = pages.flatMap((p) => p.data).sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at));

@@ -1,7 +1,7 @@
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { formText } from '$lib/server/actions';
 import { agentsApi } from '$lib/server/agents-api';
-import { api, type AgentSpecBody } from '$lib/server/api';
+import { allPages, api, type AgentSpecBody } from '$lib/server/api';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ url }) => {
@@ -20,6 +20,13 @@ const starter = (name: string, description: string): AgentSpecBody => ({
   ],
 });
 
+/** Whether the workspace already has an agent of this name (letter case aside). */
+async function agentNamed(name: string): Promise<boolean> {
+  const wanted = name.toLocaleLowerCase();
+  const agents = await allPages((cursor) => api.listAgents({ limit: 100, cursor }));
+  return agents.data.some((a) => a.name.toLocaleLowerCase() === wanted);
+}
+
 /** Calls the API; a refusal comes back to the form as its message, with what was typed. */
 async function creating(call: () => Promise<{ id: string }>, then: (id: string) => string, form: object) {
   let id = '';
@@ -36,11 +43,22 @@ export const actions: Actions = {
   create: async ({ request }) => {
     const form = await request.formData();
     const name = formText(form, 'name');
-    if (!name) return fail(400, { ok: false, message: 'Give the agent a name.', name });
+    const description = formText(form, 'description');
+    if (!name) return fail(400, { ok: false, message: 'Give the agent a name.', name, description });
+    // Two agents with one name are easy to mix up in runs, approvals and notifications: ask once before making one.
+    if (!form.has('same_name_ok') && (await agentNamed(name))) {
+      return fail(409, {
+        ok: false,
+        message: `An agent named “${name}” already exists. Give this one another name, or create it anyway.`,
+        name,
+        description,
+        sameName: true,
+      });
+    }
     return creating(
-      () => agentsApi.create(starter(name, formText(form, 'description'))),
+      () => agentsApi.create(starter(name, description)),
       (id) => `/agents/${id}/edit`,
-      { name },
+      { name, description },
     );
   },
 

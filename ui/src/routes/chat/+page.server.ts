@@ -11,6 +11,8 @@ export const load: PageServerLoad = async () => {
 export const actions: Actions = {
   new: async ({ request }) => {
     const agentId = String((await request.formData()).get('agent_id') ?? '') || undefined;
+    // Without a model a conversation could never be answered: none is made, and Chat Mode says what to set.
+    if (!(await chatApi.list()).model.configured) redirect(303, '/chat');
     const conversation = await chatApi.create(agentId);
     redirect(303, `/chat/${conversation.id}`);
   },

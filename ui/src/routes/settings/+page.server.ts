@@ -1,7 +1,18 @@
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
+import QRCode from 'qrcode';
 import { attempt, formText } from '$lib/server/actions';
-import { settingsApi, type Role } from '$lib/server/settings-api';
+import { settingsApi, type ApiKeyScope, type Role } from '$lib/server/settings-api';
 import type { Actions, PageServerLoad } from './$types';
+
+const keyScopes: ApiKeyScope[] = ['run', 'read', 'manage'];
+/** How long a new key lasts, as offered in the form; '' is until revoked. */
+const keyLifetimes: Record<string, number> = { '7': 7, '30': 30, '90': 90, '365': 365 };
+
+/** The authenticator setup as the page shows it: the key, its otpauth link and that link as a QR code to scan. */
+async function twoFactorSetup(secret: string, otpauthUrl: string) {
+  const qr = await QRCode.toDataURL(otpauthUrl, { margin: 1, width: 192, errorCorrectionLevel: 'M' });
+  return { secret, otpauth_url: otpauthUrl, qr };
+}
 
 /** A role picked in a form: checked by the API, whose refusal (422) comes back as the form's notice. */
 const roleIn = (form: FormData) => formText(form, 'role') as Role;
@@ -18,12 +29,13 @@ async function allowed<T>(call: () => Promise<T>): Promise<{ data: T | null; why
 
 export const load: PageServerLoad = async ({ parent }) => {
   const { me } = await parent();
-  const [members, invitations, audit] = await Promise.all([
+  const [members, invitations, audit, apiKeys] = await Promise.all([
     settingsApi.members(),
     allowed(settingsApi.invitations),
     allowed(settingsApi.audit),
+    allowed(settingsApi.apiKeys),
   ]);
-  return { me, members: members.data, invitations, audit };
+  return { me, members: members.data, invitations, audit, apiKeys };
 };
 
 export const actions: Actions = {
@@ -41,11 +53,16 @@ export const actions: Actions = {
     redirect(303, '/login');
   },
   startTwoFactor: async () => {
-    const setup = await settingsApi.startTwoFactor();
-    return { ok: true, message: 'Add this key to your authenticator app, then enter the code it shows.', setup };
+    const { secret, otpauth_url } = await settingsApi.startTwoFactor();
+    return {
+      ok: true,
+      message: 'Scan the QR code (or type the key) in your authenticator app, then enter the code it shows.',
+      setup: await twoFactorSetup(secret, otpauth_url),
+    };
   },
   confirmTwoFactor: async ({ request }) => {
-    const code = formText(await request.formData(), 'code');
+    const form = await request.formData();
+    const code = formText(form, 'code');
     try {
       const { recovery_codes } = await settingsApi.confirmTwoFactor(code);
       return {
@@ -54,9 +71,41 @@ export const actions: Actions = {
         recovery_codes,
       };
     } catch (e) {
-      if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message });
+      // A wrong code keeps the setup open with the same key (the API still holds it as pending): try again.
+      if (isHttpError(e)) {
+        const [secret, url] = [formText(form, 'secret'), formText(form, 'otpauth_url')];
+        const setup = secret && url.startsWith('otpauth://') ? await twoFactorSetup(secret, url) : undefined;
+        return fail(e.status, { ok: false, message: e.body.message, setup });
+      }
       throw e;
     }
+  },
+  createApiKey: async ({ request }) => {
+    const form = await request.formData();
+    const name = formText(form, 'name');
+    const scopes = form.getAll('scopes').filter((s): s is ApiKeyScope => keyScopes.includes(s as ApiKeyScope));
+    const days = keyLifetimes[formText(form, 'expires_in_days')];
+    const typed = { name, scopes, expires_in_days: formText(form, 'expires_in_days') };
+    if (!scopes.length) return fail(400, { ok: false, message: 'Choose at least one scope for the key.', typed });
+    try {
+      const expiresAt = days ? new Date(Date.now() + days * 86_400_000).toISOString() : undefined;
+      const created = await settingsApi.createApiKey(name, scopes, expiresAt);
+      return {
+        ok: true,
+        message: `API key “${created.name}” created. Copy it now: it is shown once.`,
+        newKey: { name: created.name, key: created.key ?? '' },
+      };
+    } catch (e) {
+      if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message, typed });
+      throw e;
+    }
+  },
+  revokeApiKey: async ({ request }) => {
+    const form = await request.formData();
+    return attempt(async () => {
+      await settingsApi.revokeApiKey(formText(form, 'id'));
+      return `API key “${formText(form, 'name')}” revoked: it stops working at once.`;
+    });
   },
   disableTwoFactor: async ({ request }) => {
     const password = String((await request.formData()).get('password') ?? '');

@@ -28,7 +28,11 @@ export const actions: Actions = {
       fetch: accountFetch,
     });
     if (!answer.data)
-      return fail(answer.response.status, { email, message: answer.error?.detail ?? 'Could not join.' });
+      return fail(answer.response.status, {
+        email,
+        name: formText(form, 'name'),
+        message: answer.error?.detail ?? 'Could not join.',
+      });
     redirect(303, '/agents');
   },
 };
