@@ -2,18 +2,10 @@
 import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, Response } from 'express';
 import { CursorError } from '../db/runs';
+// A service's refusal (services/errors.ts), answered here as a problem.
+import { ApiError } from '../services/errors';
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
+export { ApiError };
 
 const titles: Record<number, string> = {
   400: 'Bad Request',

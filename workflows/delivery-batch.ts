@@ -5,13 +5,14 @@ import {
   condition,
   defineSignal,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { agentRun } from './agent-run';
-import { runWorkflowOptions } from '../model/run-identity';
+import type { agentRunV3 } from './agent-run';
+import { currentRunType, currentRunTypePatch, runWorkflowOptions } from '../model/run-identity';
 
 export const batchWorkflowId = (batchId: string) => `delivery-batch-${batchId}`;
 
@@ -29,6 +30,10 @@ export async function deliveryBatch({ batchId, windowMs }: { batchId: string; wi
   await condition(() => full, windowMs);
   const opened = await db.openBatchRun({ batchId });
   if ('skipped' in opened) return `skipped: ${opened.skipped}`;
-  await startChild(agentRun, { ...runWorkflowOptions(opened), parentClosePolicy: ParentClosePolicy.ABANDON });
+  const type = patched(currentRunTypePatch) ? currentRunType : 'agentRun';
+  await startChild<typeof agentRunV3>(type, {
+    ...runWorkflowOptions(opened),
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+  });
   return opened.id;
 }

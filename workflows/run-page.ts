@@ -20,8 +20,8 @@ import type { Decision, StepResult } from '../activities/item-steps';
 import type { StepAction } from '../activities/page-walk';
 import type { ReviewDecision } from '../model/review';
 import type { RunPlan } from '../activities/run-lifecycle';
-import type { agentRun } from './agent-run';
-import { runWorkflowOptions } from '../model/run-identity';
+import type { agentRunV3 } from './agent-run';
+import { currentRunType, currentRunTypePatch, runWorkflowOptions } from '../model/run-identity';
 
 export interface RunPageInput {
   runId: string;
@@ -240,9 +240,10 @@ export async function runPage(
       return;
     }
     const child = runWorkflowOptions(opened);
+    const type = patched(currentRunTypePatch) ? currentRunType : 'agentRun';
     if (wait) {
       // Cancelling this run cancels the run it waits on, which then ends cancelled with its counts.
-      await executeChild<typeof agentRun>('agentRun', {
+      await executeChild<typeof agentRunV3>(type, {
         ...child,
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       }).catch((err) => {
@@ -251,7 +252,7 @@ export async function runPage(
         if (!isCancellation(err) || CancellationScope.current().consideredCancelled) throw err;
       });
     } else {
-      await startChild<typeof agentRun>('agentRun', { ...child, parentClosePolicy: ParentClosePolicy.ABANDON });
+      await startChild<typeof agentRunV3>(type, { ...child, parentClosePolicy: ParentClosePolicy.ABANDON });
     }
     const outcome = await steps.finishAgentCall({ ...ids, calledRunId: opened.id, waited: wait });
     if (outcome === 'failed') failed++;

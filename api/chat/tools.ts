@@ -1,5 +1,5 @@
 // The assistant's tools in Chat Mode. They only read, start, pause, resume and retry runs, test a version on past
-// items and decide approvals, each through the same path and checks as the API route that does it (run-service's
+// items and decide approvals, each through the same path and checks as the API route that does it (services/runs/start.ts's
 // startRun, run-pause's pauseRun and resumeRun, retry-service, test-run-service, approval-service's decideApproval) and each
 // against the caller's own role or key scopes. No tool changes an agent, a trigger, a connection, a source or a
 // skill: configuration is changed in Operator Mode, and the assistant says where.
@@ -11,7 +11,7 @@ import type { Permission } from '../../db/roles';
 import { callerMay, type Caller } from '../auth';
 import { decideApproval } from '../approval-service';
 import { ApiError } from '../problem';
-import { currentAgent, startRun, type RunServiceDeps } from '../run-service';
+import { currentAgent, startRun, type RunServiceDeps } from '../../services/runs/start';
 import { pauseRun, resumeRun } from '../run-pause';
 import { retryRun } from '../retry-service';
 import { startTestRun } from '../test-run-service';

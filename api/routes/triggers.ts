@@ -19,7 +19,7 @@ import {
   scheduleView,
   triggerJson,
   type TriggerServiceDeps,
-} from '../trigger-service';
+} from '../../services/triggers/manage';
 import { jsonBody, param, parseBody } from '../validation';
 import { newWebhookSecret } from '../webhook-signature';
 import { parseQuery, queries } from '../query-params';
