@@ -2,8 +2,8 @@
 // for it. Opening the run is idempotent per (run, item, node), so a retried activity finds the run it opened;
 // the page workflow runs it as a child (workflows/run-page.ts) and then hands its result back here.
 import type { AgentRow } from '../db/agents';
-import { openRun } from '../db/open-run';
-import { recordRunOpened } from '../services/telemetry/metrics';
+import { ApiError } from '../services/errors';
+import { openRunForWorkflow, refusalToRun } from '../services/runs/start';
 import { appendRunLog } from '../db/run-progress';
 import { getWorkspace } from '../db/workspaces';
 import type { AgentNode } from '../model/agent';
@@ -11,8 +11,7 @@ import { nextNodeId, render, saveResult } from '../model/interpreter';
 import { loadRun, loadSpec, nodeById, type ActivityDeps } from './deps';
 import { settleItem } from './item-steps';
 import { planEffect } from './effects-ledger';
-import { runResults, type OpenedRun } from './triggers';
-import { currentTraceId } from '../services/telemetry/tracing';
+import { runResults, type OpenedRun } from '../services/triggers/fires';
 
 type CallNode = Extract<AgentNode, { kind: 'call_agent' }>;
 
@@ -81,29 +80,34 @@ export function createAgentCallActivities({ knex }: ActivityDeps) {
         .where({ id: node.agent_id, workspace_id: run.workspace_id })
         .first();
       if (!target) return fail(`the called agent ${node.agent_id} no longer exists`);
-      if (target.state !== 'live')
+      // The door decides (services/runs/start.ts); asked first here only to name the agent in the item's failure.
+      if (refusalToRun(target, target.id, 'agent'))
         return fail(`the called agent "${target.name}" is ${target.state}; only a live agent can be called`);
       const rendered = render(node.input, item.data);
       const input = typeof rendered === 'string' ? rendered : JSON.stringify(rendered);
       const workspace = (await getWorkspace(knex, run.workspace_id))!;
-      const opened = await openRun(knex, {
-        workspace,
-        agent: target,
-        input,
-        trigger: 'agent',
-        parent: { runId, itemSeq: seq, nodeId },
-        idempotencyKey: `call:${runId}:${seq}:${nodeId}`,
-        traceId: currentTraceId(),
-      });
-      if (opened.outcome === 'allowance_exhausted')
-        return fail(`the ${workspace.plan} plan's runs for this month are used up, so "${target.name}" cannot run`);
-      if (opened.outcome === 'key_in_flight' || opened.outcome === 'key_reused')
-        return fail('the call could not be opened; retry the run');
-      // Paused or edited since it was read just above: the activity's retry reads it again.
-      if (opened.outcome === 'agent_changed') throw new Error(`the called agent "${target.name}" changed meanwhile`);
-      if (opened.outcome === 'created') recordRunOpened(target.id, 'agent');
-      const id = opened.outcome === 'created' ? opened.run.id : opened.runId;
-      if (opened.outcome === 'created') {
+      let opened;
+      try {
+        opened = await openRunForWorkflow(knex, {
+          workspace,
+          agent: target,
+          input,
+          trigger: 'agent',
+          parent: { runId, itemSeq: seq, nodeId },
+          idempotencyKey: `call:${runId}:${seq}:${nodeId}`,
+        });
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        // Edited twice while being opened: the activity's retry reads it again.
+        if (err.code === 'agent_changing') throw new Error(`the called agent "${target.name}" changed meanwhile`);
+        if (err.code === 'plan_allowance_exhausted')
+          return fail(`the ${workspace.plan} plan's runs for this month are used up, so "${target.name}" cannot run`);
+        if (err.code === 'idempotency_key_in_flight' || err.code === 'idempotency_key_reused')
+          return fail('the call could not be opened; retry the run');
+        return fail(`"${target.name}" refused the call: ${err.message}`);
+      }
+      const id = opened.run.id;
+      if (opened.created) {
         await appendRunLog(knex, [
           {
             run_id: runId,

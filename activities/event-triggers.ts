@@ -11,19 +11,18 @@
 import type { Knex } from 'knex';
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { acceptDelivery, DuplicateDelivery } from '../db/deliveries';
+import { DuplicateDelivery } from '../db/deliveries';
 import { recordEvent } from '../db/timeline';
 import { findTrigger, type TriggerRow } from '../db/triggers';
 import { eventConfigSchema, type EventConfig } from '../model/trigger';
 import { matches } from '../model/interpreter';
-import { batchWorkflowId, batchFullSignal } from '../workflows/contracts';
-import type { deliveryBatch } from '../workflows/delivery-batch';
-import { runPriority } from '../model/run-identity';
 import { markStartPending } from '../db/open-run';
 import { pollEvents } from './connectors/events';
 import type { EventBatch } from './connectors/connector';
 import type { ActivityDeps } from './deps';
-import { openTriggeredRun, type OpenedRun } from './triggers';
+import { openTriggeredRun, type OpenedRun } from '../services/triggers/fires';
+import { acceptIntoBatch, recordSkipped, refusalOfDelivery } from '../services/triggers/deliveries';
+import { refusalToRun } from '../services/runs/start';
 import { inSpan } from '../services/telemetry/tracing';
 import { runFileId, runFileSaver } from '../db/run-files';
 import { keepReceivedMail, keepsMailInInbox, noteRunOfMail } from './inbox-mailbox';
@@ -160,35 +159,36 @@ export function createEventTriggerActivities(deps: ActivityDeps) {
     };
   }
 
-  /** Adds the event to the trigger's open batch (once: its id is the delivery key). */
+  /**
+   * Adds the event to the trigger's open batch (once: its id is the delivery key), unless the door would refuse it:
+   * 'paused' (the agent is not live, and the event must wait for it), or 'rejected' (its run could not read it: the
+   * reason is on the timeline).
+   */
   async function batchOf(trigger: TriggerRow, config: EventConfig, event: TriggerEvent) {
     const batch = config.batch!;
+    const state = (await knex('agents').where({ id: trigger.agent_id }).first('state'))?.state;
+    const asRead = { ...trigger, agent_state: state };
+    if (refusalToRun(state && { state }, trigger.agent_id, 'event')) return 'paused';
     const inboxed = keepsMailInInbox(config) ? await keepReceivedMail(knex, trigger, config, event) : undefined;
+    const data = inboxed ? { ...event.data, thread_id: inboxed.thread_id } : event.data;
+    const refused = await refusalOfDelivery(knex, asRead, data);
+    if (refused) {
+      await recordSkipped(knex, trigger, refused.code, `${describe(config, event)} rejected (${refused.message})`, {
+        event: { event: config.event, id: event.id },
+      });
+      return 'rejected';
+    }
     const temporal = deps.temporal;
     if (!temporal) throw new Error('batching event triggers need the worker to have a Temporal client');
     try {
-      const accepted = await acceptDelivery(
-        knex,
-        trigger,
-        batch,
-        { key: event.id, data: inboxed ? { ...event.data, thread_id: inboxed.thread_id } : event.data },
-        async (batchId) => {
-          await temporal.workflow.start<typeof deliveryBatch>('deliveryBatch', {
-            workflowId: batchWorkflowId(batchId),
-            taskQueue: activityInfo().taskQueue,
-            args: [{ batchId, windowMs: batch.max_wait_ms }],
-            priority: runPriority(trigger),
-          });
-        },
-      );
-      if (accepted.full)
-        await temporal.workflow
-          .getHandle(batchWorkflowId(accepted.batchId))
-          .signal(batchFullSignal)
-          .catch(() => undefined); // a lost signal only delays the batch to the end of its window
+      await acceptIntoBatch({ knex, temporal, taskQueue: activityInfo().taskQueue }, trigger, batch, {
+        key: event.id,
+        data,
+      });
     } catch (err) {
       if (!(err instanceof DuplicateDelivery)) throw err;
     }
+    return 'batched';
   }
 
   /** One poll of an event trigger: the runs it opened, for the workflow to start. */
@@ -241,9 +241,11 @@ export function createEventTriggerActivities(deps: ActivityDeps) {
         continue;
       }
       let outcome: { run?: OpenedRun; runId: string | null } | 'paused';
+      let taken: 'batched' | 'rejected' | undefined;
       if (config.batch) {
-        outcome = (await isLive(knex, trigger)) ? { runId: null } : 'paused';
-        if (outcome !== 'paused') await batchOf(trigger, config, event);
+        const batched = await batchOf(trigger, config, event);
+        outcome = batched === 'paused' ? 'paused' : { runId: null };
+        if (batched !== 'paused') taken = batched;
       } else outcome = await runOf(trigger, config, event);
       if (outcome === 'paused') {
         // Paused while this poll was opening runs: the cursor stops just before this event (where the last one
@@ -253,8 +255,7 @@ export function createEventTriggerActivities(deps: ActivityDeps) {
       }
       await markHandled(knex, trigger.id, event.id, outcome.runId);
       // Without a run or a batch, the event was turned away (the plan's runs used up, say).
-      const taken = config.batch ? 'batched' : outcome.runId ? 'accepted' : 'rejected';
-      deliveries.inc({ source: 'event', outcome: taken });
+      deliveries.inc({ source: 'event', outcome: taken ?? (outcome.runId ? 'accepted' : 'rejected') });
       if (outcome.run) runs.push(outcome.run);
     }
     if (reached !== undefined) await saveCursor(knex, trigger.id, saved?.cursor ?? null, reached);

@@ -7,7 +7,7 @@ import { recordEvent, type TimelineEvent } from '../db/timeline';
 import type { AgentSpec } from '../model/agent';
 import type { ItemData } from '../model/interpreter';
 import { pageWalker, type ItemRow } from './page-walk';
-import { InputError, itemsOfRun } from './input-parsing';
+import { InputError, itemsOfRun } from '../model/input-parsing';
 import { sourcedItems } from './sourced-items';
 import { renderOutputFile } from './output-files';
 import type { Knex } from 'knex';

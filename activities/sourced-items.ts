@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { ItemData } from '../model/interpreter';
 import { loadSpec } from './deps';
-import { InputError, itemsOfRun } from './input-parsing';
+import { InputError, itemsOfRun } from '../model/input-parsing';
 
 interface SourceRun {
   id: string;

@@ -1,5 +1,5 @@
 // Retrying a run's failed items: a new run of the same agent version (or its current one) over just those items,
-// opened like any other run (api/run-service.ts: live check, plan allowance). An item whose call may have acted in
+// opened like any other run (services/runs/start.ts: live check, plan allowance). An item whose call may have acted in
 // another system (the effects ledger has its attempt but neither a result nor a refusal) is held back rather than
 // retried: a lost answer must never become a second payment. A retried item takes the effects its original item
 // already had (activities/effects-ledger.ts), so the steps it passed are not performed again.
@@ -7,7 +7,7 @@ import { claimForRetry, failedItems, releaseRetryClaims, type FailedItem } from 
 import { getRun, type RunRecord } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
 import { ApiError } from './problem';
-import { currentAgent, startRun, type RunServiceDeps } from './run-service';
+import { currentAgent, startRun, type RunServiceDeps } from '../services/runs/start';
 
 const ended = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 

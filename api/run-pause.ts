@@ -10,7 +10,7 @@ import { markRunPaused, markRunResumed } from '../db/run-pause';
 import { runWorkflowId } from '../model/run-identity';
 import { pauseSignal, resumeSignal } from '../workflows/contracts';
 import { ApiError } from './problem';
-import { ensureRunWorkflow, type RunDispatchDeps } from './run-dispatch';
+import { ensureRunWorkflow, type RunDispatchDeps } from '../services/runs/dispatch';
 
 export type RunPauseDeps = RunDispatchDeps;
 

@@ -2,7 +2,7 @@
 // creation wizard (files given with a goal become sources) share it.
 import type { VersionRow } from '../db/sources';
 import type { indexSource } from '../workflows/index-source';
-import type { RunServiceDeps } from './run-service';
+import type { RunServiceDeps } from '../services/runs/start';
 
 /** Starts indexing a new version; when Temporal refuses, the version is marked failed with why. */
 export async function startSourceIndexing(deps: RunServiceDeps, version: VersionRow): Promise<void> {

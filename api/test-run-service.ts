@@ -8,7 +8,7 @@ import { getRun, type RunRecord } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
 import { compareOutcomes, summarize } from '../model/test-comparison';
 import { ApiError } from './problem';
-import { currentAgent, startRun, type RunServiceDeps } from './run-service';
+import { currentAgent, startRun, type RunServiceDeps } from '../services/runs/start';
 
 export const maxTestItems = 5_000;
 

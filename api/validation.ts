@@ -1,5 +1,4 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import type { z } from 'zod';
 import { ApiError } from './problem';
 
 /** How deep a request's JSON may nest: far more than any agent spec or state value needs, far less than a stack holds. */
@@ -89,20 +88,8 @@ export async function readJson(req: Request, res: Response, limit: string): Prom
   return req.body;
 }
 
-export function parseBody<T extends z.ZodTypeAny>(schema: T, body: unknown): z.infer<T> {
-  const result = schema.safeParse(body);
-  if (!result.success) {
-    const issues = result.error.issues.map((i) => `${i.path.length ? i.path.join('.') + ': ' : ''}${i.message}`);
-    throw new ApiError(
-      422,
-      'invalid_body',
-      issues.join('; '),
-      {},
-      { errors: result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
-    );
-  }
-  return result.data;
-}
+// A body checked against its schema: a service's check, so services and routes refuse a bad body alike.
+export { parseBody } from '../services/validation';
 
 /** A path parameter as a string (Express 5 types them as string | string[] for wildcards), checked by oddInput. */
 export const param = (req: Request, name: string): string => {

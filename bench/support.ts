@@ -165,7 +165,7 @@ export function post(
 }
 
 /**
- * Waits until every run of the agent has had its workflow start land in Temporal (api/run-dispatch.ts marks them).
+ * Waits until every run of the agent has had its workflow start land in Temporal (services/runs/dispatch.ts marks them).
  * Runs are answered before their workflow starts: a phase timed to its last answer must still wait for this, or
  * Temporal's share of its starts would land in the next phase (the raw baseline's) and its CPU meter.
  */

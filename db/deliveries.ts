@@ -120,6 +120,13 @@ async function joinOpenBatch(
   return rows[0];
 }
 
+/** A delivery as its item in the batch's run: a JSON object with `delivery_id` added; any other body as `body`. */
+export function itemOfDelivery(data: unknown, id: string): Record<string, unknown> {
+  return data !== null && typeof data === 'object' && !Array.isArray(data)
+    ? { ...(data as Record<string, unknown>), delivery_id: id }
+    : { body: data, delivery_id: id };
+}
+
 export interface ClosedBatch {
   triggerId: string;
   /** Each delivery's data with its id, in the order received: the items of the batch's run. */
@@ -128,8 +135,7 @@ export interface ClosedBatch {
 }
 
 /**
- * Closes a batch to new deliveries (idempotent) and reads its deliveries. A delivery body that is a JSON object
- * becomes the item with `delivery_id` added; any other body becomes `{ body, delivery_id }`.
+ * Closes a batch to new deliveries (idempotent) and reads its deliveries, each as its item (itemOfDelivery).
  */
 export async function closeBatch(knex: Knex, batchId: string): Promise<ClosedBatch | undefined> {
   return knex.transaction(async (trx) => {
@@ -142,11 +148,7 @@ export async function closeBatch(knex: Knex, batchId: string): Promise<ClosedBat
       .where({ batch_id: batchId })
       .orderBy('seq')
       .select('id', 'data');
-    const items = rows.map(({ id, data }) =>
-      data !== null && typeof data === 'object' && !Array.isArray(data)
-        ? { ...(data as Record<string, unknown>), delivery_id: id }
-        : { body: data, delivery_id: id },
-    );
+    const items = rows.map(({ id, data }) => itemOfDelivery(data, id));
     return { triggerId: batch.trigger_id, items, runId: batch.run_id };
   });
 }

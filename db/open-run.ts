@@ -37,7 +37,7 @@ export interface OpenRunRequest {
   retryOf?: string;
   /** A test run on past items: nothing acts in another system (activities/effects-ledger.ts). */
   dryRun?: boolean;
-  /** The web starts this run's workflow, and its start sweep may start it again (api/run-dispatch.ts). */
+  /** The web starts this run's workflow, and its start sweep may start it again (services/runs/dispatch.ts). */
   startPending?: boolean;
   /** The OpenTelemetry trace the run is opened in, when tracing is on (services/telemetry/tracing.ts). */
   traceId?: string;

@@ -58,7 +58,7 @@ export interface RunRecord {
   created_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
-  /** The web starts this run's workflow (api/run-dispatch.ts), and may not have yet. */
+  /** The web starts this run's workflow (services/runs/dispatch.ts), and may not have yet. */
   start_pending?: boolean;
   /** Set on a run a call_agent step started: the calling run, item and node. */
   parent_run_id?: string | null;

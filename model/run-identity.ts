@@ -10,6 +10,19 @@ import {
 
 export const runWorkflowId = (runId: string) => `run-${runId}`;
 
+/**
+ * The workflow type every new run starts as, whichever door opened it (services/runs/start.ts): the web's dispatch,
+ * and the workflows that start runs as their children (schedules, batches, event polls, chains, agent calls). Older
+ * types (agentRun, agentRunV2) stay registered for the histories of runs they started.
+ */
+export const currentRunType = 'agentRunV3';
+
+/**
+ * Asked by a workflow that used to start its run children as agentRun, before it starts one: its histories recorded
+ * before the change replay starting agentRun (test/fixtures/histories/run-starts-before-current-type.json).
+ */
+export const currentRunTypePatch = 'runs-start-current-type';
+
 export const workspaceKey = defineSearchAttributeKey('CadreWorkspaceId', SearchAttributeType.KEYWORD);
 export const agentKey = defineSearchAttributeKey('CadreAgentId', SearchAttributeType.KEYWORD);
 export const triggerKey = defineSearchAttributeKey('CadreTrigger', SearchAttributeType.KEYWORD);

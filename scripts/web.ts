@@ -13,7 +13,7 @@ import { connectDatabase, connectTemporal } from './connections';
 import { main } from './fail-fast';
 import { connectorLimitsOf } from '../activities/connectors/opened';
 import { startInboxListener } from '../services/inbox/smtp-listener';
-import { startRunSweeper } from '../api/run-dispatch';
+import { startRunSweeper } from '../services/runs/dispatch';
 import { readinessChecks } from '../api/readiness';
 import { shutdownTracing } from '../services/telemetry/tracing';
 import { countRunsAwaitingStart } from '../db/open-run';
@@ -65,7 +65,7 @@ main('web', async () => {
   });
   logger.info({ url: config.web.publicUrl }, 'web listening');
 
-  // Runs are answered before their workflow starts (api/run-dispatch.ts): a start that never landed (this or another
+  // Runs are answered before their workflow starts (services/runs/dispatch.ts): a start that never landed (this or another
   // web process died, Temporal was down) is sent again. Ten seconds is far longer than a start takes.
   const sweepAgeSeconds = 10;
   const sweeper = startRunSweeper(

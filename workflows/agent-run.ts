@@ -31,7 +31,7 @@ import {
   type AgentRunInput,
   type HoldState,
 } from './contracts';
-import { runWorkflowOptions } from '../model/run-identity';
+import { currentRunTypePatch, runWorkflowOptions } from '../model/run-identity';
 import { pageLanes } from './page-lanes';
 
 const db = proxyActivities<Activities>({
@@ -49,8 +49,9 @@ const localDb = proxyLocalActivities<Activities>({
 });
 
 /**
- * A run, as every run started by the API, a webhook, a form or a test starts since its opening became a local
- * activity. A one-item run of set-based nodes is then one workflow task that runs its whole life in the worker:
+ * A run, as every new run starts (model/run-identity.ts currentRunType), whichever door opened it; the web's since its
+ * opening became a local activity, the engine's (schedules, batches, event polls, chains, agent calls) since
+ * currentRunTypePatch. A one-item run of set-based nodes is then one workflow task that runs its whole life in the worker:
  * six events, and about a quarter less of the server's CPU per run than with an activity (bench:runs).
  */
 export async function agentRunV3(input: AgentRunInput): Promise<string> {
@@ -69,8 +70,9 @@ export async function agentRunV2(input: AgentRunInput): Promise<string> {
 }
 
 /**
- * The run type of runs started before agentRunV2, and still of runs other workflows start (schedules, event polls,
- * delivery batches, chains and agent calls of agentRun runs), whose recorded histories name it.
+ * The run type of runs started before agentRunV2, and of runs other workflows started (schedules, event polls,
+ * delivery batches, chains and agent calls) before they started the current type (currentRunTypePatch); kept for
+ * their recorded histories.
  */
 export async function agentRun(input: AgentRunInput): Promise<string> {
   // Runs that began before a run's opening and closing became one activity each replay the way they ran.
@@ -247,7 +249,9 @@ async function afterEnd(runId: string, chainType: typeof agentRun): Promise<void
 /** Agents chained to this one ("when A completes, run B") start now, as abandoned children of this run. */
 async function startChained(chained: OpenedRun[], type: typeof agentRun): Promise<void> {
   for (const run of chained) {
-    await startChild(type, {
+    // A run of an older type chained runs of its own type until they all started the current one.
+    const current = type === agentRunV3 || patched(currentRunTypePatch);
+    await startChild(current ? agentRunV3 : type, {
       ...runWorkflowOptions(run),
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });

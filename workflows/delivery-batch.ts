@@ -1,11 +1,18 @@
 // A micro-batching trigger's window (db/deliveries.ts): opened by its first delivery, closed when the window
 // passes or the batch is full, then its deliveries become one run, started as an abandoned child so the run
 // outlives this short workflow.
-import { condition, ParentClosePolicy, proxyActivities, setHandler, startChild } from '@temporalio/workflow';
+import {
+  condition,
+  ParentClosePolicy,
+  patched,
+  proxyActivities,
+  setHandler,
+  startChild,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { agentRun } from './agent-run';
+import type { agentRunV3 } from './agent-run';
 import { batchFullSignal } from './contracts';
-import { runWorkflowOptions } from '../model/run-identity';
+import { currentRunType, currentRunTypePatch, runWorkflowOptions } from '../model/run-identity';
 
 const db = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -18,6 +25,10 @@ export async function deliveryBatch({ batchId, windowMs }: { batchId: string; wi
   await condition(() => full, windowMs);
   const opened = await db.openBatchRun({ batchId });
   if ('skipped' in opened) return `skipped: ${opened.skipped}`;
-  await startChild(agentRun, { ...runWorkflowOptions(opened), parentClosePolicy: ParentClosePolicy.ABANDON });
+  const type = patched(currentRunTypePatch) ? currentRunType : 'agentRun';
+  await startChild<typeof agentRunV3>(type, {
+    ...runWorkflowOptions(opened),
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+  });
   return opened.id;
 }

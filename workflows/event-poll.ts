@@ -2,11 +2,11 @@
 // the agent is not live): one poll, then the runs it opened start as abandoned children, so they outlive this short
 // workflow and the next poll does not wait for them. A run's workflow id is its run's, and a start of one already
 // started (or finished) is refused, so a run is never started twice.
-import { ParentClosePolicy, proxyActivities, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
+import { ParentClosePolicy, patched, proxyActivities, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { agentRun } from './agent-run';
-import { runWorkflowOptions } from '../model/run-identity';
+import type { agentRunV3 } from './agent-run';
+import { currentRunType, currentRunTypePatch, runWorkflowOptions } from '../model/run-identity';
 
 const poller = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -21,7 +21,7 @@ export async function eventPoll({ triggerId }: { triggerId: string }): Promise<s
   const { runs, events } = await poller.pollEventTrigger({ triggerId });
   for (const run of runs) {
     try {
-      await startChild(agentRun, {
+      await startChild<typeof agentRunV3>(patched(currentRunTypePatch) ? currentRunType : 'agentRun', {
         ...runWorkflowOptions(run),
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

@@ -26,7 +26,7 @@ import {
   type ApprovalDecision,
   type HoldState,
 } from './contracts';
-import { runWorkflowOptions } from '../model/run-identity';
+import { currentRunType, currentRunTypePatch, runWorkflowOptions } from '../model/run-identity';
 
 export interface RunPageInput {
   runId: string;
@@ -211,9 +211,10 @@ export async function runPage(
       return;
     }
     const child = runWorkflowOptions(opened);
+    const type = patched(currentRunTypePatch) ? currentRunType : 'agentRun';
     if (wait) {
       // Cancelling this run cancels the run it waits on, which then ends cancelled with its counts.
-      await executeChild<AgentRunWorkflow>('agentRun', {
+      await executeChild<AgentRunWorkflow>(type, {
         ...child,
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       }).catch((err) => {
@@ -222,7 +223,7 @@ export async function runPage(
         if (!isCancellation(err) || CancellationScope.current().consideredCancelled) throw err;
       });
     } else {
-      await startChild<AgentRunWorkflow>('agentRun', { ...child, parentClosePolicy: ParentClosePolicy.ABANDON });
+      await startChild<AgentRunWorkflow>(type, { ...child, parentClosePolicy: ParentClosePolicy.ABANDON });
     }
     const outcome = await steps.finishAgentCall({ ...ids, calledRunId: opened.id, waited: wait });
     if (outcome === 'failed') failed++;

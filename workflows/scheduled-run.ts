@@ -6,12 +6,13 @@ import {
   executeChild,
   isCancellation,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { agentRun } from './agent-run';
-import { runWorkflowOptions } from '../model/run-identity';
+import type { agentRunV3 } from './agent-run';
+import { currentRunType, currentRunTypePatch, runWorkflowOptions } from '../model/run-identity';
 
 const db = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -23,7 +24,7 @@ export async function scheduledRun({ triggerId }: { triggerId: string }): Promis
   const opened = await db.openScheduledRun({ triggerId, fireId: workflowInfo().workflowId });
   if ('skipped' in opened) return `skipped: ${opened.skipped}`;
   try {
-    return await executeChild(agentRun, {
+    return await executeChild<typeof agentRunV3>(patched(currentRunTypePatch) ? currentRunType : 'agentRun', {
       ...runWorkflowOptions(opened),
       // Overlap policy "cancel other" cancels this workflow; the run then ends cancelled with its counts.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,

@@ -29,7 +29,7 @@ import { sourceWarnings } from '../source-warnings';
 import { skillWarnings } from '../skill-warnings';
 import { requirePermission, verifyKeyAgain } from '../auth';
 import { ApiError } from '../problem';
-import { currentAgent, startRun, type RunServiceDeps, type StartRunRequest } from '../run-service';
+import { startRun, type RunServiceDeps, type StartRunRequest } from '../../services/runs/start';
 import { checkTestedOnPastItems } from '../test-run-service';
 import { agentJson, runJson, type Links } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';
@@ -249,11 +249,9 @@ export function agentRoutes(deps: RouteDeps): Router {
       );
     const ws = req.auth!.workspace;
     // The agent as read a moment ago, if it was: the statement that opens the run checks it again.
-    let agent = await getAgentHint(knex, ws.id, param(req, 'id'));
+    const agent = await getAgentHint(knex, ws.id, param(req, 'id'));
     if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${param(req, 'id')} in this workspace`);
     const { input } = parseBody(bodies.runAgent, req.body);
-    // A hint of an agent that is not live may be old: it may have gone live since.
-    if (agent.state !== 'live') agent = await currentAgent(knex, ws, agent.id, trigger);
     return startRun(deps, { workspace: ws, agent, input, trigger, idempotencyKey, apiKey });
   };
 

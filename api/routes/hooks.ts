@@ -1,33 +1,20 @@
 // The public doors of triggers, reached without an API key: webhook deliveries (authenticated by their
-// signature) and form definitions and submissions (public by design, rate limited per client).
+// signature) and form definitions and submissions (public by design, rate limited per client). Each checks what
+// only HTTP knows (signature, body, rate limit, the form's fields) and hands the delivery to
+// services/triggers/deliveries.ts, which refuses, filters, batches or starts its run through the one door.
 import express, { Router, type RequestHandler, type Response } from 'express';
-import { getAgentHint } from '../../db/agents';
-import { acceptDelivery, DuplicateDelivery } from '../../db/deliveries';
 import type { SecretBox } from '../../db/secret-box';
-import { recordEvent } from '../../db/timeline';
-import { findTriggerWithAgentState, type TriggerRow } from '../../db/triggers';
-import { getWorkspace } from '../../db/workspaces';
-import { matches } from '../../model/interpreter';
-import {
-  formConfigSchema,
-  validateSubmission,
-  webhookConfigSchema,
-  type DeliveryBatchConfig,
-} from '../../model/trigger';
-import { batchFullSignal, batchWorkflowId } from '../../workflows/contracts';
-import type { deliveryBatch } from '../../workflows/delivery-batch';
-import { runPriority } from '../../model/run-identity';
-import type { Conditions } from '../../model/agent';
+import { findTriggerWithAgentState } from '../../db/triggers';
+import { formConfigSchema, validateSubmission, webhookConfigSchema } from '../../model/trigger';
 import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
-import { startRun, type RunServiceDeps } from '../run-service';
+import type { RunServiceDeps } from '../../services/runs/start';
+import { receiveDelivery, type DeliveryOutcome } from '../../services/triggers/deliveries';
 import { runJson, type Links } from '../serialize';
 import type { RouteDeps } from './agents';
 import { checkBody, jsonBody, param } from '../validation';
-import { verifyWebhook } from '../webhook-signature';
+import { verifyWebhook } from '../../services/triggers/webhook-signature';
 import { deliveries } from '../../services/telemetry/metrics';
-
-type PublicTrigger = NonNullable<Awaited<ReturnType<typeof findTriggerWithAgentState>>>;
 
 export interface HookDeps extends RunServiceDeps, Pick<RouteDeps, 'budgetScope'> {
   secrets: SecretBox;
@@ -49,101 +36,22 @@ export function hookRoutes(deps: HookDeps): Router {
     return trigger;
   };
 
-  const skipped = (trigger: TriggerRow, reason: string, message: string, details: Record<string, unknown> = {}) =>
-    recordEvent(knex, {
-      workspace_id: trigger.workspace_id,
-      agent_id: trigger.agent_id,
-      kind: 'trigger_skipped',
-      trigger_id: trigger.id,
-      message: `${trigger.name}: ${message}`,
-      details: { reason, ...details },
-    });
-
-  const refuseUnlessLive = async (trigger: PublicTrigger, what: string) => {
-    const state = trigger.agent_state;
-    if (state === 'live') return;
-    await skipped(trigger, 'paused', `${what} refused, skipped (the agent is ${state})`);
-    throw new ApiError(
-      409,
-      'agent_not_live',
-      `the agent is ${state}; it takes ${what}s only while live`,
-      {},
-      { state },
-    );
-  };
-
-  /** Filter conditions decide whether an event starts a run; an event filtered out is answered 200. */
-  const filteredOut = async (
-    res: Response,
-    trigger: TriggerRow,
-    filter: Conditions | undefined,
-    event: unknown,
-    what: string,
-  ) => {
-    if (!filter || matches(filter, event)) return false;
-    await skipped(trigger, 'filtered_out', `${what} received, skipped (filtered out by the trigger's conditions)`);
-    res.locals.deliveryOutcome = 'filtered_out';
-    res
-      .status(200)
-      .json({ status: 'filtered_out', run: null, detail: "the trigger's filter conditions did not match" });
-    return true;
-  };
-
-  const start = async (res: Response, trigger: TriggerRow, input: string, key: string | undefined, what: string) => {
-    const workspace = (await getWorkspace(knex, trigger.workspace_id))!;
-    // A hint: startRun opens the run only if the agent is still live at this version.
-    const agent = (await getAgentHint(knex, trigger.workspace_id, trigger.agent_id))!;
-    const { run, created } = await startRun(deps, {
-      workspace,
-      agent,
-      input,
-      trigger: trigger.kind as 'webhook' | 'form',
-      triggerId: trigger.id,
-      idempotencyKey: key,
-    });
-    if (!created) return false;
-    await recordEvent(knex, {
-      workspace_id: trigger.workspace_id,
-      agent_id: trigger.agent_id,
-      kind: 'trigger_fired',
-      trigger_id: trigger.id,
-      run_id: run.id,
-      message: `${trigger.name}: ${what} received, started a run`,
-    });
-    res
-      .status(202)
-      .location(`/v1/runs/${run.id}`)
-      .json({ status: 'started', run_id: run.id, run: runJson(run, deps.links) });
-    return true;
-  };
-
-  /**
-   * A micro-batching trigger: the delivery is stored in the trigger's open batch before it is acknowledged; the
-   * batch's window starts with its first delivery, and a full batch closes at once.
-   */
-  const accept = async (
-    res: Response,
-    trigger: TriggerRow,
-    batch: DeliveryBatchConfig,
-    delivery: { key: string | null; data: unknown },
-  ) => {
-    const accepted = await acceptDelivery(knex, trigger, batch, delivery, async (batchId) => {
-      await deps.temporal.workflow.start<typeof deliveryBatch>('deliveryBatch', {
-        workflowId: batchWorkflowId(batchId),
-        taskQueue: deps.temporalConfig.taskQueue,
-        args: [{ batchId, windowMs: batch.max_wait_ms }],
-        priority: runPriority(trigger),
-      });
-    });
-    if (accepted.full) {
-      // A lost signal only delays the batch to the end of its window.
-      await deps.temporal.workflow
-        .getHandle(batchWorkflowId(accepted.batchId))
-        .signal(batchFullSignal)
-        .catch(() => undefined);
+  /** A run started (202 with the run), a delivery batched (202) or filtered out (200). */
+  const answer = (res: Response, outcome: DeliveryOutcome) => {
+    if (outcome.status === 'started') {
+      res
+        .status(202)
+        .location(`/v1/runs/${outcome.run.id}`)
+        .json({ status: 'started', run_id: outcome.run.id, run: runJson(outcome.run, deps.links) });
+      return;
     }
-    res.locals.deliveryOutcome = 'batched';
-    res.status(202).json({ status: 'accepted', delivery_id: accepted.id, run_id: null, run: null });
+    res.locals.deliveryOutcome = outcome.status === 'accepted' ? 'batched' : 'filtered_out';
+    if (outcome.status === 'accepted')
+      res.status(202).json({ status: 'accepted', delivery_id: outcome.deliveryId, run_id: null, run: null });
+    else
+      res
+        .status(200)
+        .json({ status: 'filtered_out', run: null, detail: "the trigger's filter conditions did not match" });
   };
 
   // Webhooks: the raw body is kept, since the signature covers its exact bytes.
@@ -165,51 +73,15 @@ export function hookRoutes(deps: HookDeps): Router {
       throw new ApiError(400, 'malformed_json', 'the webhook body must be JSON');
     }
     checkBody(event); // raw for the signature, so not parsed (and checked) by jsonBody
-    const key = `webhook:${trigger.id}:${check.id}`;
-    const duplicate = async () => {
-      const earlier = await knex('runs')
-        .where({ workspace_id: trigger.workspace_id, idempotency_key: key })
-        .first('id');
-      await skipped(trigger, 'duplicate', `delivery ${check.id} received again, skipped (duplicate)`, {
-        delivery_id: check.id,
-      });
-      throw new ApiError(
-        409,
-        'duplicate_delivery',
-        `delivery ${check.id} was already received and started run ${earlier?.id}; it is not run again`,
-        {},
-        { run_id: earlier?.id ?? null },
-      );
-    };
     const config = webhookConfigSchema.parse(trigger.config);
-    if (config.batch) {
-      const batchDuplicate = async (earlier: { id: string; run_id: string | null }) => {
-        await skipped(trigger, 'duplicate', `delivery ${check.id} received again, skipped (duplicate)`, {
-          delivery_id: check.id,
-        });
-        throw new ApiError(
-          409,
-          'duplicate_delivery',
-          `delivery ${check.id} was already received (as ${earlier.id}); it is not taken again`,
-          {},
-          { run_id: earlier.run_id },
-        );
-      };
-      // A delivery stored before is found by the insert itself (one query fewer for every other delivery).
-      await refuseUnlessLive(trigger, 'webhook delivery');
-      if (await filteredOut(res, trigger, config.filter, event, `delivery ${check.id}`)) return;
-      try {
-        return await accept(res, trigger, config.batch, { key: check.id, data: event });
-      } catch (err) {
-        if (err instanceof DuplicateDelivery) return batchDuplicate({ id: err.deliveryId, run_id: err.runId });
-        throw err;
-      }
-    }
-    if (await knex('runs').where({ workspace_id: trigger.workspace_id, idempotency_key: key }).first('id'))
-      return duplicate();
-    await refuseUnlessLive(trigger, 'webhook delivery');
-    if (await filteredOut(res, trigger, config.filter, event, `delivery ${check.id}`)) return;
-    if (!(await start(res, trigger, raw.toString('utf8'), key, `delivery ${check.id}`))) return duplicate();
+    const outcome = await receiveDelivery(deps, trigger, config.batch, config.filter, {
+      data: event,
+      input: raw.toString('utf8'),
+      key: check.id,
+      what: `delivery ${check.id}`,
+      kindName: 'webhook delivery',
+    });
+    answer(res, outcome);
   });
 
   r.get('/forms/:id', async (req, res) => {
@@ -241,10 +113,14 @@ export function hookRoutes(deps: HookDeps): Router {
     if (errors.length > 0) {
       throw new ApiError(422, 'invalid_submission', errors.map((e) => e.message).join('; '), {}, { errors });
     }
-    await refuseUnlessLive(trigger, 'form submission');
-    if (await filteredOut(res, trigger, config.filter, data, 'a submission')) return;
-    if (config.batch) return accept(res, trigger, config.batch, { key: null, data });
-    await start(res, trigger, JSON.stringify(data), undefined, 'a submission'); // each submission is its own run
+    // Each submission is its own run (or item), with no key: the same values twice are two submissions.
+    const outcome = await receiveDelivery(deps, trigger, config.batch, config.filter, {
+      data,
+      input: JSON.stringify(data),
+      what: 'a submission',
+      kindName: 'form submission',
+    });
+    answer(res, outcome);
   });
 
   return r;

@@ -11,7 +11,7 @@ import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
 import { sendDownload } from '../file-download';
 import { RateLimiter } from '../rate-limit';
-import { startRun, type RunServiceDeps } from '../run-service';
+import { startRun, type RunServiceDeps } from '../../services/runs/start';
 import { runCounts, type Links } from '../serialize';
 import type { RouteDeps } from './agents';
 import { jsonBody, param, parseBody } from '../validation';

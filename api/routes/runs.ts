@@ -16,7 +16,7 @@ import { retryDetails } from '../retry-details';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
 import { sendDownload } from '../file-download';
-import { cancelRunWorkflow } from '../run-dispatch';
+import { cancelRunWorkflow } from '../../services/runs/dispatch';
 import { pauseRun, resumeRun } from '../run-pause';
 import { runJson } from '../serialize';
 import { jsonBody, param, parseBody } from '../validation';

@@ -19,9 +19,9 @@ import {
   scheduleView,
   triggerJson,
   type TriggerServiceDeps,
-} from '../trigger-service';
+} from '../../services/triggers/manage';
 import { jsonBody, param, parseBody } from '../validation';
-import { newWebhookSecret } from '../webhook-signature';
+import { newWebhookSecret } from '../../services/triggers/webhook-signature';
 import { parseQuery, queries } from '../query-params';
 
 export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }): Router {

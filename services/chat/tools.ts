@@ -1,5 +1,5 @@
 // The assistant's tools in Chat Mode. They only read, start, pause, resume and retry runs, test a version on past
-// items and decide approvals, each through the same path and checks as the API route that does it (run-service's
+// items and decide approvals, each through the same path and checks as the API route that does it (services/runs/start.ts's
 // startRun, run-pause's pauseRun and resumeRun, retry-service, test-run-service, approvals.ts's decideApproval) and each
 // against the caller's own role or key scopes. No tool changes an agent, a trigger, a connection, a source or a
 // skill: configuration is changed in Operator Mode, and the assistant says where.
@@ -11,7 +11,7 @@ import type { Permission } from '../../db/roles';
 import { callerMay, type Caller } from '../../api/auth';
 import { decideApproval } from '../approvals';
 import { ApiError } from '../errors';
-import { currentAgent, startRun, type RunServiceDeps } from '../../api/run-service';
+import { currentAgent, startRun, type RunServiceDeps } from '../runs/start';
 import { pauseRun, resumeRun } from '../../api/run-pause';
 import { retryRun } from '../../api/retry-service';
 import { startTestRun } from '../../api/test-run-service';

@@ -8,7 +8,7 @@ import type { AgentRow } from '../../db/agents';
 import { keepInbound, noteOnMessage, type InboxMessage } from '../../db/inbox';
 import { runFileSaver } from '../../db/run-files';
 import { recordEvent } from '../../db/timeline';
-import { startRun, type RunServiceDeps } from '../../api/run-service';
+import { refusalToRun, startRun, type RunServiceDeps } from '../runs/start';
 import { ApiError } from '../errors';
 import type { Logger } from 'pino';
 import { machineSent, type MailVerdict } from '../../model/inbox';
@@ -120,7 +120,8 @@ async function intake(
       details: { thread_id: message.thread_id, ...details },
     });
 
-  if (agent.state !== 'live') {
+  // The door's own question (services/runs/start.ts), asked first so the message is kept with its reason.
+  if (refusalToRun(agent, agent.id, 'inbox')) {
     const note = `the agent is ${agent.state}: the message is kept, and no run was started`;
     await noteOnMessage(knex, message.id, { note });
     await timeline('trigger_skipped', `kept, no run started (the agent is ${agent.state})`, { reason: 'paused' });

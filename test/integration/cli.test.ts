@@ -5,7 +5,7 @@ import path from 'node:path';
 import { verifyApiKey } from '../../db/api-keys';
 import { testStack, type TestStack } from '../support/global';
 import { createHarness, createLiveAgent, createTestWorkspace, startApi } from '../support/harness';
-import { createTrigger } from '../../api/trigger-service';
+import { createTrigger } from '../../services/triggers/manage';
 import { scheduleIdOf } from '../../schedules/sync';
 import { secretBox } from '../../db/secret-box';
 import { createUser } from '../../db/accounts';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createApp } from '../../api/app';
 import { createLogger } from '../../api/logger';
 import { secretBox } from '../../db/secret-box';
-import { signWebhook } from '../../api/webhook-signature';
+import { signWebhook } from '../../services/triggers/webhook-signature';
 import { consoleHandler } from '../support/console-build';
 import { createHarness, createLiveAgent, createTestWorkspace, startApi, type Harness } from '../support/harness';
 import { Person } from '../support/people';

@@ -134,6 +134,30 @@ describe('determinism and visibility', () => {
     assert.equal(await replay(histories), recorded.length);
   });
 
+  it('replays histories of workflows that started their runs as agentRun (a schedule fire, a batch, agent calls)', async () => {
+    // Recorded before every door started the current run type (currentRunTypePatch): a schedule's fire, a batch of
+    // deliveries, and agentRunV3 runs whose call_agent step waited on its called run and did not.
+    const file = path.join(__dirname, '../fixtures/histories/run-starts-before-current-type.json');
+    const recorded = Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>);
+    const histories = recorded.map(([workflowId, json]) => ({ workflowId, history: historyFromJSON(json) }));
+    const typeOf = (history: (typeof histories)[number]['history']) =>
+      history.events![0].workflowExecutionStartedEventAttributes!.workflowType!.name;
+    assert.deepEqual(histories.map((r) => typeOf(r.history)).sort(), [
+      'agentRunV3',
+      'agentRunV3',
+      'deliveryBatch',
+      'scheduledRun',
+    ]);
+    for (const { history } of histories) {
+      const children = history.events!.flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes ?? []);
+      assert.deepEqual(
+        children.map((c) => c.workflowType!.name),
+        ['agentRun'],
+      );
+    }
+    assert.equal(await replay(histories), recorded.length);
+  });
+
   it('runs a one-item run of set-based nodes as one workflow task, its opening a local activity', async () => {
     const spec = JSON.parse(fs.readFileSync(path.join(__dirname, '../../examples/route-csv-rows.json'), 'utf8'));
     const agent = await createLiveAgent(h, ws, spec);

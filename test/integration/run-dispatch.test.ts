@@ -1,4 +1,4 @@
-// A run is answered once it is stored, before its workflow has started (api/run-dispatch.ts). What makes that safe:
+// A run is answered once it is stored, before its workflow has started (services/runs/dispatch.ts). What makes that safe:
 // a start that never lands (the web process died, Temporal was unreachable) is sent again by the start sweep, a run
 // already started is never started twice, and a cancel finds its target even before the start lands.
 import assert from 'node:assert/strict';
@@ -18,8 +18,8 @@ import { freePort } from '../support/ports';
 import { openRun, runsAwaitingStart } from '../../db/open-run';
 import { getAgent } from '../../db/agents';
 import { runWorkflowId } from '../../model/run-identity';
-import { ensureRunWorkflow, sweepUnstartedRuns } from '../../api/run-dispatch';
-import { startRun } from '../../api/run-service';
+import { ensureRunWorkflow, sweepUnstartedRuns } from '../../services/runs/dispatch';
+import { startRun } from '../../services/runs/start';
 import type { Workspace } from '../../db/workspaces';
 import { createLogger } from '../../api/logger';
 

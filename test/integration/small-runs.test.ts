@@ -16,8 +16,8 @@ import {
 } from '../support/harness';
 import { runWorkflowId } from '../../model/run-identity';
 import { getAgent } from '../../db/agents';
-import { startRun } from '../../api/run-service';
-import { cancelRunWorkflow } from '../../api/run-dispatch';
+import { startRun } from '../../services/runs/start';
+import { cancelRunWorkflow } from '../../services/runs/dispatch';
 import { writeSettledRun } from '../../db/settled-run';
 
 const spec = {

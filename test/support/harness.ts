@@ -10,7 +10,7 @@ import { createActivities } from '../../activities';
 import { createApp, createServer } from '../../api/app';
 import { loadSecretBox } from '../../db/secret-box';
 import { createLogger, type Logger } from '../../api/logger';
-import { startRun } from '../../api/run-service';
+import { startRun } from '../../services/runs/start';
 import type { CadreConfig } from '../../cadre.config';
 import { createApiKey, type Scope } from '../../db/api-keys';
 import { createAgent, getAgent } from '../../db/agents';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseInput } from '../../activities/input-parsing';
+import { parseInput } from '../../model/input-parsing';
 import { parseAgentSpec } from '../../model/agent-checks';
 import { scheduleInputOf } from '../../model/trigger';
 import { exampleSchedules, examplesDir } from '../../db/seeds';

@@ -1,6 +1,6 @@
 // parseInput: how a run's input string becomes items for each input-node format.
 import assert from 'node:assert/strict';
-import { InputError, maxItemsPerRun, parseInput } from '../../activities/input-parsing';
+import { InputError, maxItemsPerRun, parseInput } from '../../model/input-parsing';
 import type { AgentNode } from '../../model/agent';
 
 type InputNode = Extract<AgentNode, { kind: 'input' }>;

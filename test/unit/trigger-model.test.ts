@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { verifyWebhook } from '../../api/webhook-signature';
+import { verifyWebhook } from '../../services/triggers/webhook-signature';
 import { secretBox } from '../../db/secret-box';
 import { formConfigSchema, triggerInputSchema, validateSubmission } from '../../model/trigger';
 

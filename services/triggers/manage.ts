@@ -2,11 +2,11 @@
 // workspace and no chain cycle), keeps the Temporal schedule in step with the record, and writes the
 // agent's timeline.
 import type { Knex } from 'knex';
-import { InputError, parseInput } from '../activities/input-parsing';
-import { getAgent, getVersion, type AgentRow } from '../db/agents';
-import type { SecretBox } from '../db/secret-box';
-import { recordEvent } from '../db/timeline';
-import { chainEdges, deleteTrigger, insertTrigger, updateTrigger, type TriggerRow } from '../db/triggers';
+import { InputError, parseInput } from '../../model/input-parsing';
+import { getAgent, getVersion, type AgentRow } from '../../db/agents';
+import type { SecretBox } from '../../db/secret-box';
+import { recordEvent } from '../../db/timeline';
+import { chainEdges, deleteTrigger, insertTrigger, updateTrigger, type TriggerRow } from '../../db/triggers';
 import {
   chainConfigSchema,
   formConfigSchema,
@@ -17,15 +17,15 @@ import {
   type EventConfig,
   type ScheduleConfig,
   type TriggerInput,
-} from '../model/trigger';
-import { ApiError } from './problem';
-import { describePolicies, describeSchedule, ScheduleError } from '../schedules/spec';
-import { evaluateSchedule, scheduledFireTimes } from '../schedules/fire-times';
-import { deleteSchedule, isScheduled, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from '../schedules/sync';
-import { connectionByName } from '../db/connections';
-import { eventsOf } from '../model/connectors/events';
-import type { Links } from './serialize';
-import { parseBody } from './validation';
+} from '../../model/trigger';
+import { ApiError } from '../errors';
+import { describePolicies, describeSchedule, ScheduleError } from '../../schedules/spec';
+import { evaluateSchedule, scheduledFireTimes } from '../../schedules/fire-times';
+import { deleteSchedule, isScheduled, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from '../../schedules/sync';
+import { connectionByName } from '../../db/connections';
+import { eventsOf } from '../../model/connectors/events';
+import type { Links } from '../../api/serialize';
+import { parseBody } from '../validation';
 import { newWebhookSecret } from './webhook-signature';
 
 export interface TriggerServiceDeps extends ScheduleSyncDeps {

@@ -1,8 +1,8 @@
 // Turns a run's input string into items, as the agent's input node says. Used by the API (to answer 422
 // before a run starts) and by the run's first activity, so both agree on what an input means.
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { AgentNode } from '../model/agent';
-import type { ItemData } from '../model/interpreter';
+import type { AgentNode } from './agent';
+import type { ItemData } from './interpreter';
 
 export class InputError extends Error {}
 

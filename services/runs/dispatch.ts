@@ -7,12 +7,12 @@
 // person to look at, rather than be started again and again).
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { markRunsStarted, runsAwaitingStart } from '../db/open-run';
-import type { RunRecord } from '../db/runs';
-import type { Logger } from './logger';
-import { runWorkflowId, runWorkflowOptions } from '../model/run-identity';
-import type { TemporalConfig } from '../temporal.config';
-import type { agentRunV3 } from '../workflows/agent-run';
+import { markRunsStarted, runsAwaitingStart } from '../../db/open-run';
+import type { RunRecord } from '../../db/runs';
+import type { Logger } from 'pino';
+import { currentRunType, runWorkflowId, runWorkflowOptions } from '../../model/run-identity';
+import type { TemporalConfig } from '../../temporal.config';
+import type { agentRunV3 } from '../../workflows/agent-run';
 
 export interface RunDispatchDeps {
   knex: Knex;
@@ -22,13 +22,13 @@ export interface RunDispatchDeps {
 
 type StartableRun = Pick<RunRecord, 'id' | 'workspace_id' | 'agent_id' | 'trigger'>;
 
-/** Starts the run's workflow, unless it has started already. */
+/** Starts the run's workflow as the current run type, unless it has started already. */
 export async function ensureRunWorkflow(
   deps: Pick<RunDispatchDeps, 'temporal' | 'temporalConfig'>,
   run: StartableRun,
 ): Promise<'started' | 'already_started'> {
   try {
-    await deps.temporal.workflow.start<typeof agentRunV3>('agentRunV3', {
+    await deps.temporal.workflow.start<typeof agentRunV3>(currentRunType, {
       ...runWorkflowOptions(run),
       taskQueue: deps.temporalConfig.taskQueue,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
