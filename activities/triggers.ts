@@ -15,7 +15,7 @@ import { getWorkspace } from '../db/workspaces';
 import { matches } from '../workflows/interpreter';
 import { chainConfigSchema, scheduleConfigSchema, scheduleInputOf } from '../model/trigger';
 import { loadRun, type ActivityDeps, type RunRow } from './deps';
-import { currentTraceId } from '../services/telemetry/tracing';
+import { currentTraceId, setActiveSpanAttributes } from '../services/telemetry/tracing';
 
 /** What a workflow needs to start an opened run as its child. */
 export interface OpenedRun {
@@ -158,7 +158,12 @@ export async function runResults(knex: Knex, runId: string): Promise<unknown[]> 
 export function createTriggerActivities({ knex }: ActivityDeps) {
   const openChained = chainedRunOpener({ knex });
   return {
+    /**
+     * A Temporal Schedule starts the fire's workflow with no trace to continue: each fire is a trace of its own,
+     * rooted at that workflow's span, which the run it starts as its child joins. This activity's span names both.
+     */
     async openScheduledRun({ triggerId, fireId }: { triggerId: string; fireId: string }): Promise<Opened> {
+      setActiveSpanAttributes({ 'cadre.trigger.id': triggerId, 'cadre.trigger.kind': 'schedule' });
       const trigger = await findTrigger(knex, triggerId);
       if (!trigger || trigger.kind !== 'schedule') return { skipped: 'the trigger was deleted' };
       const config = scheduleConfigSchema.parse(trigger.config);
@@ -173,6 +178,7 @@ export function createTriggerActivities({ knex }: ActivityDeps) {
         firedAt: Number.isNaN(firedAt.getTime()) ? undefined : firedAt,
         skippedRunWhenNotLive: true,
       });
+      if (!('skipped' in opened)) setActiveSpanAttributes({ 'cadre.run.id': opened.id });
       return withoutFresh(opened);
     },
 

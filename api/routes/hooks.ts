@@ -25,6 +25,7 @@ import type { RouteDeps } from './agents';
 import { checkBody, jsonBody, param } from '../validation';
 import { verifyWebhook } from '../webhook-signature';
 import { deliveries } from '../../services/telemetry/metrics';
+import { inSpan } from '../../services/telemetry/tracing';
 
 type PublicTrigger = NonNullable<Awaited<ReturnType<typeof findTriggerWithAgentState>>>;
 
@@ -88,7 +89,24 @@ export function hookRoutes(deps: HookDeps): Router {
     return true;
   };
 
-  const start = async (res: Response, trigger: TriggerRow, input: string, key: string | undefined, what: string) => {
+  /**
+   * Each delivery that starts a run is a trace of its own (linked to the HTTP request's, which a sender's traceparent
+   * may have joined to theirs), and the run joins it.
+   */
+  const start = (res: Response, trigger: TriggerRow, input: string, key: string | undefined, what: string) =>
+    inSpan(
+      trigger.kind === 'form' ? 'form submission' : 'webhook delivery',
+      { 'cadre.trigger.id': trigger.id, 'cadre.trigger.kind': trigger.kind, 'cadre.agent.id': trigger.agent_id },
+      () => startDelivered(res, trigger, input, key, what),
+      { newTrace: true, kind: 'consumer' },
+    );
+  const startDelivered = async (
+    res: Response,
+    trigger: TriggerRow,
+    input: string,
+    key: string | undefined,
+    what: string,
+  ) => {
     const workspace = (await getWorkspace(knex, trigger.workspace_id))!;
     // A hint: startRun opens the run only if the agent is still live at this version.
     const agent = (await getAgentHint(knex, trigger.workspace_id, trigger.agent_id))!;
@@ -126,13 +144,22 @@ export function hookRoutes(deps: HookDeps): Router {
     batch: DeliveryBatchConfig,
     delivery: { key: string | null; data: unknown },
   ) => {
+    // A batch is a trace of its own (linked to its first delivery's request), which its run joins.
+    const openWindow = (batchId: string) =>
+      inSpan(
+        'delivery batch',
+        { 'cadre.trigger.id': trigger.id, 'cadre.trigger.kind': trigger.kind, 'cadre.batch.id': batchId },
+        () =>
+          deps.temporal.workflow.start<typeof deliveryBatch>('deliveryBatch', {
+            workflowId: batchWorkflowId(batchId),
+            taskQueue: deps.temporalConfig.taskQueue,
+            args: [{ batchId, windowMs: batch.max_wait_ms }],
+            priority: runPriority(trigger),
+          }),
+        { newTrace: true, kind: 'consumer' },
+      );
     const accepted = await acceptDelivery(knex, trigger, batch, delivery, async (batchId) => {
-      await deps.temporal.workflow.start<typeof deliveryBatch>('deliveryBatch', {
-        workflowId: batchWorkflowId(batchId),
-        taskQueue: deps.temporalConfig.taskQueue,
-        args: [{ batchId, windowMs: batch.max_wait_ms }],
-        priority: runPriority(trigger),
-      });
+      await openWindow(batchId);
     });
     if (accepted.full) {
       // A lost signal only delays the batch to the end of its window.
