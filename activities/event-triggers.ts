@@ -268,11 +268,16 @@ export function createEventTriggerActivities(deps: ActivityDeps) {
      * workflow of its own, so each poll is a trace of its own, which the runs it starts join (their trace_id).
      */
     pollEventTrigger: ({ triggerId }: { triggerId: string }) =>
-      inSpan('event poll', { 'cadre.trigger.id': triggerId }, async (span) => {
-        const polled = await pollOnce(triggerId);
-        span.setAttributes({ 'cadre.poll.events': polled.events, 'cadre.poll.runs': polled.runs.length });
-        return polled;
-      }),
+      inSpan(
+        'event poll',
+        { 'cadre.trigger.id': triggerId },
+        async (span) => {
+          const polled = await pollOnce(triggerId);
+          span.setAttributes({ 'cadre.poll.events': polled.events, 'cadre.poll.runs': polled.runs.length });
+          return polled;
+        },
+        { kind: 'consumer' },
+      ),
 
     /**
      * Where the trigger starts again when its agent is resumed with `skip_missed`: the connection's position now, as

@@ -13,6 +13,7 @@ import {
 } from '../services/triggers/fires';
 import { batchRunInput } from '../services/triggers/deliveries';
 import { loadRun, type ActivityDeps } from './deps';
+import { setActiveSpanAttributes } from '../services/telemetry/tracing';
 
 export type { OpenedRun };
 export { chainedRunOpener, runResults } from '../services/triggers/fires';
@@ -20,7 +21,12 @@ export { chainedRunOpener, runResults } from '../services/triggers/fires';
 export function createTriggerActivities({ knex }: ActivityDeps) {
   const openChained = chainedRunOpener({ knex });
   return {
+    /**
+     * A Temporal Schedule starts the fire's workflow with no trace to continue: each fire is a trace of its own,
+     * rooted at that workflow's span, which the run it starts as its child joins. This activity's span names both.
+     */
     async openScheduledRun({ triggerId, fireId }: { triggerId: string; fireId: string }): Promise<Opened> {
+      setActiveSpanAttributes({ 'cadre.trigger.id': triggerId, 'cadre.trigger.kind': 'schedule' });
       const trigger = await findTrigger(knex, triggerId);
       if (!trigger || trigger.kind !== 'schedule') return { skipped: 'the trigger was deleted' };
       const config = scheduleConfigSchema.parse(trigger.config);
@@ -35,6 +41,7 @@ export function createTriggerActivities({ knex }: ActivityDeps) {
         firedAt: Number.isNaN(firedAt.getTime()) ? undefined : firedAt,
         skippedRunWhenNotLive: true,
       });
+      if (!('skipped' in opened)) setActiveSpanAttributes({ 'cadre.run.id': opened.id });
       return withoutFresh(opened);
     },
 

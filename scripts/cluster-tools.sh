@@ -38,3 +38,5 @@ if [ ! -x .tools/pgserver/pgserver/pginstall/bin/postgres ]; then
   chmod +x .tools/pgserver/pgserver/pginstall/bin/*
   rm -rf .tools/pgserver-wheel
 fi
+# Jaeger and Prometheus for test/cluster/telemetry.test.ts (each built once).
+bash scripts/observability-tools.sh

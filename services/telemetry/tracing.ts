@@ -82,11 +82,16 @@ export function startTracing(defaultServiceName: string): boolean {
     require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   /* eslint-enable @typescript-eslint/no-require-imports */
 
-  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the process's default name.
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the process's default name. Each
+  // process has its own service.instance.id and process.pid: a trace shows which web or worker of a cluster ran what.
   const resource = resources
     .defaultResource()
     .merge(resources.resourceFromAttributes({ 'service.name': defaultServiceName }))
-    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
+    .merge(
+      resources.detectResources({
+        detectors: [resources.serviceInstanceIdDetector, resources.processDetector, resources.envDetector],
+      }),
+    );
   // One processor for the SDK's spans and the workflow spans the Temporal sink hands over (tracingWorkerOptions).
   // Given its own processor, the SDK no longer reads OTEL_BSP_*: they are read here instead.
   const processor = new BatchSpanProcessor({

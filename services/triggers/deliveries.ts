@@ -21,6 +21,7 @@ import { batchFullSignal, batchWorkflowId } from '../../workflows/contracts';
 import type { deliveryBatch } from '../../workflows/delivery-batch';
 import { ApiError } from '../errors';
 import { deliveries } from '../telemetry/metrics';
+import { inSpan } from '../telemetry/tracing';
 import { refusalOfInput, refusalToRun, startRun, type RunServiceDeps } from '../runs/start';
 
 /** A trigger with its agent's state as read with it (db/triggers.ts findTriggerWithAgentState). */
@@ -112,14 +113,22 @@ export async function acceptIntoBatch(
   batch: DeliveryBatchConfig,
   delivery: { key: string | null; data: unknown },
 ) {
-  const accepted = await acceptDelivery(deps.knex, trigger, batch, delivery, async (batchId) => {
-    await deps.temporal.workflow.start<typeof deliveryBatch>('deliveryBatch', {
-      workflowId: batchWorkflowId(batchId),
-      taskQueue: deps.taskQueue,
-      args: [{ batchId, windowMs: batch.max_wait_ms }],
-      priority: runPriority(trigger),
-    });
-  });
+  // A batch is a trace of its own (linked to its first delivery's request), which its run joins.
+  const accepted = await acceptDelivery(deps.knex, trigger, batch, delivery, (batchId) =>
+    inSpan(
+      'delivery batch',
+      { 'cadre.trigger.id': trigger.id, 'cadre.trigger.kind': trigger.kind, 'cadre.batch.id': batchId },
+      async () => {
+        await deps.temporal.workflow.start<typeof deliveryBatch>('deliveryBatch', {
+          workflowId: batchWorkflowId(batchId),
+          taskQueue: deps.taskQueue,
+          args: [{ batchId, windowMs: batch.max_wait_ms }],
+          priority: runPriority(trigger),
+        });
+      },
+      { newTrace: true, kind: 'consumer' },
+    ),
+  );
   if (accepted.full) {
     // A lost signal only delays the batch to the end of its window.
     await deps.temporal.workflow
@@ -216,25 +225,34 @@ export async function receiveDelivery(
     }
   }
 
-  const workspace = (await getWorkspace(knex, trigger.workspace_id))!;
-  // A hint: the door opens the run only if the agent is still live at this version.
-  const agent = (await getAgentHint(knex, trigger.workspace_id, trigger.agent_id))!;
-  const { run, created } = await startRun(deps, {
-    workspace,
-    agent,
-    input: delivery.input,
-    trigger: trigger.kind as 'webhook' | 'form',
-    triggerId: trigger.id,
-    idempotencyKey: runKey || undefined,
-  });
-  if (!created) throw await duplicate((await earlierRun(runKey!))?.id);
-  await recordEvent(knex, {
-    workspace_id: trigger.workspace_id,
-    agent_id: trigger.agent_id,
-    kind: 'trigger_fired',
-    trigger_id: trigger.id,
-    run_id: run.id,
-    message: `${trigger.name}: ${delivery.what} received, started a run`,
-  });
-  return { status: 'started', run };
+  // Each delivery that starts a run is a trace of its own (linked to the HTTP request's, which a sender's
+  // traceparent may have joined to theirs), and the run joins it.
+  return inSpan(
+    trigger.kind === 'form' ? 'form submission' : 'webhook delivery',
+    { 'cadre.trigger.id': trigger.id, 'cadre.trigger.kind': trigger.kind, 'cadre.agent.id': trigger.agent_id },
+    async (): Promise<DeliveryOutcome> => {
+      const workspace = (await getWorkspace(knex, trigger.workspace_id))!;
+      // A hint: the door opens the run only if the agent is still live at this version.
+      const agent = (await getAgentHint(knex, trigger.workspace_id, trigger.agent_id))!;
+      const { run, created } = await startRun(deps, {
+        workspace,
+        agent,
+        input: delivery.input,
+        trigger: trigger.kind as 'webhook' | 'form',
+        triggerId: trigger.id,
+        idempotencyKey: runKey || undefined,
+      });
+      if (!created) throw await duplicate((await earlierRun(runKey!))?.id);
+      await recordEvent(knex, {
+        workspace_id: trigger.workspace_id,
+        agent_id: trigger.agent_id,
+        kind: 'trigger_fired',
+        trigger_id: trigger.id,
+        run_id: run.id,
+        message: `${trigger.name}: ${delivery.what} received, started a run`,
+      });
+      return { status: 'started', run };
+    },
+    { newTrace: true, kind: 'consumer' },
+  );
 }

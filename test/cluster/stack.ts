@@ -127,7 +127,14 @@ dynamicConfigClient:
 `;
 }
 
-export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): Promise<Cluster> {
+export async function startCluster(
+  opts: {
+    /** Every web and worker process's (despite the name). */
+    webEnv?: NodeJS.ProcessEnv;
+    /** One process's own, by its name (web-a, web-b, worker-1, …): its metrics ports, say. */
+    processEnv?: (name: string) => NodeJS.ProcessEnv;
+  } = {},
+): Promise<Cluster> {
   // Both web processes serve the console, as a deployment's would: build it when this checkout has not.
   if (!fs.existsSync(path.join(root, 'ui/build/handler.js'))) run('npm', ['run', 'build:ui'], { cwd: root });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-cluster-'));
@@ -281,7 +288,11 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
   const tsx = (script: string): [string, string[]] => [process.execPath, ['--import', 'tsx', script]];
   let workerCount = 0;
   // Background work yields the CPU to the API, as docker/compose.yaml's cpu_shares and `npm start` arrange.
-  const startWorker = () => start(`worker-${++workerCount}`, ...tsx('scripts/worker.ts'), { env, background: true });
+  const own = (name: string) => ({ ...env, ...opts.processEnv?.(name) });
+  const startWorker = () => {
+    const name = `worker-${++workerCount}`;
+    return start(name, ...tsx('scripts/worker.ts'), { env: own(name), background: true });
+  };
   // Ready: the database and Temporal answer and a worker polls (api/readiness.ts); up: it serves (migrated).
   const webCheck = (url: string, path: '/readyz' | '/healthz') =>
     waitFor(
@@ -304,7 +315,7 @@ export async function startCluster(opts: { webEnv?: NodeJS.ProcessEnv } = {}): P
       const logFrom = fs.existsSync(path.join(dir, `${name}.log`))
         ? fs.statSync(path.join(dir, `${name}.log`)).size
         : 0;
-      const web = start(name, ...tsx('scripts/web.ts'), { env: { ...env, CADRE_WEB_PORT: String(port) } });
+      const web = start(name, ...tsx('scripts/web.ts'), { env: { ...own(name), CADRE_WEB_PORT: String(port) } });
       const logOf = () => fs.readFileSync(web.log, 'utf8').slice(logFrom);
       const exited = new Promise<boolean>((resolve) => web.child.once('exit', () => resolve(false)));
       const ready = webCheck(url, '/healthz').then(() => true); // ready once the workers poll, below

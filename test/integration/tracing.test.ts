@@ -12,77 +12,30 @@ import { freePort } from '../support/ports';
 import { startHttpSink, type HttpSink } from '../support/sinks';
 import { apiErrors, reply, startFakeAnthropic, text, toolUse, turnOf, type FakeAnthropic } from '../fakes/anthropic';
 import { waitFor } from '../../scripts/supervisor';
+import { connectorApi, pollNow } from '../support/connections';
+import { runWorkflowId } from '../../model/run-identity';
+import { startPostgresServer } from '../support/servers';
+import {
+  ancestry,
+  jaegerBin,
+  parentOf,
+  rootsOf,
+  startJaeger,
+  stopChild as stop,
+  tag,
+  type Jaeger,
+  type JaegerSpan,
+  type JaegerTrace,
+} from '../support/jaeger';
 
 const root = path.resolve(__dirname, '../..');
-const jaegerBin = path.join(root, '.tools/bin/jaeger');
-
-interface JaegerSpan {
-  traceID: string;
-  spanID: string;
-  operationName: string;
-  references: { refType: string; traceID: string; spanID: string }[];
-  tags: { key: string; value: unknown }[];
-  logs: { fields: { key: string; value: unknown }[] }[];
-  processID: string;
-}
-interface JaegerTrace {
-  traceID: string;
-  spans: JaegerSpan[];
-  processes: Record<string, { serviceName: string; tags: { key: string; value: unknown }[] }>;
-}
-
-/** Jaeger's all-in-one pipeline (OTLP/HTTP in, memory store, query API) on free loopback ports. */
-async function startJaeger(dir: string) {
-  const [otlp, query, queryGrpc] = [await freePort(), await freePort(), await freePort()];
-  const config = path.join(dir, 'jaeger.yaml');
-  fs.writeFileSync(
-    config,
-    `service:
-  extensions: [jaeger_storage, jaeger_query]
-  pipelines:
-    traces: { receivers: [otlp], exporters: [jaeger_storage_exporter] }
-  telemetry: { metrics: { level: none }, logs: { level: warn } }
-extensions:
-  jaeger_storage: { backends: { memstore: { memory: { max_traces: 10000 } } } }
-  jaeger_query:
-    storage: { traces: memstore }
-    http: { endpoint: "127.0.0.1:${query}" }
-    grpc: { endpoint: "127.0.0.1:${queryGrpc}" }
-receivers:
-  otlp: { protocols: { http: { endpoint: "127.0.0.1:${otlp}" } } }
-exporters:
-  jaeger_storage_exporter: { trace_storage: memstore }
-`,
-  );
-  const out = fs.openSync(path.join(dir, 'jaeger.log'), 'a');
-  const child = spawn(jaegerBin, [`--config=file:${config}`], { stdio: ['ignore', out, out] });
-  const queryUrl = `http://127.0.0.1:${query}`;
-  await waitFor('Jaeger', async () => void (await fetch(`${queryUrl}/api/services`)).json(), 60_000);
-  return { child, otlpUrl: `http://127.0.0.1:${otlp}`, queryUrl };
-}
-
-function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return Promise.resolve();
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
-  return Promise.race([exited, new Promise<void>((r) => setTimeout(r, 10_000))]).then(() => void child.kill('SIGKILL'));
-}
-
-const tag = (span: JaegerSpan, key: string) => span.tags.find((t) => t.key === key)?.value;
-const parentOf = (trace: JaegerTrace, span: JaegerSpan) =>
-  trace.spans.find((s) => s.spanID === span.references.find((r) => r.refType === 'CHILD_OF')?.spanID);
-function ancestry(trace: JaegerTrace, span: JaegerSpan): JaegerSpan[] {
-  const chain = [span];
-  for (let p = parentOf(trace, span); p; p = parentOf(trace, p)) chain.push(p);
-  return chain;
-}
 
 describe('tracing (OpenTelemetry → real Jaeger)', function () {
   this.timeout(300_000);
   const modelName = 'claude-trace-test';
   const anthropicKey = 'sk-ant-test-SECRET-0f3b9c';
   const promptMarker = 'PROMPT-TEXT-7d1e';
-  let jaeger: Awaited<ReturnType<typeof startJaeger>> | undefined;
+  let jaeger: Jaeger | undefined;
   let fake: FakeAnthropic;
   let sink: HttpSink;
   let h: Harness;
@@ -137,7 +90,7 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
 
   after(async () => {
     await Promise.all([stop(web), stop(worker)]);
-    await stop(jaeger?.child);
+    await jaeger?.stop();
     await h?.close();
     await fake?.close();
     await sink?.close();
@@ -163,20 +116,7 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
     );
   }
 
-  /** The trace once it holds the spans of both processes down to the model call (they arrive in batches). */
-  async function traceFromJaeger(traceId: string, ready: (t: JaegerTrace) => boolean): Promise<JaegerTrace> {
-    let trace: JaegerTrace | undefined;
-    await waitFor(
-      'the run trace in Jaeger',
-      async () => {
-        const res = await fetch(`${jaeger!.queryUrl}/api/traces/${traceId}`);
-        trace = res.ok ? ((await res.json()) as { data: JaegerTrace[] }).data[0] : undefined;
-        assert.ok(trace && ready(trace));
-      },
-      60_000,
-    );
-    return trace!;
-  }
+  const traceFromJaeger = (traceId: string, ready: (t: JaegerTrace) => boolean) => jaeger!.trace(traceId, ready);
 
   it('shows a run started over the API as one trace from the HTTP request to the GenAI span, without secrets', async () => {
     await indexedSource('Office pets', 'pets.txt', 'Our office dog is called Biscuit and loves tennis balls.');
@@ -359,16 +299,152 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
     const trace = await traceFromJaeger(run0.trace_id!, (t) =>
       t.spans.some((s) => /^RunWorkflow:/.test(s.operationName)),
     );
-    const roots = trace.spans.filter((s) => s.references.length === 0);
+    const [delivery] = rootsOf(trace);
     assert.deepEqual(
-      roots.map((s) => s.operationName),
-      ['POST /v1/hooks/:id'],
+      rootsOf(trace).map((s) => s.operationName),
+      ['webhook delivery'],
       "the delivery is the root of the run's trace",
     );
-    const opener = trace.spans.find((s) => tag(s, 'cadre.run.id') === run!.id && s.processID === roots[0].processID);
-    assert.ok(opener, "the delivery's handler span names the run it started");
+    assert.equal(tag(delivery, 'span.kind'), 'consumer');
+    assert.equal(tag(delivery, 'cadre.run.id'), run!.id, 'the delivery span names the run it started');
+    assert.equal(tag(delivery, 'cadre.trigger.id'), hook.id);
+    // Linked to the HTTP request that carried it, a trace of its own.
+    const link = delivery.references.find((r) => r.refType === 'FOLLOWS_FROM');
+    assert.ok(link && link.traceID !== trace.traceID, JSON.stringify(delivery.references));
+    const request = await traceFromJaeger(link.traceID, (t) => t.spans.some((s) => s.spanID === link.spanID));
+    assert.deepEqual(
+      rootsOf(request).map((s) => s.operationName),
+      ['POST /v1/hooks/:id'],
+    );
     assert.ok(!JSON.stringify(trace.spans.map((s) => [s.tags, s.logs])).includes(promptMarker));
     assert.ok(!JSON.stringify(trace.spans.map((s) => [s.tags, s.logs])).includes(hook.secret.slice('whsec_'.length)));
+  });
+
+  /** The run's trace once its workflow's spans are in, checked to hold the run and its trace id as the API gives it. */
+  async function runTrace(runId: string) {
+    const run = (await (await api(`/v1/runs/${runId}`)).json()) as { trace_id: string | null };
+    assert.match(run.trace_id ?? '', /^[0-9a-f]{32}$/, 'GET /v1/runs/{id} names the trace');
+    return traceFromJaeger(run.trace_id!, (t) => runSpanOf(t, runId) !== undefined);
+  }
+  /** The run's own workflow's span. */
+  const runSpanOf = (t: JaegerTrace, runId: string) =>
+    t.spans.find(
+      (s) =>
+        /^RunWorkflow:agentRun/.test(s.operationName) &&
+        [tag(s, 'workflowId'), tag(s, 'temporalWorkflowId')].includes(runWorkflowId(runId)),
+    );
+  /** The agent's runs of this trigger kind, once `n` have ended. */
+  async function endedRuns(agentId: string, n: number) {
+    let runs: { id: string; status: string; trigger: string }[] = [];
+    await waitFor(
+      'the triggered runs to end',
+      async () => {
+        runs = ((await (await api(`/v1/runs?agent_id=${agentId}`)).json()) as { data: typeof runs }).data;
+        assert.equal(runs.filter((r) => r.status === 'completed').length, n);
+      },
+      120_000,
+    );
+    return runs;
+  }
+
+  it('gives a schedule fire a trace of its own, rooted at the fire, which its run joins', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'scheduled',
+      nodes: [{ kind: 'input', id: 'in', format: 'json' }],
+    });
+    const created = await api(`/v1/agents/${agent.id}/triggers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'schedule', schedule: { type: 'cron', expression: '0 3 1 1 *' } }),
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const trigger = (await created.json()) as { id: string };
+    // "Run now": Temporal's trigger of the schedule, which fires it as its spec would.
+    assert.equal((await api(`/v1/triggers/${trigger.id}/fire`, { method: 'POST' })).status, 202);
+    const [run] = await endedRuns(agent.id, 1);
+    assert.equal(run.trigger, 'schedule');
+    const { traceID } = await runTrace(run.id);
+    // The fire's workflow span ends (and is exported) when the run it waits for has ended.
+    const trace = await traceFromJaeger(traceID, (t) =>
+      t.spans.some((s) => s.operationName === 'RunWorkflow:scheduledRun'),
+    );
+    // The fire's workflow is the root of the run's trace: the schedule, not the request that fired it by hand.
+    assert.deepEqual(
+      rootsOf(trace).map((s) => s.operationName),
+      ['RunWorkflow:scheduledRun'],
+    );
+    const chain = ancestry(trace, runSpanOf(trace, run.id)!);
+    const fire = chain.at(-1)!;
+    assert.equal(fire.operationName, 'RunWorkflow:scheduledRun', chain.map((s) => s.operationName).join(' ← '));
+    assert.ok(
+      trace.spans.every((s) => trace.processes[s.processID].serviceName === 'cadre-worker'),
+      'no span of the web process (the fire request) in the fire trace',
+    );
+    const opener = trace.spans.find((s) => s.operationName === 'RunActivity:openScheduledRun')!;
+    assert.equal(tag(opener, 'cadre.trigger.id'), trigger.id);
+    assert.equal(tag(opener, 'cadre.run.id'), run.id);
+    assert.equal(ancestry(trace, opener).at(-1)?.spanID, fire.spanID, 'the fire opened the run');
+  });
+
+  it('gives an event poll a trace of its own, rooted at the poll, which the runs it starts join', async () => {
+    const db = await startPostgresServer();
+    try {
+      await db.admin.schema.createTable('orders', (t) => {
+        t.increments('id');
+        t.string('customer').notNullable();
+      });
+      await db.admin.raw('grant all on orders, orders_id_seq to app');
+      const c = connectorApi(h, url, apiKey, workspaceId);
+      await c.connect(
+        'shop',
+        'postgres',
+        { host: db.host, port: db.port, database: db.database, user: db.user },
+        { password: db.password },
+      );
+      const agent = await createLiveAgent(h, workspaceId, {
+        name: 'on orders',
+        nodes: [{ kind: 'input', id: 'in', format: 'json' }],
+      });
+      const made = await c.call('POST', `/agents/${agent.id}/triggers`, {
+        kind: 'event',
+        connection: 'shop',
+        event: 'row.created',
+        options: { table: 'orders', column: 'id' },
+        poll_interval_seconds: 3600, // polled by hand below: the schedule's fire, now
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      assert.match(String(await pollNow(h, made.body)), /0 events/, 'the first poll marks where it starts');
+      await db.admin('orders').insert([{ customer: promptMarker }, { customer: 'globex' }]);
+      assert.match(String(await pollNow(h, made.body)), /2 events, 2 runs started/);
+      const runs = await endedRuns(agent.id, 2);
+      const [first, second] = await Promise.all(runs.map((r) => runTrace(r.id)));
+      assert.equal(first.traceID, second.traceID, "one poll's runs share its trace");
+      const trace = await traceFromJaeger(
+        first.traceID,
+        (t) =>
+          runs.every((r) => runSpanOf(t, r.id)) && t.spans.some((s) => s.operationName === 'RunWorkflow:eventPoll'),
+      );
+      const roots = rootsOf(trace);
+      assert.deepEqual(
+        roots.map((s) => s.operationName),
+        ['RunWorkflow:eventPoll'],
+      );
+      const [poll] = trace.spans.filter((s) => s.operationName === 'event poll');
+      assert.equal(tag(poll, 'span.kind'), 'consumer');
+      assert.equal(tag(poll, 'cadre.trigger.id'), made.body.id);
+      assert.equal(tag(poll, 'cadre.poll.events'), 2);
+      assert.equal(tag(poll, 'cadre.poll.runs'), 2);
+      assert.equal(ancestry(trace, poll).at(-1)?.spanID, roots[0].spanID);
+      for (const r of runs)
+        assert.equal(
+          ancestry(trace, runSpanOf(trace, r.id)!).at(-1)?.spanID,
+          roots[0].spanID,
+          'each run descends from the poll',
+        );
+      assert.ok(!JSON.stringify(trace.spans.map((s) => [s.tags, s.logs])).includes(promptMarker), 'no event data');
+    } finally {
+      await db.stop();
+    }
   });
 
   it("records an item that fails in its step as an event with the error, on that step's span", async () => {

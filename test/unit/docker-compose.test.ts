@@ -41,7 +41,18 @@ function isBuiltFromDockerfile(service: ComposeService): boolean {
 
 describe('docker/compose.yaml', () => {
   const { services } = readCompose();
-  const knownNames = new Set([...Object.keys(cadreEnvSchema.shape), ...Object.keys(temporalEnvSchema.shape)]);
+  // The OpenTelemetry SDK's own standard variables (services/telemetry/tracing.ts hands them to it).
+  const otelNames = [
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'OTEL_SERVICE_NAME',
+    'OTEL_TRACES_SAMPLER',
+    'OTEL_TRACES_SAMPLER_ARG',
+  ];
+  const knownNames = new Set([
+    ...Object.keys(cadreEnvSchema.shape),
+    ...Object.keys(temporalEnvSchema.shape),
+    ...otelNames,
+  ]);
   const cadreServices = Object.entries(services).filter(([, service]) => isBuiltFromDockerfile(service));
 
   it('builds web and worker from docker/Dockerfile', () => {
@@ -65,6 +76,62 @@ describe('docker/compose.yaml', () => {
       const unknown = environmentNames(service.environment).filter((variable) => !knownNames.has(variable));
       assert.deepEqual(unknown, [], `${name} sets variables that neither cadre.config.ts nor temporal.config.ts reads`);
     }
+  });
+
+  it("sends traces to the observability profile's Jaeger only when asked: off by default, each process named", () => {
+    const text = fs.readFileSync(path.join(dockerDir, 'compose.yaml'), 'utf8');
+    const env = (name: string) => services[name].environment as Record<string, string>;
+    for (const [name, service] of [
+      ['web', 'cadre-web'],
+      ['worker', 'cadre-worker'],
+    ]) {
+      // Passed through from the operator's .env or shell, empty (tracing off) without it.
+      assert.equal(env(name).OTEL_EXPORTER_OTLP_ENDPOINT, '${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
+      assert.equal(env(name).CADRE_TRACE_URL, '${CADRE_TRACE_URL:-}');
+      assert.equal(env(name).OTEL_SERVICE_NAME, service);
+      assert.equal(cadreEnvSchema.parse({ CADRE_TRACE_URL: '' }).CADRE_TRACE_URL, undefined, 'empty is unset');
+    }
+    // What the comment tells the operator to set names the jaeger service's OTLP port and its published UI.
+    const endpoint = /#\s+OTEL_EXPORTER_OTLP_ENDPOINT=(\S+)/.exec(text)?.[1];
+    const traceUrl = /#\s+CADRE_TRACE_URL=(\S+)/.exec(text)?.[1];
+    assert.equal(endpoint, 'http://jaeger:4318');
+    const jaeger = services.jaeger as ComposeService & { profiles?: string[]; expose?: string[]; ports?: string[] };
+    assert.deepEqual(jaeger.profiles, ['observability']);
+    assert.ok(jaeger.expose?.includes(new URL(endpoint).port), 'jaeger takes OTLP/HTTP on 4318');
+    assert.ok(traceUrl, 'the comment shows CADRE_TRACE_URL');
+    assert.equal(cadreEnvSchema.parse({ CADRE_TRACE_URL: traceUrl }).CADRE_TRACE_URL, traceUrl);
+    assert.ok(jaeger.ports?.includes(`${new URL(traceUrl).port}:16686`), "the trace link opens Jaeger's published UI");
+  });
+
+  it('has Prometheus scrape the metrics ports compose gives web, worker and the Temporal SDK, by service name', () => {
+    const env = (name: string) => services[name].environment as Record<string, string>;
+    const scrape = parse(fs.readFileSync(path.join(dockerDir, 'prometheus.yml'), 'utf8')) as {
+      scrape_configs: { job_name: string; dns_sd_configs: { names: string[]; port: number }[] }[];
+    };
+    const job = (name: string) => scrape.scrape_configs.find((j) => j.job_name === name)!.dns_sd_configs[0];
+    const expected = [
+      ['cadre-web', 'web', env('web').CADRE_METRICS_PORT],
+      ['cadre-worker', 'worker', env('worker').CADRE_WORKER_METRICS_PORT],
+      ['temporal-worker', 'worker', env('worker').CADRE_TEMPORAL_METRICS_PORT],
+    ];
+    for (const [name, service, port] of expected) {
+      assert.ok(port, `${service} sets the port ${name} scrapes`);
+      assert.deepEqual(job(name), { names: [service], type: 'A', port: Number(port) }, name);
+      assert.ok(services[service], `${service} is a compose service (its DNS name)`);
+    }
+    // Reachable from the prometheus container, not published to the host.
+    for (const service of ['web', 'worker']) {
+      assert.equal(env(service).CADRE_METRICS_HOST, '0.0.0.0');
+      const published = ((services[service] as { ports?: string[] }).ports ?? []).join(' ');
+      assert.doesNotMatch(published, /946[45]/);
+    }
+    const prometheus = services.prometheus as ComposeService & { profiles?: string[] };
+    assert.deepEqual(prometheus.profiles, ['observability']);
+    assert.ok(prometheus.volumes?.includes('./prometheus.yml:/etc/prometheus/prometheus.yml:ro'));
+    const datasource = parse(
+      fs.readFileSync(path.join(dockerDir, 'grafana/provisioning/datasources/prometheus.yaml'), 'utf8'),
+    ) as { datasources: { url: string }[] };
+    assert.equal(datasource.datasources[0].url, 'http://prometheus:9090', "Grafana reads the profile's Prometheus");
   });
 
   it('points web and worker at the compose Postgres and Temporal, never the embedded defaults', () => {
