@@ -27,6 +27,7 @@ import * as runFiredAt from './migrations/027_run_fired_at';
 import * as triggerEvents from './migrations/028_trigger_events';
 import * as retriesAndTestRuns from './migrations/029_retries_and_test_runs';
 import * as runTraceIds from './migrations/030_run_trace_ids';
+import * as passageContext from './migrations/031_passage_context';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -59,6 +60,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '028_trigger_events': triggerEvents,
   '029_retries_and_test_runs': retriesAndTestRuns,
   '030_run_trace_ids': runTraceIds,
+  '031_passage_context': passageContext,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,7 +1,9 @@
 // Retrieval from an agent's sources: full-text search (Postgres tsvector; any query word may match, passages
 // with all of them first, then by cover density) and, when an embedding model is available, vector search
-// (pgvector, cosine), fused by reciprocal rank. Each source is searched in the version that was in force when
-// the run started, so a run under way keeps its version while a replacement is indexed and activated.
+// (pgvector, cosine), fused by reciprocal rank. A passage is found with its document's opening as context, at the
+// lowest weight (db/migrations/031_passage_context.ts), and Arabic words without their article. Each source is
+// searched in the version that was in force when the run started, so a run under way keeps its version while a
+// replacement is indexed and activated.
 import type { Knex } from 'knex';
 import { loadEmbedder } from './embedder';
 import type { Box } from './layout';
@@ -86,8 +88,8 @@ async function searchPassages(knex: Knex, req: RetrieveRequest): Promise<Retriev
     await knex.raw(
       `with q as (
          select to_tsquery('simple', array_to_string(array(
-           select quote_literal(l) from unnest(tsvector_to_array(to_tsvector('english', ?))) l), ' | ')) as q)
-       select p.id::text as id, p.tsv @@ plainto_tsquery('english', ?) as all_terms from passages p, q
+           select quote_literal(l) from unnest(tsvector_to_array(to_tsvector('english', search_text(?)))) l), ' | ')) as q)
+       select p.id::text as id, p.tsv @@ plainto_tsquery('english', search_text(?)) as all_terms from passages p, q
         where p.version_id = any(?) and p.tsv @@ q.q
         order by all_terms desc, ts_rank_cd(p.tsv, q.q, 1) desc, p.id
         limit ?`,
