@@ -45,9 +45,11 @@ export function otsuThreshold(grey: Uint8Array): number {
 export function binariseRgba(rgba: Uint8ClampedArray): void {
   const grey = greyscale(rgba);
   const threshold = otsuThreshold(grey);
-  for (let i = 0; i < grey.length; i++) {
+  // Written channel by channel: an array per pixel would hold up the worker's event loop for seconds on a page.
+  for (let i = 0, o = 0; i < grey.length; i++, o += 4) {
     const v = grey[i] <= threshold ? 0 : 255;
-    rgba.set([v, v, v, 255], i * 4);
+    rgba[o] = rgba[o + 1] = rgba[o + 2] = v;
+    rgba[o + 3] = 255;
   }
 }
 

@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { ActivityDeps } from '../deps';
 import { BlockedAddressError, publicFetch } from '../tools/ssrf-guard';
-import { contextFor, documentOpening, textToEmbed } from './document-context';
+import { documentOpening, holdsWholeDocument, textToEmbed } from './document-context';
 import { loadEmbedder } from './embedder';
 import { extract, inspect } from './extract';
 import {
@@ -258,20 +258,23 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
     return passages.length;
   }
 
+  /** A document's opening is read from its first passages, these many at most. */
+  const openingPassages = 8;
+
   /** Gives the version's passages their document's opening as context (document-context.ts). */
   async function setDocumentContext(versionId: string): Promise<void> {
     const documents: { id: string }[] = await knex('source_documents').where({ version_id: versionId }).select('id');
     for (const { id } of documents) {
-      const first: { id: number; text: string }[] = await knex('passages')
+      const first: { text: string }[] = await knex('passages')
         .where({ document_id: id })
         .orderByRaw('page nulls first, paragraph, part, id')
-        .limit(8)
-        .select('id', 'text');
-      const opening = documentOpening(first.map((p) => p.text));
-      if (opening === '') continue;
-      const inOpening = first.filter((p) => contextFor(p.text, opening) === null).map((p) => p.id);
+        .limit(openingPassages + 1)
+        .select('text');
+      const texts = first.slice(0, openingPassages).map((p) => p.text);
+      const opening = documentOpening(texts);
+      if (opening === '' || holdsWholeDocument(opening, texts, first.length > openingPassages)) continue;
       // One statement per document (the embedded database serves one statement at a time).
-      await knex('passages').where({ document_id: id }).whereNotIn('id', inOpening).update({ context: opening });
+      await knex('passages').where({ document_id: id }).update({ context: opening });
     }
   }
 

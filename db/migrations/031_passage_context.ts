@@ -10,6 +10,10 @@ import type { Knex } from 'knex';
 export const createSearchText = `create function search_text(t text) returns text language sql immutable parallel safe
   as $$ select regexp_replace(t, '(^|\\s)(?:[وبفك]?ال|لل)(?=\\S\\S)', '\\1', 'g') $$`;
 
+/** A passage's full-text vector: its context at the lowest weight, its own text at the highest. */
+export const passageTsv = `setweight(to_tsvector('english', search_text(coalesce(context, ''))), 'D') ||
+        setweight(to_tsvector('english', search_text(text)), 'A')`;
+
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('passages', (t) => {
     t.text('context');
@@ -17,11 +21,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(createSearchText);
   await knex.raw('drop index passages_tsv');
   await knex.raw('alter table passages drop column tsv');
-  await knex.raw(
-    `alter table passages add column tsv tsvector generated always as
-       (setweight(to_tsvector('english', search_text(coalesce(context, ''))), 'D') ||
-        setweight(to_tsvector('english', search_text(text)), 'A')) stored`,
-  );
+  await knex.raw(`alter table passages add column tsv tsvector generated always as (${passageTsv}) stored`);
   await knex.raw('create index passages_tsv on passages using gin (tsv)');
 }
 

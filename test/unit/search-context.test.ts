@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { PGlite } from '@electric-sql/pglite';
 import { loadImage } from '@napi-rs/canvas';
 import { binarisedPicture, binariseRgba, otsuThreshold } from '../../activities/sources/binarise';
-import { contextFor, documentOpening, textToEmbed } from '../../activities/sources/document-context';
+import { documentOpening, holdsWholeDocument, textToEmbed } from '../../activities/sources/document-context';
 import { recognize, stopOcr } from '../../activities/sources/ocr';
 import { createSearchText } from '../../db/migrations/031_passage_context';
 import { receiptPhoto } from '../fixtures/grounding/corpus';
@@ -23,10 +23,13 @@ describe('search context', () => {
       assert.match(opening, /Invoice no\. 2291/);
     });
 
-    it('is the context of the passages that answer, not of those it already holds', () => {
-      const opening = documentOpening(invoice);
-      assert.equal(contextFor(invoice[1], opening), null);
-      assert.equal(contextFor('Payment terms: 30 days net.', opening), opening);
+    it('holds a short document whole, which then needs no context', () => {
+      const plans = ['We plan to recruit nine developers in May.', 'The cafeteria reopens on Monday.'];
+      assert.equal(holdsWholeDocument(documentOpening(plans), plans, false), true);
+      assert.equal(holdsWholeDocument(documentOpening(plans), plans, true), false); // more passages follow
+      assert.equal(holdsWholeDocument(documentOpening(invoice), invoice, false), true);
+      const long = [...invoice, 'Item: A-100; Description: Standing desk, oak; Qty: 6; Amount: 2,934.00'.repeat(3)];
+      assert.equal(holdsWholeDocument(documentOpening(long), long, false), false);
     });
 
     it('stops at a word near 200 characters when the document opens with prose', () => {
@@ -42,6 +45,7 @@ describe('search context', () => {
         'Fabrikam Cloud support plans\nPlan: Gold; Response time: 4 hours',
       );
       assert.equal(textToEmbed({ text: 'Alone', context: null }), 'Alone');
+      assert.equal(textToEmbed({ text: 'Fabrikam Cloud support plans', context }), 'Fabrikam Cloud support plans');
     });
   });
 
