@@ -6,6 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { ActivityDeps } from '../deps';
 import { BlockedAddressError, publicFetch } from '../tools/ssrf-guard';
+import { documentOpening, holdsWholeDocument, textToEmbed } from './document-context';
 import { loadEmbedder } from './embedder';
 import { extract, inspect } from './extract';
 import {
@@ -257,6 +258,26 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
     return passages.length;
   }
 
+  /** A document's opening is read from its first passages, these many at most. */
+  const openingPassages = 8;
+
+  /** Gives the version's passages their document's opening as context (document-context.ts). */
+  async function setDocumentContext(versionId: string): Promise<void> {
+    const documents: { id: string }[] = await knex('source_documents').where({ version_id: versionId }).select('id');
+    for (const { id } of documents) {
+      const first: { text: string }[] = await knex('passages')
+        .where({ document_id: id })
+        .orderByRaw('page nulls first, paragraph, part, id')
+        .limit(openingPassages + 1)
+        .select('text');
+      const texts = first.slice(0, openingPassages).map((p) => p.text);
+      const opening = documentOpening(texts);
+      if (opening === '' || holdsWholeDocument(opening, texts, first.length > openingPassages)) continue;
+      // One statement per document (the embedded database serves one statement at a time).
+      await knex('passages').where({ document_id: id }).update({ context: opening });
+    }
+  }
+
   return {
     // A document that cannot be read is an outcome, not an activity failure: it comes back as `failed` with the
     // reason, so the workflow fails the version without retries (and without a stack trace in the logs).
@@ -267,21 +288,19 @@ export function createSourceIndexingActivities(deps: ActivityDeps) {
 
     /** Embeds the version's passages that have no vector yet; nothing to do without an embedding model. */
     async embedSourceVersion({ versionId }: { versionId: string }): Promise<number> {
+      await setDocumentContext(versionId);
       const embedder = await loadEmbedder();
       if (!embedder) return 0;
       let done = 0;
       for (;;) {
-        const batch: { id: number; text: string }[] = await knex('passages')
+        const batch: { id: number; text: string; context: string | null }[] = await knex('passages')
           .where({ version_id: versionId })
           .whereNull(embedder.column)
           .orderBy('id')
           .limit(64)
-          .select('id', 'text');
+          .select('id', 'text', 'context');
         if (batch.length === 0) return done;
-        const vectors = await embedder.embed(
-          batch.map((p) => p.text),
-          'document',
-        );
+        const vectors = await embedder.embed(batch.map(textToEmbed), 'document');
         // One statement per batch (the embedded database serves one statement at a time).
         await knex.raw(
           `update passages set ${embedder.column} = v.e::vector

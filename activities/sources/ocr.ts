@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { createScheduler, createWorker, OEM, type Scheduler } from 'tesseract.js';
+import { binarisedPicture } from './binarise';
 import type { Line, Word } from './layout';
 
 const langPath = path.join(path.dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
@@ -64,9 +65,10 @@ export interface OcrPage {
 type TBox = { x0: number; y0: number; x1: number; y1: number };
 const box = (b: TBox) => ({ x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0 });
 
-/** Recognises a PNG or JPEG: lines and words with their boxes (in the image's pixels) and confidence. */
+/** Recognises a PNG or JPEG, in black and white (binarise.ts): lines and words with their boxes (in the image's pixels) and confidence. */
 export async function recognize(image: Buffer): Promise<OcrPage> {
-  const result = await withPool((s) => s.addJob('recognize', image, {}, { blocks: true, text: false }));
+  const blackAndWhite = await binarisedPicture(image);
+  const result = await withPool((s) => s.addJob('recognize', blackAndWhite, {}, { blocks: true, text: false }));
   const lines: Line[] = [];
   const paragraphStarts = new Set<number>();
   const confidences: number[] = [];

@@ -1,6 +1,7 @@
 // Sources as people lay them out and name them, end to end against the real Temporal and Postgres servers: a
 // version with a broken file among good ones ends with every document in a final state and says which failed;
-// a receipt photo is read as blocks, not lines; tables keep their rows; an unknown source name is an error.
+// a receipt photo is read as blocks, not lines; tables keep their rows; a question naming a document by its header
+// finds the answer, not the header; an unknown source name is an error.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createCanvas } from '@napi-rs/canvas';
@@ -243,6 +244,27 @@ describe('sources as documents are laid out', function () {
       assert.equal((await indexed(source.id)).latest_version.status, 'ready');
       const [hit] = await search('support hours of the Silver plan', ['Plans'], 1);
       assert.deepEqual([hit.text, hit.paragraph], ['Plan: Silver; Support hours: 8 hours; Price per seat: EUR 19', 3]);
+    });
+  });
+
+  describe('ranking', () => {
+    it('finds the total of an invoice its header names by number, not the header', async () => {
+      const invoice = [
+        'Contoso Office Supplies GmbH, Industriestrasse 21, 70565 Stuttgart',
+        'INVOICE Invoice no. 2291, invoice date 3 March 2026, due date 2 April 2026',
+        'Standing desk, oak, 160 x 80 cm: 6 x 489.00 = 2,934.00',
+        'Ergonomic office chair: 6 x 329.00 = 1,974.00',
+        'Monitor arm, dual: 12 x 79.50 = 954.00',
+        'Subtotal: 7,221.00',
+        'VAT 19%: 1,371.99',
+        'Total due (EUR): 8,592.99',
+        'Payment terms: 30 days net, by bank transfer.',
+      ].join('\n\n');
+      const [source] = await upload([{ name: 'invoice-2291.md', content: invoice }], 'Invoices');
+      assert.equal((await indexed(source.id)).latest_version.status, 'ready');
+      // Only the header says "invoice 2291"; every passage carries it as its document's opening.
+      const [hit] = await search('What is the total amount due on invoice 2291?', ['Invoices'], 1);
+      assert.equal(hit.text, 'Total due (EUR): 8,592.99');
     });
   });
 

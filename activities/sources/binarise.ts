@@ -1,0 +1,68 @@
+// Pages are read by OCR in black and white: a photo's grey paper, shading and colour cast make the recogniser
+// misread figures ("13 80" for "13.80" at a receipt's right edge), and a threshold chosen from the page's own
+// histogram (Otsu's method) separates ink from paper. The image keeps its size, so boxes stay in its pixels.
+import { createCanvas, loadImage } from '@napi-rs/canvas';
+
+/** Luma (ITU-R BT.601) of each RGBA pixel. */
+export function greyscale(rgba: Uint8ClampedArray | Uint8Array): Uint8Array {
+  const grey = new Uint8Array(rgba.length / 4);
+  for (let i = 0; i < grey.length; i++) {
+    const o = i * 4;
+    grey[i] = Math.round(0.299 * rgba[o] + 0.587 * rgba[o + 1] + 0.114 * rgba[o + 2]);
+  }
+  return grey;
+}
+
+/** The grey level that best splits the pixels into two classes (Otsu 1979: greatest between-class variance). */
+export function otsuThreshold(grey: Uint8Array): number {
+  const histogram = new Array<number>(256).fill(0);
+  for (const g of grey) histogram[g]++;
+  const total = grey.length;
+  let sumAll = 0;
+  for (let g = 0; g < 256; g++) sumAll += g * histogram[g];
+  let best = 127;
+  let bestVariance = -1;
+  let below = 0;
+  let sumBelow = 0;
+  for (let t = 0; t < 256; t++) {
+    below += histogram[t];
+    if (below === 0) continue;
+    const above = total - below;
+    if (above === 0) break;
+    sumBelow += t * histogram[t];
+    const meanBelow = sumBelow / below;
+    const meanAbove = (sumAll - sumBelow) / above;
+    const variance = below * above * (meanBelow - meanAbove) ** 2;
+    if (variance > bestVariance) {
+      bestVariance = variance;
+      best = t;
+    }
+  }
+  return best;
+}
+
+/** RGBA pixels made black (ink: at or below the threshold) or white (paper), in place. */
+export function binariseRgba(rgba: Uint8ClampedArray): void {
+  const grey = greyscale(rgba);
+  const threshold = otsuThreshold(grey);
+  // Written channel by channel: an array per pixel would hold up the worker's event loop for seconds on a page.
+  for (let i = 0, o = 0; i < grey.length; i++, o += 4) {
+    const v = grey[i] <= threshold ? 0 : 255;
+    rgba[o] = rgba[o + 1] = rgba[o + 2] = v;
+    rgba[o + 3] = 255;
+  }
+}
+
+/** A PNG or JPEG page as a black-and-white PNG of the same size, for the recogniser. */
+export async function binarisedPicture(image: Buffer): Promise<Buffer> {
+  const img = await loadImage(image);
+  const canvas = createCanvas(img.width, img.height);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = 'white';
+  ctx.fillRect(0, 0, img.width, img.height);
+  ctx.drawImage(img, 0, 0);
+  const data = ctx.getImageData(0, 0, img.width, img.height);
+  binariseRgba(data.data);
+  ctx.putImageData(data, 0, 0);
+  return canvas.toBuffer('image/png');
+}
