@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { deliveryBatch } from '../../workflows/delivery-batch';
 import { batchFullSignal, batchWorkflowId } from '../../workflows/contracts';
-import { runWorkflowId } from '../../model/run-identity';
+import { currentRunType, runWorkflowId } from '../../model/run-identity';
 import { waitFor } from '../../scripts/supervisor';
 import { recordingActivities, runPlan, skipTime, timeSkippingEnv, workflowWorker } from '../support/workflow-env';
 
@@ -56,7 +56,7 @@ describe('workflows: delivery batch window (time skipping)', function () {
       // The run is an abandoned child: it goes on (here: ends) on its own after the batch workflow has closed.
       const run = env.client.workflow.getHandle(runWorkflowId(runId));
       assert.equal(await run.result(), 'completed');
-      assert.equal((await run.describe()).type, 'agentRun');
+      assert.equal((await run.describe()).type, currentRunType, 'a new batch starts the current run type');
     });
     assert.equal(fakes.inputsOf('openBatchRun').length, 1);
     assert.deepEqual(fakes.inputsOf('openRun'), [{ runId }]);
