@@ -1,14 +1,7 @@
 // A micro-batching trigger's window (db/deliveries.ts): opened by its first delivery, closed when the window
 // passes or the batch is full, then its deliveries become one run, started as an abandoned child so the run
 // outlives this short workflow.
-import {
-  condition,
-  ParentClosePolicy,
-  patched,
-  proxyActivities,
-  setHandler,
-  startChild,
-} from '@temporalio/workflow';
+import { condition, ParentClosePolicy, patched, proxyActivities, setHandler, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { agentRunV3 } from './agent-run';
 import { batchFullSignal } from './contracts';

@@ -203,9 +203,7 @@ export const api = {
   /** Approvals still open, oldest first: at most `limit` of each open status, `more` when there are others. */
   listOpenApprovals: async (limit = 500) => {
     const pages = await Promise.all(
-      OPEN_APPROVAL_STATUSES.map((status) =>
-        body(client.GET('/approvals', { params: { query: { status, limit } } })),
-      ),
+      OPEN_APPROVAL_STATUSES.map((status) => body(client.GET('/approvals', { params: { query: { status, limit } } }))),
     );
     const data = pages.flatMap((p) => p.data).sort((a, b) => Date.parse(a.requested_at) - Date.parse(b.requested_at));
     return { data, more: pages.some((p) => p.next_cursor != null) };
