@@ -159,7 +159,8 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
       'the run to end',
       async () => {
         run = (await (await api(`/v1/runs/${runId}`)).json()) as typeof run;
-        assert.ok(run && ['completed', 'failed'].includes(run.status));
+        // A message of its own: without one, assert.ok parses this file to word it, at every poll.
+        assert.ok(run && ['completed', 'failed'].includes(run.status), `the run is ${run?.status}`);
       },
       120_000,
     );
@@ -468,7 +469,7 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
       'the run to end',
       async () => {
         run = (await (await api(`/v1/runs/${runId}`)).json()) as typeof run;
-        assert.ok(run && !['running', 'needs_review'].includes(run.status));
+        assert.ok(run && !['running', 'needs_review'].includes(run.status), `the run is ${run?.status}`);
       },
       120_000,
     );
