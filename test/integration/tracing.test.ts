@@ -369,11 +369,10 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
     const trace = await traceFromJaeger(traceID, (t) =>
       t.spans.some((s) => s.operationName === 'RunWorkflow:scheduledRun'),
     );
-    // The fire's workflow is the root of the run's trace: the schedule, not the request that fired it by hand.
-    assert.deepEqual(
-      rootsOf(trace).map((s) => s.operationName),
-      ['RunWorkflow:scheduledRun'],
-    );
+    // The fire's workflow is the root of the run's trace: the schedule, not the request that fired it by hand. (Each
+    // of its workflow tasks is a RunWorkflow span of its own; a busy worker may take more than one.)
+    const roots = rootsOf(trace);
+    assert.deepEqual([...new Set(roots.map((s) => s.operationName))], ['RunWorkflow:scheduledRun']);
     const chain = ancestry(trace, runSpanOf(trace, run.id)!);
     const fire = chain.at(-1)!;
     assert.equal(fire.operationName, 'RunWorkflow:scheduledRun', chain.map((s) => s.operationName).join(' ← '));
@@ -384,7 +383,11 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
     const opener = trace.spans.find((s) => s.operationName === 'RunActivity:openScheduledRun')!;
     assert.equal(tag(opener, 'cadre.trigger.id'), trigger.id);
     assert.equal(tag(opener, 'cadre.run.id'), run.id);
-    assert.equal(ancestry(trace, opener).at(-1)?.spanID, fire.spanID, 'the fire opened the run');
+    const openerRoot = ancestry(trace, opener).at(-1);
+    assert.ok(
+      roots.some((r) => r.spanID === openerRoot?.spanID),
+      'the fire opened the run',
+    );
   });
 
   it('gives an event poll a trace of its own, rooted at the poll, which the runs it starts join', async () => {
@@ -422,26 +425,21 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
       assert.equal(first.traceID, second.traceID, "one poll's runs share its trace");
       const trace = await traceFromJaeger(
         first.traceID,
-        (t) =>
-          runs.every((r) => runSpanOf(t, r.id)) && t.spans.some((s) => s.operationName === 'RunWorkflow:eventPoll'),
+        (t) => runs.every((r) => runSpanOf(t, r.id)) && t.spans.some((s) => s.operationName === 'event poll'),
       );
+      // Each workflow task of the poll's workflow is a RunWorkflow span (a busy worker may take several), and each is
+      // a root: every root of the trace is one of them, and the poll and its runs descend from one.
       const roots = rootsOf(trace);
-      assert.deepEqual(
-        roots.map((s) => s.operationName),
-        ['RunWorkflow:eventPoll'],
-      );
+      assert.deepEqual([...new Set(roots.map((s) => s.operationName))], ['RunWorkflow:eventPoll']);
+      const isRoot = (span: JaegerSpan | undefined) => roots.some((r) => r.spanID === span?.spanID);
       const [poll] = trace.spans.filter((s) => s.operationName === 'event poll');
       assert.equal(tag(poll, 'span.kind'), 'consumer');
       assert.equal(tag(poll, 'cadre.trigger.id'), made.body.id);
       assert.equal(tag(poll, 'cadre.poll.events'), 2);
       assert.equal(tag(poll, 'cadre.poll.runs'), 2);
-      assert.equal(ancestry(trace, poll).at(-1)?.spanID, roots[0].spanID);
+      assert.ok(isRoot(ancestry(trace, poll).at(-1)), 'the poll span descends from the poll workflow');
       for (const r of runs)
-        assert.equal(
-          ancestry(trace, runSpanOf(trace, r.id)!).at(-1)?.spanID,
-          roots[0].spanID,
-          'each run descends from the poll',
-        );
+        assert.ok(isRoot(ancestry(trace, runSpanOf(trace, r.id)!).at(-1)), 'each run descends from the poll');
       assert.ok(!JSON.stringify(trace.spans.map((s) => [s.tags, s.logs])).includes(promptMarker), 'no event data');
     } finally {
       await db.stop();
