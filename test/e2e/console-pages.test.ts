@@ -274,7 +274,10 @@ describe('every console page: accessibility, keyboard, and a phone-width layout'
     const run = await overflow(phone);
     assert.equal(run.navShown, false, 'the navigation is folded away');
     assert.ok(run.mainLeft < 1, 'the page starts at the left edge, no sidebar beside it');
-    assert.ok(run.main <= 0 && run.page <= 0, `nothing is cut off: ${JSON.stringify(run)}`);
+    assert.ok(
+      run.main <= 0 && run.page <= 0,
+      `nothing is cut off: ${JSON.stringify(run)}; sticking out: ${await widest(phone)}`,
+    );
     assert.match(await phone.innerText('main'), /Pay 18250 to Globex Corporation International\?/);
     assert.ok(await phone.$('button:has-text("Approve")'), 'an approval can be decided from the phone');
     await shot(phone, 'phone-run-details');
