@@ -277,6 +277,7 @@ function fakeApi() {
       next_cursor: null,
     }),
   );
+  app.get('/v1/agents/:id/versions/:version', (req, res) => res.json({ version: Number(req.params.version), spec }));
   app.get('/v1/agents/:id/diff', (req, res) =>
     res.json({
       from: Number(req.query.from),
