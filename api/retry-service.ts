@@ -4,12 +4,10 @@
 // retried: a lost answer must never become a second payment. A retried item takes the effects its original item
 // already had (activities/effects-ledger.ts), so the steps it passed are not performed again.
 import { claimForRetry, failedItems, releaseRetryClaims, type FailedItem } from '../db/item-sources';
-import { getRun, type RunRecord } from '../db/runs';
+import { endedRunStatuses, getRun, type RunRecord } from '../db/runs';
 import type { Workspace } from '../db/workspaces';
 import { ApiError } from './problem';
 import { currentAgent, startRun, type RunServiceDeps } from '../services/runs/start';
-
-const ended = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 
 export interface RetryRequest {
   items: 'failed' | number[];
@@ -49,7 +47,7 @@ export async function retryRun(
       'test_run_not_retried',
       'a test run on past items acts nowhere, so there is nothing to retry: start another test run',
     );
-  if (!ended.has(run.status))
+  if (!endedRunStatuses.has(run.status))
     throw new ApiError(
       409,
       'run_not_finished',

@@ -5,7 +5,7 @@
 // lost. A run that has ended answers 409.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { getRun, type RunRecord } from '../db/runs';
+import { endedRunStatuses, getRun, type RunRecord } from '../db/runs';
 import { markRunPaused, markRunResumed } from '../db/run-pause';
 import { runWorkflowId } from '../model/run-identity';
 import { pauseSignal, resumeSignal } from '../workflows/contracts';
@@ -13,8 +13,6 @@ import { ApiError } from './problem';
 import { ensureRunWorkflow, type RunDispatchDeps } from '../services/runs/dispatch';
 
 export type RunPauseDeps = RunDispatchDeps;
-
-const ended = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 
 export async function pauseRun(deps: RunPauseDeps, workspaceId: string, runId: string, by: string) {
   const run = await loadOpenRun(deps.knex, workspaceId, runId, 'pause');
@@ -35,7 +33,7 @@ export async function resumeRun(deps: RunPauseDeps, workspaceId: string, runId: 
 async function loadOpenRun(knex: Knex, workspaceId: string, runId: string, what: 'pause' | 'resume') {
   const run = await getRun(knex, workspaceId, runId);
   if (!run) throw new ApiError(404, 'run_not_found', `no run ${runId} in this workspace`);
-  if (ended.has(run.status))
+  if (endedRunStatuses.has(run.status))
     throw new ApiError(409, 'run_finished', `the run already ended (${run.status}); there is nothing to ${what}`);
   return run;
 }

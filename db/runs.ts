@@ -14,6 +14,13 @@ export const runStatuses = [
   'skipped',
 ] as const;
 export type RunStatus = (typeof runStatuses)[number];
+/** The statuses a run does not leave: nothing more runs, and it can be retried but not paused or cancelled. */
+export const endedRunStatuses: ReadonlySet<string> = new Set<RunStatus>([
+  'completed',
+  'failed',
+  'cancelled',
+  'skipped',
+]);
 export const itemStatuses = ['pending', 'running', 'done', 'failed', 'needs_review', 'skipped'] as const;
 export const approvalStatuses = ['pending', 'approved', 'rejected', 'timed_out', 'escalated', 'cancelled'] as const;
 export const triggers = [

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import {
   getApproval,
   getFile,
+  endedRunStatuses,
   getRun,
   listApprovals,
   listApprovalsOfRun,
@@ -24,7 +25,6 @@ import { bodies } from '../request-bodies';
 import type { RouteDeps } from './agents';
 import { parseQuery, queries } from '../query-params';
 
-const finished = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 const progressPollMs = 500;
 
 function approvalJson(a: Record<string, unknown>) {
@@ -95,7 +95,7 @@ export function runRoutes(deps: RouteDeps): Router {
         res.write(': keep-alive\n\n'); // proxies close idle streams
         sinceWrite = 0;
       }
-      if (finished.has(run.status)) {
+      if (endedRunStatuses.has(run.status)) {
         res.write(`event: end\ndata: ${JSON.stringify({ status: run.status })}\n\n`);
         break;
       }
@@ -125,13 +125,15 @@ export function runRoutes(deps: RouteDeps): Router {
 
   r.post('/runs/:id/cancel', requirePermission('run'), async (req, res) => {
     const run = await loadRun(req.auth!.workspace.id, param(req, 'id'));
-    if (finished.has(run.status))
+    if (endedRunStatuses.has(run.status))
       throw new ApiError(409, 'run_finished', `the run already ended (${run.status}); there is nothing to cancel`);
     await cancelRunWorkflow(deps, run);
     // What the cancel did, not the status from before it: the workflow winds down (closes the run's open approvals,
     // stores it cancelled with its counts) in a moment, or already has (or the run ended otherwise just before).
     const now = (await getRun(knex, req.auth!.workspace.id, run.id)) ?? run;
-    res.status(202).json({ ...runJson(now, deps.links), status: finished.has(now.status) ? now.status : 'cancelling' });
+    res
+      .status(202)
+      .json({ ...runJson(now, deps.links), status: endedRunStatuses.has(now.status) ? now.status : 'cancelling' });
   });
 
   // Pause and resume answer the run as they left it (`paused`; `running` or `needs_review`), at once: the steps under
