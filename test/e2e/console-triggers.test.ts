@@ -4,15 +4,12 @@
 // with its filter and batching from the form; the Review page decides items four ways; a cancelled run counts
 // what ran apart from what did not. Screenshots go to test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import http, { type Server } from 'node:http';
 import path from 'node:path';
-import { createApp } from '../../api/app';
-import { createLogger } from '../../api/logger';
 import { createInvitation } from '../../db/invitations';
+import type { Server } from 'node:http';
 import { secretBox } from '../../db/secret-box';
-import { buildConsole, consoleHandler } from '../support/console-build';
+import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
 import {
   createHarness,
   createLiveAgent,
@@ -23,34 +20,6 @@ import {
 } from '../support/harness';
 
 const repoDir = path.join(__dirname, '..', '..');
-const chromiumPath = '/usr/bin/chromium';
-const shots = path.join(repoDir, 'test-output', 'screenshots');
-
-/** The little of playwright-core this suite uses, so it type-checks whether or not the package is installed. */
-interface Page {
-  $(selector: string): Promise<unknown>;
-  $$(selector: string): Promise<unknown[]>;
-  goto(url: string): Promise<unknown>;
-  click(selector: string): Promise<void>;
-  fill(selector: string, value: string): Promise<void>;
-  check(selector: string): Promise<void>;
-  uncheck(selector: string): Promise<void>;
-  isChecked(selector: string): Promise<boolean>;
-  inputValue(selector: string): Promise<string>;
-  selectOption(selector: string, value: string): Promise<unknown>;
-  waitForURL(url: string | RegExp): Promise<void>;
-  waitForSelector(selector: string, options?: { timeout?: number; state?: string }): Promise<unknown>;
-  innerText(selector: string): Promise<string>;
-  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
-  url(): string;
-  on(event: 'dialog', listener: (dialog: { accept(): Promise<void> }) => void): void;
-  on(event: 'pageerror', listener: (error: Error) => void): void;
-}
-interface Browser {
-  newPage(options?: object): Promise<Page>;
-  close(): Promise<void>;
-}
-
 describe('console triggers, reviews and run counts in a browser against the real stack', function () {
   this.timeout(300_000);
   let h: Harness;
@@ -63,50 +32,12 @@ describe('console triggers, reviews and run counts in a browser against the real
   const problems: string[] = [];
 
   before(async function () {
-    let playwright: { chromium: { launch(o: object): Promise<Browser> } } | undefined;
-    try {
-      playwright = await import('playwright-core' as string);
-    } catch {
-      playwright = undefined;
-    }
-    if (!playwright || !fs.existsSync(chromiumPath)) {
-      console.log(`    (skipped: needs playwright-core and ${chromiumPath})`);
-      this.skip();
-    }
-    buildConsole(); // once per test process, shared by the browser suites
-
+    browser = await launchBrowser(this);
     h = await createHarness();
     const { workspace, key } = await createTestWorkspace(h);
     workspaceId = workspace.id;
     workspaceKey = key;
-    server = await new Promise<Server>((resolve) => {
-      const s = http.createServer();
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-    delete process.env.CADRE_CONSOLE_API_KEY; // people sign in: no console key
-    server.on(
-      'request',
-      createApp({
-        knex: h.stack.knex,
-        temporal: h.client,
-        temporalConfig: h.temporalConfig,
-        links: { publicUrl: base, temporal: h.temporalConfig },
-        bodyLimit: '1mb',
-        budgetScope: `${randomUUID()}:`,
-        secrets: secretBox('console triggers'),
-        logger: createLogger('silent', 'web'),
-        versions: { temporal: 'test', postgres: 'test' },
-        ready: async () => ({ temporal: true, postgres: true }),
-        console: await consoleHandler(base),
-      }),
-    );
-
-    fs.mkdirSync(shots, { recursive: true });
-    browser = await playwright!.chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    });
+    ({ server, base } = await startWebWithConsole(h, { secrets: secretBox('console triggers') }));
     // A browser in Berlin: the schedule builder's time zone starts as the browser's, not the server's.
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'Europe/Berlin' });
     page.on('dialog', (d) => void d.accept()); // "Cancel this run?" → yes
@@ -129,7 +60,7 @@ describe('console triggers, reviews and run counts in a browser against the real
     await h?.close();
   });
 
-  const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const shot = (name: string) => page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
   const text = async (selector = 'main') => page.innerText(selector);
   async function waitForText(pattern: RegExp, selector = 'main') {
     const deadline = Date.now() + 60_000;

@@ -24,12 +24,13 @@ export interface Page {
   click(selector: string): Promise<void>;
   fill(selector: string, value: string): Promise<void>;
   check(selector: string): Promise<void>;
+  uncheck(selector: string): Promise<void>;
   selectOption(selector: string, value: string): Promise<unknown>;
   setInputFiles(selector: string, files: { name: string; mimeType: string; buffer: Buffer }[]): Promise<void>;
   inputValue(selector: string): Promise<string>;
   isChecked(selector: string): Promise<boolean>;
   waitForURL(url: string | RegExp): Promise<void>;
-  waitForSelector(selector: string, options?: { state?: 'detached' }): Promise<unknown>;
+  waitForSelector(selector: string, options?: { timeout?: number; state?: 'detached' }): Promise<unknown>;
   waitForFunction(script: string): Promise<unknown>;
   innerText(selector: string): Promise<string>;
   content(): Promise<string>;
