@@ -1,5 +1,4 @@
 // Files an output node generates from the items it collected.
-import ExcelJS from 'exceljs';
 import { stringify } from 'csv-stringify/sync';
 
 export type OutputFormat = 'json' | 'csv' | 'xlsx' | 'markdown';
@@ -68,6 +67,7 @@ export async function renderOutputFile(
     ];
     content = Buffer.from(lines.join('\n') + '\n');
   } else {
+    const { default: ExcelJS } = await import('exceljs'); // loaded on first use
     const book = new ExcelJS.Workbook();
     const sheet = book.addWorksheet('Results');
     sheet.columns = columns.map((c) => ({ header: c, key: c, width: Math.min(40, Math.max(10, c.length + 2)) }));

@@ -1,6 +1,7 @@
 // The worker process: runs run workflows and their activities. Scale out by starting more of them against the
 // same Temporal namespace and task queue.
 import '../services/telemetry/tracing-start'; // first: it instruments http and pg as they load
+import { execFile } from 'node:child_process';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../cadre.config';
@@ -23,7 +24,25 @@ async function untilPolling(client: Client, taskQueue: string, identity: string)
   }
 }
 
+/**
+ * The workflow bundle, made by scripts/bundle-workflows.ts in a process of its own (see there why), with the workflow
+ * interceptor modules given (the worker ignores its own `interceptors.workflowModules` once it is handed a bundle).
+ */
+function bundleWorkflows(interceptorModules: string[]): Promise<string> {
+  const args = ['--require', require.resolve('tsx/cjs'), require.resolve('./bundle-workflows'), ...interceptorModules];
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, args, { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
+      err
+        ? reject(new StartupError(`bundling the workflows failed: ${stderr.trim() || err.message}`))
+        : resolve(stdout),
+    ),
+  );
+}
+
 main('worker', async () => {
+  const { interceptors, sinks } = tracingWorkerOptions();
+  const bundling = bundleWorkflows(interceptors?.workflowModules ?? []); // meanwhile, the connections
+  bundling.catch(() => undefined); // a failed connection is reported first; a failed bundle when awaited below
   const config = loadConfig();
   Runtime.install({
     logger: new DefaultLogger('WARN'), // the SDK's INFO lines (bundler output) drown Cadre's own
@@ -44,10 +63,11 @@ main('worker', async () => {
     connection,
     namespace: tc.namespace,
     taskQueue: tc.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
+    workflowBundle: { code: await bundling },
     activities: createActivities({ knex: db.knex, config, temporal: temporal.client }),
     ...tc.worker,
-    ...tracingWorkerOptions(),
+    interceptors: interceptors && { activity: interceptors.activity },
+    sinks,
   });
   const { metrics } = config;
   const metricsServer =

@@ -1,6 +1,4 @@
 // Images (PNG, JPEG, GIF, TIFF — each page of a multi-page TIFF): read by OCR, boxes in the image's pixels.
-import { createCanvas, loadImage } from '@napi-rs/canvas';
-import * as UTIF from 'utif2';
 import type { ImageFormat } from './formats';
 import { UnreadableDocumentError } from './formats';
 import { paragraphsFromLines, type Extraction } from './layout';
@@ -14,6 +12,11 @@ interface Picture {
 
 /** The image's pages as PNG or JPEG (what the recogniser and browsers read). */
 export async function pictures(bytes: Buffer, format: ImageFormat): Promise<Picture[]> {
+  // Loaded on first use: a service that never reads an image does not hold them.
+  const [{ createCanvas, loadImage }, { default: UTIF }] = await Promise.all([
+    import('@napi-rs/canvas'),
+    import('utif2'),
+  ]);
   try {
     if (format === 'tiff') {
       const ifds = UTIF.decode(bytes).filter((ifd) => ifd.t256 !== undefined && ifd.t257 !== undefined);

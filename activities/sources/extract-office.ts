@@ -1,11 +1,10 @@
 // Office files: Word (.docx with mammoth, read as HTML so that tables keep their rows; .doc with word-extractor),
 // Excel (.xlsx and .xls with SheetJS; a sheet is a page, a row a paragraph) and PowerPoint (.pptx with
 // officeparser; a slide is a page). An .docx/.xlsx/.pptx is a ZIP archive: every entry is inflated under a size
-// cap first, so a zip bomb fails the source instead of filling the worker's memory.
-import mammoth from 'mammoth';
-import WordExtractor from 'word-extractor';
-import * as XLSX from '@e965/xlsx';
-import { OfficeParser, type OfficeContentNode } from 'officeparser';
+// cap first, so a zip bomb fails the source instead of filling the worker's memory. The parsers are loaded on first
+// use: a service that never reads an office file does not hold them.
+import type { WorkBook } from '@e965/xlsx';
+import type { OfficeContentNode } from 'officeparser';
 import * as yauzl from 'yauzl';
 import { UnreadableDocumentError } from './formats';
 import { rowsToParagraphs } from './extract-text';
@@ -77,6 +76,7 @@ export async function extractDocx(bytes: Buffer): Promise<Extraction> {
   await checkZip(bytes);
   if (!(await hasEntry(bytes, 'word/document.xml')))
     throw new UnreadableDocumentError('the file is named .docx but is not a Word document (no word/document.xml)');
+  const { default: mammoth } = await import('mammoth');
   try {
     // As HTML, which keeps tables as tables; pictures are left out (they would come back as data URIs).
     const { value } = await mammoth.convertToHtml(
@@ -91,6 +91,7 @@ export async function extractDocx(bytes: Buffer): Promise<Extraction> {
 }
 
 export async function extractDoc(bytes: Buffer): Promise<Extraction> {
+  const { default: WordExtractor } = await import('word-extractor');
   try {
     const doc = await new WordExtractor().extract(bytes);
     return { pages: [], paragraphs: numbered(doc.getBody().split(/\r?\n+/)) };
@@ -105,7 +106,10 @@ export async function extractDoc(bytes: Buffer): Promise<Extraction> {
 /** Sheets are pages (in workbook order), rows are paragraphs numbered as the sheet numbers them. */
 export async function extractWorkbook(bytes: Buffer, format: 'xlsx' | 'xls'): Promise<Extraction> {
   if (format === 'xlsx') await checkZip(bytes);
-  let wb: XLSX.WorkBook;
+  // Its CommonJS build, as a static import loaded: the ES module build leaves out the codepage tables of .xls files.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const XLSX: typeof import('@e965/xlsx') = require('@e965/xlsx');
+  let wb: WorkBook;
   try {
     wb = XLSX.read(bytes, { type: 'buffer', cellDates: true, dense: true });
   } catch (err) {
@@ -131,6 +135,7 @@ export async function extractWorkbook(bytes: Buffer, format: 'xlsx' | 'xls'): Pr
 /** Slides are pages; each text paragraph of a slide (titles, bullets, notes) is a paragraph. */
 export async function extractPptx(bytes: Buffer): Promise<Extraction> {
   await checkZip(bytes);
+  const { OfficeParser } = await import('officeparser');
   let ast: Awaited<ReturnType<typeof OfficeParser.parseOffice>>;
   try {
     ast = await OfficeParser.parseOffice(bytes, { ocr: false, extractAttachments: false });

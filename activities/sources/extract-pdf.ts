@@ -1,7 +1,6 @@
 // PDFs with pdf.js: the text layer with positions where there is one; pages without one (scans) are rendered
 // with @napi-rs/canvas at 300 dpi and read by OCR. Boxes are in PDF points from the page's top-left corner.
 import path from 'node:path';
-import { createCanvas } from '@napi-rs/canvas';
 import { UnreadableDocumentError } from './formats';
 import { paragraphsFromLines, scaleBox, type Extraction, type Line, type Paragraph } from './layout';
 import { readPage, type Block, type TextRun } from './pdf-layout';
@@ -200,6 +199,7 @@ export async function renderPdfPage(bytes: Uint8Array, pageNumber: number): Prom
 
 async function render(page: PdfPage, scale: number): Promise<Buffer> {
   const viewport = page.getViewport({ scale });
+  const { createCanvas } = await import('@napi-rs/canvas'); // loaded on first use
   const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
   const ctx = canvas.getContext('2d');
   ctx.fillStyle = 'white';

@@ -1,7 +1,6 @@
 // Text formats: plain text, Markdown, CSV, JSON, XML and web pages (their main text, without menus and footers).
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { Readability } from '@mozilla/readability';
 import type { Extraction, Paragraph } from './layout';
 import { UnreadableDocumentError } from './formats';
 import { labelledRow } from './tables';
@@ -149,6 +148,9 @@ function leaves(value: unknown, path: string): string[] {
  * table's rows with their header (html-blocks.ts).
  */
 export function extractHtml(bytes: Uint8Array): Extraction & { title?: string } {
+  // Loaded on first use: a service that never reads a web page does not hold it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Readability }: typeof import('@mozilla/readability') = require('@mozilla/readability');
   const html = decode(bytes);
   const document = dom(html);
   const article = new Readability(document as never, { charThreshold: 100 }).parse();

@@ -1,5 +1,4 @@
 // One entry point for every format: check what a document really is, count its pages, extract a range of them.
-import * as UTIF from 'utif2';
 import { extractCsv, extractHtml, extractJson, extractMarkdown, extractPlainText, extractXml } from './extract-text';
 import { extractDoc, extractDocx, extractPptx, extractWorkbook } from './extract-office';
 import { extractImage } from './extract-image';
@@ -19,6 +18,7 @@ export async function inspect(fileName: string, format: Format, bytes: Buffer): 
     return pages;
   }
   if (format === 'tiff') {
+    const { default: UTIF } = await import('utif2'); // loaded on first use
     try {
       return Math.max(1, UTIF.decode(bytes).length);
     } catch (err) {

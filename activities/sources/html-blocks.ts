@@ -2,7 +2,6 @@
 // block element, in document order, under their section's heading, and a data table as rows that keep their
 // header (tables.ts). A table used for layout (one row or one column, or tables inside it) is read as the blocks
 // in its cells.
-import { parseHTML } from 'linkedom';
 import { underHeadings, type Block } from './headings';
 import { tableParagraphTexts } from './tables';
 
@@ -17,8 +16,13 @@ export interface DomNode {
   querySelectorAll(selector: string): Iterable<DomNode>;
 }
 // linkedom's types describe a browser window (the project has no DOM lib); these are the parts used here.
-export const dom = (html: string) =>
-  (parseHTML(html) as unknown as { document: DomNode & { body: DomNode | null } }).document;
+// Loaded on first use (required, so that reading stays synchronous): a service that never reads a web page or a Word
+// document does not hold it.
+export const dom = (html: string) => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { parseHTML }: typeof import('linkedom') = require('linkedom');
+  return (parseHTML(html) as unknown as { document: DomNode & { body: DomNode | null } }).document;
+};
 
 const blockSelector = 'h1,h2,h3,h4,h5,h6,p,li,pre,blockquote,dt,dd,figcaption,caption';
 const blockTags = new Set(blockSelector.toUpperCase().split(','));

@@ -4,7 +4,7 @@
 // pool closes itself when idle, since each thread holds the model in memory.
 import os from 'node:os';
 import path from 'node:path';
-import { createScheduler, createWorker, OEM, type Scheduler } from 'tesseract.js';
+import type { Scheduler } from 'tesseract.js';
 import { binarisedPicture } from './binarise';
 import type { Line, Word } from './layout';
 
@@ -23,6 +23,7 @@ let idleTimer: NodeJS.Timeout | undefined;
 let jobs = 0;
 
 async function startPool(): Promise<Scheduler> {
+  const { createScheduler, createWorker, OEM } = await import('tesseract.js'); // loaded on first use
   const scheduler = createScheduler();
   const workers = await Promise.all(
     Array.from({ length: ocrPoolSize() }, () =>

@@ -1,6 +1,6 @@
 // The name → handler map for tools that reach other systems. Every call carries an idempotency key derived
 // from (run, item, node), so the receiving system can drop a repeat if a retry ever gets that far.
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { ApplicationFailure } from '@temporalio/common';
 import { BlockedAddressError, publicFetch } from './ssrf-guard';
 import { ToolInput, ToolName } from '../../model/tools';
@@ -14,7 +14,8 @@ import type { ToolContext } from './tool-context';
 type Handler<N extends ToolName> = (input: ToolInput<N>, ctx: ToolContext) => Promise<unknown>;
 
 const transports = new Map<string, Transporter>();
-function transport(url: string): Transporter {
+async function transport(url: string): Promise<Transporter> {
+  const { createTransport } = await import('nodemailer'); // loaded on first use
   let t = transports.get(url);
   if (!t) {
     t = createTransport(url);
@@ -67,7 +68,9 @@ async function sendEmail(input: ToolInput<'email.send'>, ctx: ToolContext): Prom
   }
   // A stable Message-ID lets mail systems recognise a resend of the same message.
   const messageId = `<${ctx.idempotencyKey.replace(/[^\w.-]/g, '.')}@cadre>`;
-  const info = await transport(ctx.smtp.url).sendMail({
+  const info = await (
+    await transport(ctx.smtp.url)
+  ).sendMail({
     from: ctx.smtp.from,
     to: input.to,
     cc: input.cc,
@@ -105,7 +108,8 @@ async function replyInThread(input: ToolInput<'email.reply'>, ctx: ToolContext):
       headers: { 'Auto-Submitted': replyAutoSubmitted },
     };
     if (draft.via) await sendOnce(await ctx.inbox.mailbox(draft.via), { ...message, to: [draft.to] });
-    else if (ctx.smtp.url) await transport(ctx.smtp.url).sendMail({ ...message, from: draft.from, to: draft.to });
+    else if (ctx.smtp.url)
+      await (await transport(ctx.smtp.url)).sendMail({ ...message, from: draft.from, to: draft.to });
     else throw ApplicationFailure.nonRetryable('no SMTP server configured: set SMTP_URL to send email', 'NoSmtp');
     await ctx.inbox.record(draft, input.text);
   }

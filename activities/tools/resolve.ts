@@ -6,12 +6,13 @@ import { Ajv } from 'ajv';
 import { z } from 'zod';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { connectionTools, isToolName, parseConnectionToolName, toolDefinitions } from '../../model/tools';
 import { externalToolHandlers } from './handlers';
 import type { ToolContext } from './tool-context';
 import { mcpClientResolver, openApiResolver } from '../connectors/connections';
 import { listMcpTools, type McpSession } from '../connectors/mcp/client';
+import { mcpSdk } from '../connectors/mcp/sdk';
 import { readOnlyMessage, sqlConnectionWrites, sqlWriteTools } from '../connectors/sql/writes';
 import { openApiBaseUrl, openApiOperations } from '../connectors/openapi/document';
 import { callOpenApiOperation } from '../connectors/openapi/call';
@@ -134,6 +135,7 @@ function mcpTool(connection: string, tool: McpTool, session: McpSession): StepTo
         );
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
+        const { ErrorCode, McpError } = await mcpSdk();
         // The server refused the request itself (unknown tool, bad arguments): asking again changes nothing. A
         // connection that closed again, or a request that timed out, is no refusal.
         const passing = [ErrorCode.ConnectionClosed, ErrorCode.RequestTimeout].map(Number);

@@ -1,6 +1,5 @@
 // Sources: upload files (several at once) or a URL, follow indexing, replace by uploading under the same name,
 // search, and open citations (the passage, its page picture and the boxes of the text on it).
-import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { Router, type Request } from 'express';
 import { retrieve } from '../../activities/sources/retrieval';
 import { EmbeddingProviderError } from '../../activities/sources/voyage-embedder';
@@ -293,6 +292,7 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
       res.type(image[0] === 0xff ? 'image/jpeg' : 'image/png').send(image);
       return;
     }
+    const { createCanvas, loadImage } = await import('@napi-rs/canvas'); // loaded on first use
     const img = await loadImage(image);
     const canvas = createCanvas(img.width, img.height);
     const ctx = canvas.getContext('2d');

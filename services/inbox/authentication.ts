@@ -4,7 +4,7 @@
 // what Cadre found. Every DNS lookup is bounded in time, and so is the whole verification: a machine without DNS
 // records temperror and takes the message all the same. The verdict is recorded and shown; it never refuses mail.
 import { Resolver } from 'node:dns/promises';
-import { authenticate, type AuthenticateResult, type DNSResolver } from 'mailauth';
+import type { AuthenticateResult, DNSResolver } from 'mailauth';
 import { authenticationResults, type AuthenticationResult, type MailVerdict } from '../../model/inbox';
 
 /** A DNS lookup as mailauth asks for it: TXT answers as arrays of strings, MX as objects, A/AAAA as strings. */
@@ -100,6 +100,7 @@ export async function verifyMessage(
   options: VerifyOptions,
   onError?: (err: unknown) => void,
 ): Promise<MailVerdict> {
+  const { authenticate } = await import('mailauth'); // loaded on first use, before the verification's clock starts
   const resolver = boundedResolver(options.resolver ?? systemLookup, options.lookupTimeoutMs ?? defaultLookupTimeoutMs);
   let timer: NodeJS.Timeout | undefined;
   let gaveUp = false;

@@ -2,7 +2,7 @@
 // thread, then a run of the agent started through the same run service as the API, with one item describing the
 // message. A redelivered Message-ID is stored once and starts nothing; an agent that is not live keeps the message,
 // says why no run started, and runs nothing.
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
 import { randomUUID } from 'node:crypto';
 import type { AgentRow } from '../../db/agents';
 import { keepInbound, noteOnMessage, type InboxMessage } from '../../db/inbox';
@@ -48,6 +48,7 @@ const referencesOf = (mail: ParsedMail) =>
 async function textOf(mail: ParsedMail): Promise<string> {
   let text = mail.text ?? '';
   if (!text.trim() && typeof mail.html === 'string') {
+    const { simpleParser } = await import('mailparser'); // loaded on first use
     const htmlOnly = await simpleParser(Buffer.from(`Content-Type: text/html; charset=utf-8\r\n\r\n${mail.html}`));
     text = htmlOnly.text ?? '';
   }

@@ -7,9 +7,9 @@
 // inbox itself (its database) is answered 451, to be tried again later. Each message it takes gets Cadre's own
 // SPF/DKIM/DMARC verdict (./authentication.ts), recorded beside it and never a reason to refuse it.
 import fs from 'node:fs';
-import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import type { SMTPServerSession } from 'smtp-server';
 import type { Readable } from 'node:stream';
-import { simpleParser, type ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import { agentOfLocalPart } from '../../db/inbox';
 import { splitAddress } from '../../model/inbox';
 import type { CadreConfig } from '../../cadre.config';
@@ -77,6 +77,7 @@ const hasNul = (value: unknown): boolean => {
 async function parseMessage(raw: Buffer): Promise<ParsedMail> {
   const unreadable = (why: string) => new Refused(554, `5.6.0 the message cannot be read: ${why}`);
   if (raw.includes(0)) throw unreadable('it contains a NUL character (U+0000), which mail may not carry');
+  const { simpleParser } = await import('mailparser'); // loaded on first use
   let mail: ParsedMail;
   try {
     mail = await simpleParser(raw, { maxChildNodes: MAX_MIME_PARTS });
@@ -118,6 +119,8 @@ export async function startInboxListener(
     return agent ? { agent } : { refusal: `no agent has the address ${address}` };
   };
 
+  // Loaded here: a deployment without the Inbox's listener (CADRE_INBOX_SMTP_PORT unset) does not hold it.
+  const { SMTPServer } = await import('smtp-server');
   const server = new SMTPServer({
     name: inbox.domain,
     banner: 'Cadre Inbox',

@@ -4,7 +4,7 @@
 // timeout; 429 waits as Retry-After says (within bounds) and answers the caller reads as failures become ones a
 // person can act on. tsdav leaves most HTTP errors in its answers, so this one place sees them all.
 import { ApplicationFailure } from '@temporalio/common';
-import { DAVClient, type DAVCalendar } from 'tsdav';
+import type { DAVCalendar, DAVClient } from 'tsdav';
 import type { caldavConnector } from '../../../model/connectors/caldav';
 import { BlockedAddressError, publicFetch } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
@@ -159,6 +159,7 @@ async function openSession(c: CaldavConnection): Promise<CalendarSession> {
   const base = new URL(c.config.server_url);
   const seen: { server?: string } = {};
   const guarded = serverFetch(c, base, seen);
+  const { DAVClient } = await import('tsdav'); // loaded on first use
   const client = new DAVClient({
     serverUrl: base.href,
     credentials: { username: c.config.username, password: c.credentials.password },

@@ -8,7 +8,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { duckdbConnector, type DuckdbConfig } from '../../../model/connectors/duckdb';
 import { clientCache, type ConnectorLimits, type OpenedConnection } from '../connector';
 import { implement } from '../implementation';
@@ -73,6 +73,7 @@ async function openWarehouse(config: DuckdbConfig, limits: ConnectorLimits): Pro
   const stat = await fs.stat(real);
   if (stat.isFile() && !/\.(duckdb|db)$/i.test(real))
     throw refused(`"${config.path}" is a file but not a DuckDB database: give a directory of files or a .duckdb file`);
+  const { DuckDBInstance } = await import('@duckdb/node-api'); // loaded on first use
   const instance = stat.isDirectory()
     ? await DuckDBInstance.create(':memory:')
     : await DuckDBInstance.create(real, { access_mode: 'READ_ONLY' });
@@ -108,9 +109,6 @@ const warehouses = clientCache<DuckDBInstance>((instance) => instance.closeSync(
 const warehouseOf = (c: OpenedConnection<typeof duckdbConnector>) =>
   warehouses(c.version, () => openWarehouse(c.config, c.limits));
 
-/** DuckDB's 64-bit and wider integers come back as text; those that fit a JSON number become one. */
-const wideIntegers = new Set([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
-
 /** Runs `fn` on a connection of its own, interrupted after the statement timeout. */
 async function withTimeout<T>(
   c: OpenedConnection<typeof duckdbConnector>,
@@ -144,6 +142,14 @@ async function query(
   params: readonly (string | number | boolean | null)[],
   limit = c.config.row_limit,
 ) {
+  const { DuckDBTypeId, StatementType } = await import('@duckdb/node-api');
+  // DuckDB's 64-bit and wider integers come back as text; those that fit a JSON number become one.
+  const wideIntegers = new Set([
+    DuckDBTypeId.BIGINT,
+    DuckDBTypeId.UBIGINT,
+    DuckDBTypeId.HUGEINT,
+    DuckDBTypeId.UHUGEINT,
+  ]);
   return withTimeout(c, async (conn) => {
     const statements = await conn.extractStatements(sql);
     if (statements.count !== 1) throw refused(`give one statement, not ${statements.count}`);

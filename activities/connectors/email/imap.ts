@@ -3,7 +3,7 @@
 // dropped it. Failures become messages a person can act on, split into what a retry can fix and what it cannot.
 import net from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
-import { ImapFlow, type ImapFlowError } from 'imapflow';
+import type { ImapFlow, ImapFlowError } from 'imapflow';
 import type { emailConnector, EmailConfig } from '../../../model/connectors/email';
 import { BlockedAddressError, publicAddress } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
@@ -68,6 +68,7 @@ export const mustUpgrade = (host: string, allowHosts: readonly string[]) =>
 /** A client logged in to the connection's IMAP server (the caller logs it out). */
 export async function login(c: EmailConnection, opts: { socketTimeoutMs?: number } = {}): Promise<ImapFlow> {
   const { imap } = c.config;
+  const { ImapFlow } = await import('imapflow'); // loaded on first use
   const client = new ImapFlow({
     // The checked address, never resolved again; TLS checks the certificate against the host's name.
     host: await publicAddress(imap.host, imapPort(c.config), c.limits.allowHosts),

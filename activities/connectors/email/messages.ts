@@ -2,7 +2,6 @@
 // as text) and its attachments. The parts come from the server's BODYSTRUCTURE and only the parts needed are
 // downloaded, so reading a message never pulls its attachments and listing them never pulls their bytes.
 import type { ImapFlow, MessageAddressObject, MessageStructureObject } from 'imapflow';
-import { simpleParser } from 'mailparser';
 import { refused } from './imap';
 import { machineSent } from '../../../model/inbox';
 
@@ -88,6 +87,7 @@ export async function downloadPart(
 
 /** HTML as readable text, by mailparser (which turns an HTML-only message into text the same way). */
 async function htmlText(html: string): Promise<string> {
+  const { simpleParser } = await import('mailparser'); // loaded on first use
   const parsed = await simpleParser(Buffer.from(`Content-Type: text/html; charset=utf-8\r\n\r\n${html}`));
   return parsed.text ?? '';
 }

@@ -3,8 +3,7 @@
 // a sent folder it is looked up first, so a step retried after its mail went out does not send it again.
 import net from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
-import { createTransport, type Transporter } from 'nodemailer';
-import MailComposer from 'nodemailer/lib/mail-composer';
+import type { Transporter } from 'nodemailer';
 import type { z } from 'zod';
 import type { emailConnector, EmailConfig } from '../../../model/connectors/email';
 import { BlockedAddressError, publicAddress } from '../../tools/ssrf-guard';
@@ -23,8 +22,9 @@ export const stableMessageId = (idempotencyKey: string, domain: string) =>
 const domainOf = (address: string) => /@([\w.-]+)>?\s*$/.exec(address)?.[1] ?? 'cadre';
 
 /** A transport to `address`, the checked address of the SMTP host (never resolved again; TLS checks the name). */
-function smtpTransport(c: EmailConnection, address: string): Transporter {
+async function smtpTransport(c: EmailConnection, address: string): Promise<Transporter> {
   const smtp = c.config.smtp!;
+  const { createTransport } = await import('nodemailer'); // loaded on first use
   return createTransport({
     host: address,
     servername: net.isIP(smtp.host) ? undefined : smtp.host,
@@ -116,12 +116,13 @@ export async function sendOnce(c: EmailConnection, message: OutgoingMail) {
     );
     if (found && found.length > 0) return { message_id: messageId, already_sent: true, sent_folder: sent };
   }
+  const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
   const mail = new MailComposer({ from: mailboxAddress(c), ...message }).compile();
   const raw = await mail.build();
   let info;
   try {
     const address = await publicAddress(smtp.host, smtpPort(smtp), c.limits.allowHosts);
-    const transport = await transports(`${c.version}@${address}`, async () => smtpTransport(c, address));
+    const transport = await transports(`${c.version}@${address}`, () => smtpTransport(c, address));
     info = await transport.sendMail({ envelope: mail.getEnvelope(), raw });
   } catch (err) {
     throw smtpFailure(c.config, err);
@@ -141,7 +142,7 @@ export async function verifySmtp(c: EmailConnection): Promise<void> {
   const smtp = c.config.smtp!;
   let transport: Transporter | undefined;
   try {
-    transport = smtpTransport(c, await publicAddress(smtp.host, smtpPort(smtp), c.limits.allowHosts));
+    transport = await smtpTransport(c, await publicAddress(smtp.host, smtpPort(smtp), c.limits.allowHosts));
     await transport.verify();
   } catch (err) {
     throw smtpFailure(c.config, err);

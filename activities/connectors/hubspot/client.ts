@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Agent } from 'node:http';
 import { ApplicationFailure } from '@temporalio/common';
-import { Client } from '@hubspot/api-client';
+import type { Client } from '@hubspot/api-client';
 import type { hubspotConnector } from '../../../model/connectors/hubspot';
 import { blockedCause, guardedAgents } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
@@ -71,6 +71,7 @@ interface RequestContext {
 function clientOf(c: HubspotConnection, token: string): Promise<Client> {
   const digest = createHash('sha256').update(token).digest('hex').slice(0, 16);
   return clients(`${c.version}:${digest}`, async () => {
+    const { Client } = await import('@hubspot/api-client'); // loaded on first use
     const client = new Client({
       accessToken: token,
       basePath: c.config.base_url.replace(/\/+$/, ''),

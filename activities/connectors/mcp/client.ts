@@ -3,11 +3,11 @@
 // changed connection gets a new client, an idle one is closed (and its stdio process ends). A session the server no
 // longer knows (it restarted) or a transport that closed (the stdio server exited) is opened again once, and the call
 // made again: a server that restarts does not break every later run until the worker restarts.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCredentials, StoredMcpConfig } from '../../../model/connection';
 import { publicFetch } from '../../tools/ssrf-guard';
+import { mcpSdk, type McpSdk } from './sdk';
 import { McpStdioSetupError, ServerProcessTransport, type McpStdio } from './stdio';
 
 export interface McpLimits {
@@ -31,6 +31,7 @@ export async function connectMcp(
   credentials: McpCredentials,
   limits: McpLimits,
 ): Promise<Client> {
+  const { Client, StreamableHTTPClientTransport } = await mcpSdk();
   const client = new Client(clientInfo);
   if (config.transport === 'http') {
     // Every request, and every redirect, to a checked address: the stored headers go nowhere else.
@@ -89,7 +90,8 @@ const maxBackoffMs = 15_000;
  * answered 404 or 400 to the session the client holds (it restarted and forgot it; 404 is the protocol's answer, the
  * SDK's examples answer 400 "No valid session ID provided"), or the transport closed (a stdio server that exited).
  */
-function lostSession(err: unknown, client: Client): string | undefined {
+function lostSession(err: unknown, client: Client, sdk: McpSdk): string | undefined {
+  const { ErrorCode, McpError, StreamableHTTPClientTransport, StreamableHTTPError } = sdk;
   const transport = client.transport;
   if (
     err instanceof StreamableHTTPError &&
@@ -141,7 +143,7 @@ export class McpConnection {
     try {
       return await fn(client);
     } catch (err) {
-      const why = lostSession(err, client);
+      const why = lostSession(err, client, await mcpSdk());
       if (!why) throw err;
       return fn(await this.reopen(client, why, reopened));
     }

@@ -7,10 +7,11 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { McpStdioServers } from '../../../cadre.config';
+import { mcpSdk, type McpSdk } from './sdk';
 
 /** What the operator declares for stdio servers (cadre.config.ts `mcp`). */
 export interface McpStdio {
@@ -118,7 +119,7 @@ export class ServerProcessTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private child?: ChildProcess;
-  private readonly readBuffer = new ReadBuffer();
+  private readonly readBuffer: ReadBuffer;
   private readonly stderr = new Tail();
   private ended?: Promise<void>;
   private exit?: { code: number | null; signal: NodeJS.Signals | null };
@@ -132,7 +133,10 @@ export class ServerProcessTransport implements Transport {
     private readonly ids: { uid: number; gid: number } | undefined,
     /** Values never repeated in an error (the declared environment's: tokens, keys). */
     private readonly secrets: string[],
-  ) {}
+    private readonly sdk: McpSdk,
+  ) {
+    this.readBuffer = new sdk.ReadBuffer();
+  }
 
   /** The transport for the declared server `name`; its process starts when the client connects. */
   static async forServer(name: string, stdio: McpStdio): Promise<ServerProcessTransport> {
@@ -141,7 +145,7 @@ export class ServerProcessTransport implements Transport {
     // Exactly these and the declared ones: not the worker's environment (its secrets), not a shell's defaults.
     const env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: dir, TMPDIR: dir, ...server.env };
     const secrets = Object.values(server.env).filter((v) => v.length >= 4);
-    return new ServerProcessTransport(name, server.command, server.args, env, dir, ids, secrets);
+    return new ServerProcessTransport(name, server.command, server.args, env, dir, ids, secrets, await mcpSdk());
   }
 
   start(): Promise<void> {
@@ -199,7 +203,7 @@ export class ServerProcessTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!stdin || this.exit) return Promise.reject(new Error(`the MCP server "${this.name}" is not running`));
     return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
+      if (stdin.write(this.sdk.serializeMessage(message))) resolve();
       else stdin.once('drain', resolve);
     });
   }

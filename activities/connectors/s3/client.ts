@@ -1,7 +1,7 @@
 // An S3 client per connection (@aws-sdk/client-s3), and S3's errors as step failures a person can act on. Every
 // connection the client opens goes to a checked address (ssrf-guard's agents): the host it really contacts (the
 // endpoint, or the bucket's virtual host under it) must be public unless the operator allows it.
-import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import type { s3Connector } from '../../../model/connectors/s3';
 import { blockedCause, guardedAgents } from '../../tools/ssrf-guard';
@@ -9,8 +9,12 @@ import { clientCache, type OpenedConnection } from '../connector';
 
 export type S3Connection = OpenedConnection<typeof s3Connector>;
 
-function openClient(c: S3Connection): S3Client {
-  const client = new S3Client({
+/** The SDK, loaded with the first client: a service that never reaches S3 does not hold it. */
+let sdk: typeof import('@aws-sdk/client-s3') | undefined;
+
+async function openClient(c: S3Connection): Promise<S3Client> {
+  sdk ??= await import('@aws-sdk/client-s3');
+  const client = new sdk.S3Client({
     region: c.config.region,
     endpoint: c.config.endpoint,
     forcePathStyle: c.config.force_path_style,
@@ -32,7 +36,7 @@ function openClient(c: S3Connection): S3Client {
 }
 
 const clients = clientCache<S3Client>((client) => client.destroy());
-export const s3ClientOf = (c: S3Connection) => clients(c.version, async () => openClient(c));
+export const s3ClientOf = (c: S3Connection) => clients(c.version, () => openClient(c));
 
 const httpStatus = (err: unknown) => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 
@@ -48,7 +52,7 @@ export function s3Failure(c: S3Connection, err: unknown, doing: string): Applica
   const blocked = blockedCause(err);
   if (blocked) return ApplicationFailure.nonRetryable(`connection "${c.name}": ${blocked.message}`, 'BlockedAddress');
   const status = httpStatus(err);
-  const code = err instanceof S3ServiceException ? err.name : undefined;
+  const code = sdk && err instanceof sdk.S3ServiceException ? err.name : undefined;
   const what = `connection "${c.name}" could not ${doing}`;
   if (status === undefined || status >= 500 || status === 429 || code === 'SlowDown')
     return ApplicationFailure.retryable(

@@ -1,6 +1,5 @@
 // The S3 storage connector (model/connectors/s3.ts) with @aws-sdk/client-s3: the check lists the connection's
 // prefix with its credentials, as a run would; the tools are in objects.ts, the object.created poller in poller.ts.
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { s3Connector } from '../../../model/connectors/s3';
 import { implement } from '../implementation';
 import { placeOf, s3Call, s3ClientOf } from './client';
@@ -10,6 +9,7 @@ import { pollCreatedObjects } from './poller';
 export const s3Implementation = implement(s3Connector, {
   async check(c) {
     const client = await s3ClientOf(c);
+    const { ListObjectsV2Command } = await import('@aws-sdk/client-s3');
     const page = await s3Call(c, `list ${placeOf(c)}`, () =>
       client.send(new ListObjectsV2Command({ Bucket: c.config.bucket, Prefix: c.config.prefix, MaxKeys: 20 })),
     );

@@ -3,7 +3,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { relativeKey } from '../../../model/connectors/s3';
 import type { ToolContext } from '../../tools/tool-context';
@@ -33,6 +32,7 @@ export async function listObjects(
   input: { prefix: string; recursive: boolean; limit: number; next_token?: string },
 ) {
   const client = await s3ClientOf(c);
+  const { ListObjectsV2Command } = await import('@aws-sdk/client-s3');
   const page = await s3Call(c, `list ${placeOf(c, input.prefix)}`, () =>
     client.send(
       new ListObjectsV2Command({
@@ -81,6 +81,7 @@ export async function downloadObject(c: S3Connection, input: { key: string; file
       'S3TooLarge',
     );
   const client = await s3ClientOf(c);
+  const { GetObjectCommand } = await import('@aws-sdk/client-s3');
   const object = await s3Call(c, doing, () => client.send(new GetObjectCommand({ Bucket: c.config.bucket, Key: key })));
   const body = object.Body as Readable;
   if ((object.ContentLength ?? 0) > maxBytes(c)) {
@@ -125,6 +126,7 @@ export async function uploadObject(
   const place = placeOf(c, relativeTarget);
   const mark = stepMark(ctx);
   const client = await s3ClientOf(c);
+  const { HeadObjectCommand, PutObjectCommand } = await import('@aws-sdk/client-s3');
   const answer = { key: relativeTarget, size: file.content.length, file_id: file.id };
 
   // A retried step whose upload got through finds its own mark on the object and does not put it again (in a

@@ -1,7 +1,7 @@
 // "An object was created" by polling: S3 lists by key, not by time, so each poll lists the prefix and reports the
 // objects modified after the cursor. The cursor is the newest LastModified seen and the keys modified at that very
 // moment (S3's clock has whole seconds, and several objects can share one).
-import { ListObjectsV2Command, type _Object } from '@aws-sdk/client-s3';
+import type { _Object } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EventBatch } from '../connector';
 import { placeOf, s3Call, s3ClientOf, type S3Connection } from './client';
@@ -18,6 +18,7 @@ const maxListed = 100_000;
 
 async function listAll(c: S3Connection): Promise<_Object[]> {
   const client = await s3ClientOf(c);
+  const { ListObjectsV2Command } = await import('@aws-sdk/client-s3');
   const objects: _Object[] = [];
   let token: string | undefined;
   do {

@@ -4,14 +4,7 @@
 // refresh of an account's token that Slack refused, and Slack's error codes turned into messages a person can act on.
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  LogLevel,
-  WebAPIHTTPError,
-  WebAPIPlatformError,
-  WebAPIRateLimitedError,
-  WebAPIRequestError,
-  WebClient,
-} from '@slack/web-api';
+import type { WebClient } from '@slack/web-api';
 import type { slackConnector } from '../../../model/connectors/slack';
 import { BlockedAddressError, publicFetch } from '../../tools/ssrf-guard';
 import { clientCache, type OpenedConnection } from '../connector';
@@ -32,9 +25,14 @@ export const tokenOf = (c: SlackConnection) =>
 
 const clients = clientCache<WebClient>(() => undefined);
 
+/** The SDK, loaded with the first client: a service that never calls Slack does not hold it. */
+let sdk: typeof import('@slack/web-api') | undefined;
+
 function clientOf(c: SlackConnection, token: string): Promise<WebClient> {
   const digest = createHash('sha256').update(token).digest('hex').slice(0, 16);
   return clients(`${c.version}:${digest}`, async () => {
+    sdk ??= await import('@slack/web-api');
+    const { LogLevel, WebClient } = sdk;
     return new WebClient(token, {
       slackApiUrl: c.config.api_url,
       // Retries are ours: the client's own would repeat a write after a 5xx or a lost answer.
@@ -86,7 +84,8 @@ function hintOf(code: string, c: SlackConnection, data: Record<string, unknown>)
 
 /** A failure of a Slack call as a step's failure, saying what went wrong and what a person can do. */
 function failureOf(c: SlackConnection, what: string, err: unknown): unknown {
-  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof ApplicationFailure || !sdk) return err; // without the SDK loaded, no Slack call was made
+  const { WebAPIHTTPError, WebAPIPlatformError, WebAPIRequestError } = sdk;
   if (err instanceof WebAPIPlatformError) {
     const code = err.data.error;
     if (authErrors.has(code))
@@ -133,12 +132,12 @@ export async function slack<T>(c: SlackConnection, what: string, call: (client: 
         try {
           return await call(await clientOf(c, token));
         } catch (err) {
-          if (err instanceof WebAPIRateLimitedError) throw new RateLimited('Slack', err.retryAfter);
+          if (sdk && err instanceof sdk.WebAPIRateLimitedError) throw new RateLimited('Slack', err.retryAfter);
           throw err;
         }
       }, what);
     } catch (err) {
-      const code = err instanceof WebAPIPlatformError ? err.data.error : undefined;
+      const code = sdk && err instanceof sdk.WebAPIPlatformError ? err.data.error : undefined;
       if (code && authErrors.has(code) && c.accountToken && !refreshed) {
         refreshed = true;
         token = await c.accountToken({ refresh: true, rejected: token });

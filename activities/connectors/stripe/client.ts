@@ -2,7 +2,7 @@
 // errors as step failures. Stripe keeps an idempotency key's answer for 24 hours and answers a repeat with it, so a
 // step retried with the same key gets the first customer, invoice or refund back instead of a second one.
 import { createHash } from 'node:crypto';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { ApplicationFailure } from '@temporalio/common';
 import type { stripeConnector } from '../../../model/connectors/stripe';
 import { blockedCause, guardedAgents } from '../../tools/ssrf-guard';
@@ -13,7 +13,8 @@ export type StripeConnection = OpenedConnection<typeof stripeConnector>;
 
 async function openClient(c: StripeConnection): Promise<Stripe> {
   const base = c.config.api_base ? new URL(c.config.api_base) : undefined;
-  return new Stripe(c.credentials.secret_key, {
+  const { default: StripeClient } = await import('stripe'); // loaded on first use
+  return new StripeClient(c.credentials.secret_key, {
     // Stripe's own host is a constant; a base the connection names could point inside the operator's network, so
     // every connection goes to a checked address.
     httpAgent: guardedAgents(c.limits.allowHosts)[base?.protocol === 'http:' ? 'http' : 'https'],
