@@ -1430,6 +1430,173 @@ export interface paths {
       };
     };
   };
+  '/members': {
+    get: {
+      parameters: {
+        query?: { limit?: number; cursor?: string };
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['Member'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/members/{userId}': {
+    patch: {
+      parameters: {
+        query?: never;
+        path: { userId: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            role: 'viewer' | 'operator' | 'editor' | 'admin' | 'owner';
+          };
+        };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['Member'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    delete: {
+      parameters: {
+        query?: never;
+        path: { userId: string };
+      };
+      responses: {
+        204: { content?: never };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/invitations': {
+    get: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['Invitation'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    post: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            role: 'viewer' | 'operator' | 'editor' | 'admin' | 'owner';
+            email?: string;
+          };
+        };
+      };
+      responses: {
+        201: { content: { 'application/json': components['schemas']['Invitation'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/invitations/{id}': {
+    delete: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        204: { content?: never };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/audit-log': {
+    get: {
+      parameters: {
+        query?: { action?: string; limit?: number; cursor?: string };
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['AuditEvent'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
   '/me': {
     delete: {
       parameters: {
@@ -1878,173 +2045,6 @@ export interface paths {
         413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/members': {
-    get: {
-      parameters: {
-        query?: { limit?: number; cursor?: string };
-        path?: never;
-      };
-      responses: {
-        200: {
-          content: {
-            'application/json': {
-              data: components['schemas']['Member'][];
-              next_cursor: string | null;
-            };
-          };
-        };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/members/{userId}': {
-    patch: {
-      parameters: {
-        query?: never;
-        path: { userId: string };
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            role: 'viewer' | 'operator' | 'editor' | 'admin' | 'owner';
-          };
-        };
-      };
-      responses: {
-        200: { content: { 'application/json': components['schemas']['Member'] } };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-    delete: {
-      parameters: {
-        query?: never;
-        path: { userId: string };
-      };
-      responses: {
-        204: { content?: never };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/invitations': {
-    get: {
-      parameters: {
-        query?: never;
-        path?: never;
-      };
-      responses: {
-        200: {
-          content: {
-            'application/json': {
-              data: components['schemas']['Invitation'][];
-              next_cursor: string | null;
-            };
-          };
-        };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-    post: {
-      parameters: {
-        query?: never;
-        path?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            role: 'viewer' | 'operator' | 'editor' | 'admin' | 'owner';
-            email?: string;
-          };
-        };
-      };
-      responses: {
-        201: { content: { 'application/json': components['schemas']['Invitation'] } };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/invitations/{id}': {
-    delete: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      responses: {
-        204: { content?: never };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/audit-log': {
-    get: {
-      parameters: {
-        query?: { action?: string; limit?: number; cursor?: string };
-        path?: never;
-      };
-      responses: {
-        200: {
-          content: {
-            'application/json': {
-              data: components['schemas']['AuditEvent'][];
-              next_cursor: string | null;
-            };
-          };
-        };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -3247,57 +3247,6 @@ export interface paths {
       };
     };
   };
-  '/agents/{id}/test-runs': {
-    post: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            version: number;
-            from_run?: string;
-            items?: number[];
-            last?: number;
-          };
-        };
-      };
-      responses: {
-        202: { content: { 'application/json': components['schemas']['Run'] } };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/agents/{id}/test-runs/{runId}': {
-    get: {
-      parameters: {
-        query?: never;
-        path: { id: string; runId: string };
-      };
-      responses: {
-        200: { content: { 'application/json': components['schemas']['TestRunComparison'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
   '/agents/{id}/state-store': {
     get: {
       parameters: {
@@ -3376,6 +3325,110 @@ export interface paths {
       };
       responses: {
         204: { content?: never };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/usage': {
+    get: {
+      parameters: {
+        query?: never;
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              plan: string;
+              runs_this_month: number;
+              runs_per_month: number | null;
+              pending_plan: string | null;
+              plan_changes_at: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/stats/daily': {
+    get: {
+      parameters: {
+        query?: { days?: number; agent_id?: string };
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              days: number;
+              data: components['schemas']['DayStats'][];
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/agents/{id}/test-runs': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            version: number;
+            from_run?: string;
+            items?: number[];
+            last?: number;
+          };
+        };
+      };
+      responses: {
+        202: { content: { 'application/json': components['schemas']['Run'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/agents/{id}/test-runs/{runId}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string; runId: string };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['TestRunComparison'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3637,75 +3690,6 @@ export interface paths {
           };
         };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/agents/{id}/run-links': {
-    get: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      responses: {
-        200: {
-          content: {
-            'application/json': {
-              data: components['schemas']['RunLink'][];
-              next_cursor: string | null;
-            };
-          };
-        };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-    post: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string;
-          };
-        };
-      };
-      responses: {
-        201: { content: { 'application/json': components['schemas']['RunLink'] } };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/run-links/{id}': {
-    delete: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      responses: {
-        204: { content?: never };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -4052,6 +4036,161 @@ export interface paths {
       };
     };
   };
+  '/agents/{id}/run-links': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['RunLink'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name?: string;
+          };
+        };
+      };
+      responses: {
+        201: { content: { 'application/json': components['schemas']['RunLink'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/run-links/{id}': {
+    delete: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        204: { content?: never };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/public/run-links/{token}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { token: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              agent_name: string;
+              description: string;
+              input_format: 'auto' | 'json' | 'csv' | 'tsv' | 'lines' | 'files';
+              accepting: boolean;
+            };
+          };
+        };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/public/run-links/{token}/runs': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { token: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            input: string;
+          };
+        };
+      };
+      responses: {
+        202: { content: { 'application/json': components['schemas']['PublicRun'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/public/run-links/{token}/runs/{runId}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { token: string; runId: string };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['PublicRun'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/public/run-links/{token}/runs/{runId}/files/{fileId}': {
+    get: {
+      parameters: {
+        query?: never;
+        path: { token: string; runId: string; fileId: string };
+      };
+      responses: {
+        200: { content: { 'application/octet-stream': string } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
   '/runs': {
     get: {
       parameters: {
@@ -4286,44 +4425,6 @@ export interface paths {
       };
     };
   };
-  '/runs/{id}/retry': {
-    post: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            items: 'failed' | number[];
-            version?: 'same' | 'current';
-          };
-        };
-      };
-      responses: {
-        202: {
-          content: {
-            'application/json': components['schemas']['Run'] & {
-              retried_items: number[];
-              held_back: components['schemas']['HeldBackItem'][];
-            };
-          };
-        };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
   '/runs/{id}/cancel': {
     post: {
       parameters: {
@@ -4378,6 +4479,106 @@ export interface paths {
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/approvals': {
+    get: {
+      parameters: {
+        query?: {
+          status?: 'pending' | 'approved' | 'rejected' | 'timed_out' | 'escalated' | 'cancelled';
+          run_id?: string;
+          limit?: number;
+          cursor?: string;
+        };
+        path?: never;
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: components['schemas']['Approval'][];
+              next_cursor: string | null;
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/approvals/{id}/decision': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            decision: 'approve' | 'reject' | 'approve_with_edits';
+            arguments?: Record<string, unknown>;
+            comment?: string;
+          };
+        };
+      };
+      responses: {
+        200: { content: { 'application/json': components['schemas']['Approval'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/runs/{id}/retry': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            items: 'failed' | number[];
+            version?: 'same' | 'current';
+          };
+        };
+      };
+      responses: {
+        202: {
+          content: {
+            'application/json': components['schemas']['Run'] & {
+              retried_items: number[];
+              held_back: components['schemas']['HeldBackItem'][];
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
   };
@@ -4446,68 +4647,6 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/approvals': {
-    get: {
-      parameters: {
-        query?: {
-          status?: 'pending' | 'approved' | 'rejected' | 'timed_out' | 'escalated' | 'cancelled';
-          run_id?: string;
-          limit?: number;
-          cursor?: string;
-        };
-        path?: never;
-      };
-      responses: {
-        200: {
-          content: {
-            'application/json': {
-              data: components['schemas']['Approval'][];
-              next_cursor: string | null;
-            };
-          };
-        };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/approvals/{id}/decision': {
-    post: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            decision: 'approve' | 'reject' | 'approve_with_edits';
-            arguments?: Record<string, unknown>;
-            comment?: string;
-          };
-        };
-      };
-      responses: {
-        200: { content: { 'application/json': components['schemas']['Approval'] } };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -4626,6 +4765,42 @@ export interface paths {
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/api-keys/{id}/rotate': {
+    post: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        201: { content: { 'application/json': components['schemas']['ApiKey'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
+  '/api-keys/{id}': {
+    delete: {
+      parameters: {
+        query?: never;
+        path: { id: string };
+      };
+      responses: {
+        204: { content?: never };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -4953,21 +5128,6 @@ export interface paths {
       };
     };
   };
-  '/connections/oauth/callback': {
-    get: {
-      parameters: {
-        query?: { code?: string; state?: string; iss?: string; error?: string; error_description?: string };
-        path?: never;
-      };
-      responses: {
-        302: { content?: never };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
   '/connections/{id}': {
     get: {
       parameters: {
@@ -5127,90 +5287,16 @@ export interface paths {
       };
     };
   };
-  '/api-keys/{id}/rotate': {
-    post: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      responses: {
-        201: { content: { 'application/json': components['schemas']['ApiKey'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/api-keys/{id}': {
-    delete: {
-      parameters: {
-        query?: never;
-        path: { id: string };
-      };
-      responses: {
-        204: { content?: never };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/usage': {
+  '/connections/oauth/callback': {
     get: {
       parameters: {
-        query?: never;
+        query?: { code?: string; state?: string; iss?: string; error?: string; error_description?: string };
         path?: never;
       };
       responses: {
-        200: {
-          content: {
-            'application/json': {
-              plan: string;
-              runs_this_month: number;
-              runs_per_month: number | null;
-              pending_plan: string | null;
-              plan_changes_at: string | null;
-            };
-          };
-        };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/stats/daily': {
-    get: {
-      parameters: {
-        query?: { days?: number; agent_id?: string };
-        path?: never;
-      };
-      responses: {
-        200: {
-          content: {
-            'application/json': {
-              days: number;
-              data: components['schemas']['DayStats'][];
-            };
-          };
-        };
+        302: { content?: never };
         400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
@@ -5345,92 +5431,6 @@ export interface paths {
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/public/run-links/{token}': {
-    get: {
-      parameters: {
-        query?: never;
-        path: { token: string };
-      };
-      responses: {
-        200: {
-          content: {
-            'application/json': {
-              agent_name: string;
-              description: string;
-              input_format: 'auto' | 'json' | 'csv' | 'tsv' | 'lines' | 'files';
-              accepting: boolean;
-            };
-          };
-        };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/public/run-links/{token}/runs': {
-    post: {
-      parameters: {
-        query?: never;
-        path: { token: string };
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            input: string;
-          };
-        };
-      };
-      responses: {
-        202: { content: { 'application/json': components['schemas']['PublicRun'] } };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/public/run-links/{token}/runs/{runId}': {
-    get: {
-      parameters: {
-        query?: never;
-        path: { token: string; runId: string };
-      };
-      responses: {
-        200: { content: { 'application/json': components['schemas']['PublicRun'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/public/run-links/{token}/runs/{runId}/files/{fileId}': {
-    get: {
-      parameters: {
-        query?: never;
-        path: { token: string; runId: string; fileId: string };
-      };
-      responses: {
-        200: { content: { 'application/octet-stream': string } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
   };
@@ -5636,6 +5636,48 @@ export interface paths {
       };
     };
   };
+  '/runs/{id}/source-context': {
+    get: {
+      parameters: {
+        query?: { item?: number };
+        path: { id: string };
+      };
+      responses: {
+        200: {
+          content: {
+            'application/json': {
+              data: {
+                item_seq: number;
+                node_id: string;
+                query: string;
+                passages: components['schemas']['Passage'][];
+                at: string;
+              }[];
+              citations: {
+                item_seq: number;
+                node_id: string;
+                passage_id: string;
+                source: string;
+                version: number;
+                page: number | null;
+                paragraph: number;
+                citation_url: string;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+      };
+    };
+  };
   '/skills': {
     get: {
       parameters: {
@@ -5799,48 +5841,6 @@ export interface paths {
                 kind: 'user' | 'platform';
                 version: number | null;
                 steps: number;
-              }[];
-              next_cursor: string | null;
-            };
-          };
-        };
-        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-        500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
-      };
-    };
-  };
-  '/runs/{id}/source-context': {
-    get: {
-      parameters: {
-        query?: { item?: number };
-        path: { id: string };
-      };
-      responses: {
-        200: {
-          content: {
-            'application/json': {
-              data: {
-                item_seq: number;
-                node_id: string;
-                query: string;
-                passages: components['schemas']['Passage'][];
-                at: string;
-              }[];
-              citations: {
-                item_seq: number;
-                node_id: string;
-                passage_id: string;
-                source: string;
-                version: number;
-                page: number | null;
-                paragraph: number;
-                citation_url: string;
               }[];
               next_cursor: string | null;
             };

@@ -3,6 +3,7 @@
 // work with the console's session cookie, not API keys: an API key belongs to a workspace, not to a person.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
+import { jsonSchema, nullable, obj, ref, ts, type Route } from '../openapi-schemas';
 import type { Knex } from 'knex';
 import * as OTPAuth from 'otpauth';
 import { bodies, password } from '../request-bodies';
@@ -26,7 +27,7 @@ import {
 import { recordAccountAudit, recordAudit } from '../../db/audit';
 import { accountErasureId, markAccountDeleted, restoreAccount } from '../../db/account-deletion';
 import type { accountErasure } from '../../workflows/account-erasure';
-import { permissionsOf, roleRank, type Role } from '../../db/roles';
+import { permissionsOf, roleRank, roles, type Role } from '../../db/roles';
 import type { SecretBox } from '../../db/secret-box';
 import { tokenHash } from '../../db/tokens';
 import { createWorkspace } from '../../db/workspaces';
@@ -514,3 +515,186 @@ async function openInvitation(knex: Knex, token: string) {
     expires_at: Date;
   };
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const accountRouteDocs: Route[] = [
+  {
+    method: 'delete',
+    path: '/me',
+    id: 'deleteAccount',
+    summary:
+      'Delete your account (needs the password): it and the workspaces you alone own become inaccessible at once, recoverable until erase_at, then erased',
+    scope: 'session',
+    body: jsonSchema(bodies.passwordOnly),
+    ok: {
+      202: obj({
+        status: { const: 'deleted' },
+        erase_at: ts,
+        workspaces_deleted: { type: 'array', items: { type: 'string', format: 'uuid' } },
+      }),
+    },
+    errors: [403, 422],
+  },
+  {
+    method: 'post',
+    path: '/auth/recover',
+    id: 'recoverAccount',
+    summary: 'Recover a deleted account within its recovery period, with its email and password; signs in',
+    scope: 'public',
+    body: jsonSchema(bodies.recoverAccount),
+    ok: { 200: ref('SignedIn') },
+    errors: [400, 401, 409, 410, 415, 422],
+  },
+  {
+    method: 'post',
+    path: '/auth/signup',
+    id: 'signUp',
+    summary: 'Create an account and its own workspace (owner), and sign in',
+    scope: 'public',
+    body: jsonSchema(bodies.signUp),
+    ok: { 201: ref('SignedIn') },
+    errors: [400, 409, 415, 422],
+  },
+  {
+    method: 'post',
+    path: '/auth/login',
+    id: 'signIn',
+    summary: 'Sign in with email and password (and a TOTP or recovery code when two-factor is on); throttled',
+    scope: 'public',
+    body: jsonSchema(bodies.signIn),
+    ok: { 200: ref('SignedIn') },
+    errors: [400, 401, 403, 415, 422, 429],
+  },
+  {
+    method: 'post',
+    path: '/auth/password-reset',
+    id: 'requestPasswordReset',
+    summary: 'Email a one-hour reset link (the same answer whether or not the address has an account)',
+    scope: 'public',
+    body: jsonSchema(bodies.requestPasswordReset),
+    ok: { 202: obj({ status: { type: 'string' }, detail: { type: 'string' } }) },
+    errors: [400, 415, 422],
+  },
+  {
+    method: 'post',
+    path: '/auth/password-reset/confirm',
+    id: 'resetPassword',
+    summary: 'Set a new password with a reset link; every session of the account ends',
+    scope: 'public',
+    body: jsonSchema(bodies.confirmPasswordReset),
+    ok: { 204: null },
+    errors: [400, 410, 415, 422],
+  },
+  {
+    method: 'post',
+    path: '/auth/logout',
+    id: 'signOut',
+    summary: 'End this session',
+    scope: 'session',
+    ok: { 204: null },
+  },
+  {
+    method: 'post',
+    path: '/auth/logout-everywhere',
+    id: 'signOutEverywhere',
+    summary: 'End every session of the account',
+    scope: 'session',
+    ok: { 204: null },
+  },
+  {
+    method: 'get',
+    path: '/me',
+    id: 'getMe',
+    summary: 'The signed-in person, their workspaces and roles',
+    scope: 'session',
+    ok: { 200: ref('Me') },
+  },
+  {
+    method: 'put',
+    path: '/me/workspace',
+    id: 'switchWorkspace',
+    summary: 'Work in another of your workspaces',
+    scope: 'session',
+    body: jsonSchema(bodies.switchWorkspace),
+    ok: { 200: ref('Me') },
+    errors: [404, 422],
+  },
+  {
+    method: 'post',
+    path: '/workspaces',
+    id: 'createWorkspace',
+    summary: 'A new workspace you own (the Free plan allows one)',
+    scope: 'session',
+    body: jsonSchema(bodies.createWorkspace),
+    ok: { 201: ref('Me') },
+    errors: [403, 422],
+  },
+  {
+    method: 'post',
+    path: '/me/password',
+    id: 'changePassword',
+    summary: 'Change your password; your other sessions end',
+    scope: 'session',
+    body: jsonSchema(bodies.changePassword),
+    ok: { 204: null },
+    errors: [403, 422],
+  },
+  {
+    method: 'post',
+    path: '/me/two-factor',
+    id: 'startTwoFactor',
+    summary: 'Begin two-factor setup: a TOTP secret and its otpauth:// URL',
+    scope: 'session',
+    ok: { 200: obj({ secret: { type: 'string' }, otpauth_url: { type: 'string' } }) },
+  },
+  {
+    method: 'post',
+    path: '/me/two-factor/confirm',
+    id: 'confirmTwoFactor',
+    summary: 'Turn two-factor on with a first code; answers ten one-time recovery codes (shown once)',
+    scope: 'session',
+    body: jsonSchema(bodies.totpCode),
+    ok: { 200: obj({ recovery_codes: { type: 'array', items: { type: 'string' } } }) },
+    errors: [409, 422],
+  },
+  {
+    method: 'delete',
+    path: '/me/two-factor',
+    id: 'disableTwoFactor',
+    summary: 'Turn two-factor off (needs the password)',
+    scope: 'session',
+    body: jsonSchema(bodies.passwordOnly),
+    ok: { 204: null },
+    errors: [403, 422],
+  },
+  {
+    method: 'get',
+    path: '/public/invitations/{token}',
+    id: 'openInvitation',
+    summary: 'What an invitation link offers',
+    scope: 'public',
+    ok: {
+      200: obj({
+        workspace_name: { type: 'string' },
+        role: { enum: [...roles] },
+        email: nullable({ type: 'string' }),
+        expires_at: ts,
+      }),
+    },
+    errors: [404, 410],
+  },
+  {
+    method: 'post',
+    path: '/public/invitations/{token}/accept',
+    id: 'acceptInvitation',
+    summary: 'Join: as the signed-in person, or with an email and password (an existing account or a new one)',
+    scope: 'public',
+    // A signed-in person accepts as themselves with an empty body; otherwise email and password name the account.
+    body: {
+      ...jsonSchema(bodies.acceptInvitation.partial()),
+      anyOf: [{ required: ['email', 'password'] }, { maxProperties: 0 }],
+    },
+    ok: { 200: ref('SignedIn') },
+    errors: [400, 401, 403, 404, 410, 415, 422],
+  },
+];

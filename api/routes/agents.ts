@@ -1,4 +1,5 @@
 import { Router, type Request, type RequestHandler } from 'express';
+import { anyObject, jsonSchema, list, nullable, obj, ref, runBody, ts, type Route } from '../openapi-schemas';
 import {
   deleteAgent,
   getAgentHint,
@@ -19,7 +20,7 @@ import { resumePositions } from '../../schedules/event-marks';
 import { deleteState, getState, listState, putState, StateConflictError } from '../../db/state-store';
 import { planStatus, runsThisMonth, type Workspace } from '../../db/workspaces';
 import { planLimits } from '../../model/plan';
-import type { AgentSpec } from '../../model/agent';
+import { agentSpecSchema, type AgentSpec } from '../../model/agent';
 import { jsonDiff } from '../json-diff';
 import { createAgentWithinPlan } from '../agent-creation';
 import { bodies } from '../request-bodies';
@@ -319,3 +320,220 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const agentRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/agents',
+    id: 'listAgents',
+    summary: 'Agents of the workspace',
+    scope: 'read',
+    ok: { 200: list(ref('Agent')) },
+  },
+  {
+    method: 'post',
+    path: '/agents',
+    id: 'createAgent',
+    summary: 'Create an agent (Draft, version 1)',
+    scope: 'manage',
+    body: jsonSchema(agentSpecSchema),
+    ok: { 201: ref('Agent') },
+    errors: [403, 422],
+  },
+  {
+    method: 'post',
+    path: '/agents/import',
+    id: 'importAgent',
+    summary: 'Import an exported agent as a Draft',
+    scope: 'manage',
+    body: jsonSchema(agentSpecSchema),
+    ok: { 201: ref('Agent') },
+    errors: [403, 422],
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}',
+    id: 'getAgent',
+    summary: 'An agent with the spec of its current version',
+    scope: 'read',
+    ok: { 200: ref('Agent') },
+  },
+  {
+    method: 'put',
+    path: '/agents/{id}',
+    id: 'updateAgent',
+    summary: 'Save a new version',
+    scope: 'manage',
+    body: jsonSchema(agentSpecSchema),
+    ok: { 200: ref('Agent') },
+    errors: [422],
+  },
+  {
+    method: 'delete',
+    path: '/agents/{id}',
+    id: 'deleteAgent',
+    summary: 'Delete an agent and its schedules',
+    scope: 'manage',
+    ok: { 204: null },
+  },
+  {
+    method: 'post',
+    path: '/agents/{id}/duplicate',
+    id: 'duplicateAgent',
+    summary: 'A Draft copy',
+    scope: 'manage',
+    ok: { 201: ref('Agent') },
+    errors: [403],
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/diff',
+    id: 'diffVersions',
+    summary: 'Changes between two versions (?from=&to=)',
+    scope: 'read',
+    ok: {
+      200: obj({
+        from: { type: 'integer' },
+        to: { type: 'integer' },
+        changes: {
+          type: 'array',
+          description: 'Each changed path, with its value before and after (absent on the side without it).',
+          items: obj({ path: { type: 'string' }, from: {}, to: {} }, ['path']),
+        },
+      }),
+    },
+    errors: [400],
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/versions',
+    id: 'listVersions',
+    summary: 'Saved versions, newest first',
+    scope: 'read',
+    ok: { 200: list(obj({ version: { type: 'integer' }, created_at: ts })) },
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/versions/{version}',
+    id: 'getVersion',
+    summary: 'One saved version',
+    scope: 'read',
+    ok: { 200: obj({ version: { type: 'integer' }, spec: anyObject }) },
+  },
+  {
+    method: 'post',
+    path: '/agents/{id}/versions/{version}/restore',
+    id: 'restoreVersion',
+    summary: 'Save an old version again as the newest',
+    scope: 'manage',
+    ok: { 200: ref('Agent') },
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/export',
+    id: 'exportAgent',
+    summary: 'The spec as a JSON file',
+    scope: 'read',
+    ok: { 200: anyObject },
+  },
+  {
+    method: 'post',
+    path: '/agents/{id}/state',
+    id: 'setAgentState',
+    summary: 'Move through the lifecycle',
+    scope: 'manage',
+    body: jsonSchema(bodies.setAgentState),
+    ok: { 200: ref('Agent') },
+    errors: [409, 422],
+  },
+  {
+    method: 'post',
+    path: '/agents/{id}/run',
+    id: 'runAgent',
+    summary: 'Start a run of a Live agent (spec §4); Idempotency-Key supported',
+    scope: 'run',
+    body: runBody,
+    ok: { 202: ref('Run') },
+    errors: [409, 422, 429, 503],
+  },
+  {
+    method: 'post',
+    path: '/agents/{id}/manual-run',
+    id: 'runAgentManually',
+    summary: 'The same start, recorded as manual',
+    scope: 'run',
+    body: runBody,
+    ok: { 202: ref('Run') },
+    errors: [409, 422, 429, 503],
+  },
+  {
+    method: 'post',
+    path: '/agents/{id}/test-run',
+    id: 'testRunAgent',
+    summary: 'A test run, in any state',
+    scope: 'manage',
+    body: runBody,
+    ok: { 202: ref('Run') },
+    errors: [422, 429, 503],
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/state-store',
+    id: 'listState',
+    summary: "The agent's durable key/value entries by key (?limit=&cursor=)",
+    scope: 'read',
+    ok: { 200: list(ref('StateEntry')) },
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/state-store/{key}',
+    id: 'getState',
+    summary: 'One entry',
+    scope: 'read',
+    ok: { 200: ref('StateEntry') },
+  },
+  {
+    method: 'put',
+    path: '/agents/{id}/state-store/{key}',
+    id: 'putState',
+    summary: 'Set an entry (expected_version for optimistic concurrency)',
+    scope: 'manage',
+    body: jsonSchema(bodies.putState),
+    ok: { 200: ref('StateEntry') },
+    errors: [409, 422],
+  },
+  {
+    method: 'delete',
+    path: '/agents/{id}/state-store/{key}',
+    id: 'deleteState',
+    summary: 'Remove an entry',
+    scope: 'manage',
+    ok: { 204: null },
+  },
+  {
+    method: 'get',
+    path: '/usage',
+    id: 'getUsage',
+    summary: 'Plan and runs this month',
+    scope: 'read',
+    ok: {
+      200: obj({
+        plan: { type: 'string' },
+        runs_this_month: { type: 'integer' },
+        runs_per_month: nullable({ type: 'integer' }),
+        pending_plan: nullable({ type: 'string' }),
+        plan_changes_at: nullable(ts),
+      }),
+    },
+  },
+  {
+    method: 'get',
+    path: '/stats/daily',
+    id: 'dailyStats',
+    summary: 'Per day: runs by status, items, durations, cost (?days=&agent_id=)',
+    scope: 'read',
+    ok: { 200: obj({ days: { type: 'integer' }, data: { type: 'array', items: ref('DayStats') } }) },
+    errors: [400],
+  },
+];

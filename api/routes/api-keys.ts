@@ -1,6 +1,7 @@
 // API keys of the caller's workspace: listed without secrets, created and rotated with the key shown once,
 // revoked at once.
 import { Router } from 'express';
+import { jsonSchema, list, ref, type Route } from '../openapi-schemas';
 import { bodies } from '../request-bodies';
 import { createApiKey, listApiKeys, listApiKeysPage, revokeApiKey, type ApiKeyRecord } from '../../db/api-keys';
 import { auditRequest } from '../audit-request';
@@ -52,3 +53,41 @@ export function apiKeyRoutes(deps: RouteDeps): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const apiKeyRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/api-keys',
+    id: 'listApiKeys',
+    summary: 'API keys of the workspace, oldest first, never their secrets (?limit=&cursor=)',
+    scope: 'admin',
+    ok: { 200: list(ref('ApiKey')) },
+  },
+  {
+    method: 'post',
+    path: '/api-keys',
+    id: 'createApiKey',
+    summary: 'A new key (shown once)',
+    scope: 'admin',
+    body: jsonSchema(bodies.createApiKey),
+    ok: { 201: ref('ApiKey') },
+    errors: [422],
+  },
+  {
+    method: 'post',
+    path: '/api-keys/{id}/rotate',
+    id: 'rotateApiKey',
+    summary: 'Replace a key (the old one stops at once)',
+    scope: 'admin',
+    ok: { 201: ref('ApiKey') },
+  },
+  {
+    method: 'delete',
+    path: '/api-keys/{id}',
+    id: 'revokeApiKey',
+    summary: 'Revoke a key',
+    scope: 'admin',
+    ok: { 204: null },
+  },
+];

@@ -1,6 +1,7 @@
 // Chat Mode over HTTP: a caller's conversations with the assistant, and a question answered as server-sent events
 // (its text as it streams, each tool call and result, then the stored message with links to the runs it relies on).
 import { Router, type Request } from 'express';
+import { jsonSchema, nullable, obj, ref, sse, type Route } from '../openapi-schemas';
 import { getAgent } from '../../db/agents';
 import { appendExchange, createConversation, getConversation, listConversations, listMessages } from '../../db/chat';
 import type { ConversationRow, MessageRow } from '../../db/chat';
@@ -167,3 +168,73 @@ const titleOf = (text: string) => {
   const line = text.trim().split('\n')[0];
   return line.length > 80 ? `${line.slice(0, 77)}…` : line;
 };
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const chatRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/chat/conversations',
+    id: 'listConversations',
+    summary:
+      "Chat Mode: the caller's conversations, most recently active first (?limit=&cursor=), and whether a model is configured",
+    scope: 'read',
+    ok: {
+      200: obj({
+        data: { type: 'array', items: ref('Conversation') },
+        next_cursor: nullable({ type: 'string' }),
+        model: ref('ChatModel'),
+      }),
+    },
+  },
+  {
+    method: 'post',
+    path: '/chat/conversations',
+    id: 'createConversation',
+    summary: 'Chat Mode: begin a conversation, optionally about one agent',
+    scope: 'read',
+    body: jsonSchema(bodies.createConversation),
+    ok: { 201: { allOf: [ref('Conversation'), obj({ messages: { type: 'array', maxItems: 0 } })] } },
+  },
+  {
+    method: 'get',
+    path: '/chat/conversations/{id}',
+    id: 'getConversation',
+    summary: 'Chat Mode: a conversation with its messages, their tool calls, linked runs and usage',
+    scope: 'read',
+    ok: {
+      200: {
+        allOf: [
+          ref('Conversation'),
+          obj({ messages: { type: 'array', items: ref('ChatMessage') }, model: ref('ChatModel') }),
+        ],
+      },
+    },
+  },
+  {
+    method: 'post',
+    path: '/chat/conversations/{id}/messages',
+    id: 'askChat',
+    summary:
+      'Chat Mode: ask the assistant; the answer streams as server-sent events. It can read and run agents and decide approvals (each by your role), never change configuration. 503 when no model is configured.',
+    scope: 'read',
+    body: jsonSchema(bodies.askChat),
+    ok: {
+      200: sse(
+        'Server-sent events: `text` pieces as they stream, `tool_call` and `tool_result`, then `message` (or `error`)',
+        {
+          text: obj({ text: { type: 'string' } }),
+          tool_call: obj({ id: { type: 'string' }, name: { type: 'string' }, input: {} }),
+          tool_result: obj({
+            id: { type: 'string' },
+            name: { type: 'string' },
+            is_error: { type: 'boolean' },
+            run_ids: { type: 'array', items: { type: 'string' } },
+          }),
+          message: obj({ conversation: ref('Conversation'), question: ref('ChatMessage'), answer: ref('ChatMessage') }),
+          error: obj({ status: { type: 'integer' }, code: { type: 'string' }, detail: { type: 'string' } }),
+        },
+      ),
+    },
+    errors: [503],
+  },
+];

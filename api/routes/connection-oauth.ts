@@ -3,6 +3,7 @@
 // sealed with the connection. The state is stored hashed and the code verifier sealed, each used once, as for single
 // sign-on (api/sso.ts). Removing a connection revokes its tokens at the provider (RFC 7009).
 import { Router, type Request } from 'express';
+import type { Route } from '../openapi-schemas';
 import type { Knex } from 'knex';
 import * as oidc from 'openid-client';
 import { recordAudit } from '../../db/audit';
@@ -195,3 +196,16 @@ export function connectionOAuthPublicRoutes(deps: ConnectionOAuthDeps): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const connectionOAuthRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/connections/oauth/callback',
+    id: 'finishConnectionAuthorization',
+    summary:
+      "OAuth 2.0: the provider's redirect back (code and state); seals the tokens and redirects to the console's /integrations with ?connected= or ?connection_error=",
+    scope: 'public',
+    ok: { 302: null },
+  },
+];

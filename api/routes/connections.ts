@@ -1,6 +1,7 @@
 // Integrations: the workspace's connections. Creating or changing one tests it first, so a connection that is
 // listed works; its credentials are sealed at once and never answered, logged or audited.
 import { Router } from 'express';
+import { jsonSchema, list, obj, ref, type Route } from '../openapi-schemas';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import {
@@ -408,3 +409,156 @@ export function connectionRoutes(
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const connectionRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/connectors',
+    id: 'listConnectors',
+    summary:
+      'The kinds of system connections can be made to (email, cloud storage, team chat, CRM, payments, calendar, warehouse): their settings, tools and events',
+    scope: 'read',
+    ok: { 200: list(ref('Connector')) },
+  },
+  {
+    method: 'get',
+    path: '/mcp-servers',
+    id: 'listMcpServers',
+    summary:
+      'The MCP servers the operator declares (CADRE_MCP_STDIO_SERVERS), which the workers start and speak to over stdio: a connection of transport stdio names one; their commands and environments are not shown',
+    scope: 'read',
+    ok: { 200: list(ref('McpServer')) },
+  },
+  {
+    method: 'get',
+    path: '/connections',
+    id: 'listConnections',
+    summary: 'Integrations: the connections of the workspace by name, never their credentials (?limit=&cursor=)',
+    scope: 'read',
+    ok: { 200: list(ref('Connection')) },
+  },
+  {
+    method: 'post',
+    path: '/connections',
+    id: 'createConnection',
+    summary:
+      'Connect a system (a PostgreSQL or MySQL/MariaDB database, an MCP server, a REST API from its OpenAPI document, an OAuth 2.0 account): tested before it is saved; credentials sealed. An oauth2 connection is saved pending_authorization with a one-time authorization_url',
+    scope: 'admin',
+    body: jsonSchema(bodies.createConnection),
+    ok: {
+      201: {
+        allOf: [
+          ref('Connection'),
+          {
+            type: 'object',
+            properties: {
+              authorization_url: {
+                type: 'string',
+                description:
+                  'oauth2: where a person signs in at the provider and grants access (one use, ten minutes); the provider sends the browser back to /v1/connections/oauth/callback',
+              },
+            },
+          },
+        ],
+      },
+    },
+    errors: [409, 422],
+  },
+  {
+    method: 'post',
+    path: '/connections/{id}/authorize',
+    id: 'authorizeConnection',
+    summary: 'OAuth 2.0: a new one-time authorization_url, to authorize the account (again) at the provider',
+    scope: 'admin',
+    ok: { 200: obj({ authorization_url: { type: 'string' } }) },
+    errors: [404, 409, 422],
+  },
+  {
+    method: 'get',
+    path: '/connections/{id}',
+    id: 'getConnection',
+    summary: 'One connection',
+    scope: 'read',
+    ok: { 200: ref('Connection') },
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: '/connections/{id}/document',
+    id: 'getConnectionDocument',
+    summary:
+      "A REST API (openapi) connection's OpenAPI document, as it was fetched or given (connections answer only its summary); 409 not_openapi for other kinds",
+    scope: 'read',
+    ok: { 200: { type: 'object', description: 'The OpenAPI 3.x document.' } },
+    errors: [404, 409],
+  },
+  {
+    method: 'patch',
+    path: '/connections/{id}',
+    id: 'updateConnection',
+    summary: 'Change settings or credentials (tested before they replace the old ones)',
+    scope: 'admin',
+    body: jsonSchema(bodies.updateConnection),
+    ok: { 200: ref('Connection') },
+    errors: [404, 422],
+  },
+  {
+    method: 'delete',
+    path: '/connections/{id}',
+    id: 'deleteConnection',
+    summary:
+      'Remove a connection (an oauth2 one revokes its tokens at the provider first); runs that use it afterwards fail that step, saying so',
+    scope: 'admin',
+    ok: { 204: null },
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: '/connections/{id}/tools',
+    id: 'listConnectionTools',
+    summary:
+      "The tools agents can call through a connection: an MCP server's as it last listed them (`listed_at`; never asked with a read-only caller's request: 409 tools_not_listed until someone who may manage connections has listed them, which a manager's first read does), or a database's sql.* tools",
+    scope: 'read',
+    ok: { 200: list(ref('ConnectionTool')) },
+    errors: [404, 409, 422],
+  },
+  {
+    method: 'post',
+    path: '/connections/{id}/tools/refresh',
+    id: 'refreshConnectionTools',
+    summary:
+      "Ask an MCP server for its tools now, with the connection's stored headers, and keep the list (422 connection_failed with the reason when it cannot be reached)",
+    scope: 'manage',
+    ok: { 200: list(ref('ConnectionTool')) },
+    errors: [404, 422],
+  },
+  {
+    method: 'post',
+    path: '/connections/{id}/test',
+    id: 'testConnection',
+    summary: 'Connect now and report; a failure marks the connection failing',
+    scope: 'admin',
+    ok: {
+      200: obj(
+        {
+          ok: { type: 'boolean' },
+          server_version: { type: 'string' },
+          tools: {
+            type: 'array',
+            items: { type: 'string' },
+            description: "an MCP server's tools, or a REST API's operations",
+          },
+          found: {
+            type: 'array',
+            items: { type: 'string' },
+            description: "what the connection reaches: a warehouse's tables, a mailbox's folders, a bucket's prefixes",
+          },
+          detail: { type: 'string' },
+        },
+        ['ok'],
+      ),
+    },
+    errors: [404],
+  },
+];

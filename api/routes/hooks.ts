@@ -3,6 +3,7 @@
 // only HTTP knows (signature, body, rate limit, the form's fields) and hands the delivery to
 // services/triggers/deliveries.ts, which refuses, filters, batches or starts its run through the one door.
 import express, { Router, type RequestHandler, type Response } from 'express';
+import { anyObject, obj, ref, type Route } from '../openapi-schemas';
 import type { SecretBox } from '../../db/secret-box';
 import { findTriggerWithAgentState } from '../../db/triggers';
 import { formConfigSchema, validateSubmission, webhookConfigSchema } from '../../model/trigger';
@@ -142,3 +143,57 @@ function countDelivery(source: 'webhook' | 'form'): RequestHandler {
     next();
   };
 }
+
+/** A delivery that started its run, or (a micro-batching trigger) was stored to join the next batch's run. */
+const hookAccepted = {
+  oneOf: [
+    obj({ status: { const: 'started' }, run_id: { type: 'string', format: 'uuid' }, run: ref('Run') }),
+    obj({
+      status: { const: 'accepted' },
+      delivery_id: { type: 'string', format: 'uuid' },
+      run_id: { type: 'null' },
+      run: { type: 'null' },
+    }),
+  ],
+};
+/** A webhook delivery or form submission that the trigger's filter conditions turned away. */
+const filteredOut = obj({ status: { const: 'filtered_out' }, run: { type: 'null' }, detail: { type: 'string' } });
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const hookRouteDocs: Route[] = [
+  {
+    method: 'post',
+    path: '/hooks/{id}',
+    id: 'deliverWebhook',
+    summary: 'A webhook delivery (Standard Webhooks signature: webhook-id, webhook-timestamp, webhook-signature)',
+    scope: 'public',
+    body: anyObject,
+    ok: {
+      202: hookAccepted,
+      200: filteredOut,
+    },
+    errors: [400, 401, 404, 409, 413, 422, 429, 503],
+  },
+  {
+    method: 'get',
+    path: '/forms/{id}',
+    id: 'getForm',
+    summary: "A form trigger's public definition",
+    scope: 'public',
+    ok: { 200: ref('FormDefinition') },
+    errors: [404],
+  },
+  {
+    method: 'post',
+    path: '/forms/{id}/submissions',
+    id: 'submitForm',
+    summary: 'Submit a form (422 names each field; rate limited per client)',
+    scope: 'public',
+    body: anyObject,
+    ok: {
+      202: hookAccepted,
+      200: filteredOut,
+    },
+    errors: [400, 404, 409, 413, 415, 422, 429, 503],
+  },
+];

@@ -1,7 +1,9 @@
 // The Inbox as the API shows it: an agent's address and threads (newest activity first, each with its last message
 // and the runs its requests started), and a thread's messages in order, each inbound one with its run's status.
 import { Router } from 'express';
+import { nullable, obj, ref, ts, type Route } from '../openapi-schemas';
 import { ensureInboxLocalPart, getThread, listThreads, threadMessages, type InboxMessage } from '../../db/inbox';
+import { runStatuses } from '../../db/runs';
 import { requirePermission } from '../auth';
 import { loadAgent } from '../loaders';
 import { ApiError } from '../problem';
@@ -91,3 +93,65 @@ export function inboxRoutes(deps: RouteDeps & { inboxDomain?: string }): Router 
 
   return r;
 }
+
+/** An Inbox thread's connected mailbox (an email.received trigger's), which its replies go out from. */
+const mailboxOfThread = {
+  ...nullable({ type: 'string' }),
+  description:
+    "the connected mailbox the thread's mail came through, which replies are sent from; null: the agent's address",
+};
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const inboxRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/agents/{id}/inbox',
+    id: 'listInboxThreads',
+    summary:
+      "The agent's Inbox: its address and its threads, newest activity first (?limit=&cursor=), each with its last message and the runs its requests started",
+    scope: 'read',
+    ok: {
+      200: obj({
+        address: { type: 'string' },
+        data: {
+          type: 'array',
+          items: obj({
+            id: { type: 'string', format: 'uuid' },
+            agent_id: { type: 'string', format: 'uuid' },
+            subject: { type: 'string' },
+            connection: mailboxOfThread,
+            created_at: ts,
+            last_message_at: ts,
+            message_count: { type: 'integer' },
+            last_message: nullable(ref('InboxMessage')),
+            runs: {
+              type: 'array',
+              items: obj({ id: { type: 'string', format: 'uuid' }, status: { enum: [...runStatuses] } }),
+            },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
+    },
+  },
+  {
+    method: 'get',
+    path: '/inbox/threads/{id}',
+    id: 'getInboxThread',
+    summary: "An Inbox thread's messages in order, requests with the run each started, and the agent's replies",
+    scope: 'read',
+    ok: {
+      200: obj({
+        id: { type: 'string', format: 'uuid' },
+        agent_id: { type: 'string', format: 'uuid' },
+        agent_name: { type: 'string' },
+        address: { type: 'string' },
+        connection: mailboxOfThread,
+        subject: { type: 'string' },
+        created_at: ts,
+        last_message_at: ts,
+        messages: { type: 'array', items: ref('InboxMessage') },
+      }),
+    },
+  },
+];

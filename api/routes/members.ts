@@ -2,6 +2,7 @@
 // and the audit log. Admins manage members; only an owner hands out or takes away ownership, and a workspace
 // always keeps one owner.
 import { Router, type Request } from 'express';
+import { jsonSchema, list, nullable, obj, ref, ts, type Route } from '../openapi-schemas';
 import { bodies } from '../request-bodies';
 import { listMembers, listMembersPage } from '../../db/accounts';
 import { listAudit } from '../../db/audit';
@@ -152,3 +153,85 @@ export function memberRoutes(deps: AccountDeps): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const memberRouteDocs: Route[] = [
+  {
+    method: 'put',
+    path: '/workspace/plan',
+    id: 'changePlan',
+    summary: "Change the workspace's plan (owner): an upgrade at once, a downgrade at the end of the billing period",
+    scope: 'owner',
+    body: jsonSchema(bodies.changePlan),
+    ok: {
+      200: obj({
+        plan: { type: 'string' },
+        pending_plan: nullable({ type: 'string' }),
+        plan_changes_at: nullable(ts),
+      }),
+    },
+    errors: [422],
+  },
+  {
+    method: 'get',
+    path: '/members',
+    id: 'listMembers',
+    summary: 'Members of the workspace and their roles, in the order they joined (?limit=&cursor=)',
+    scope: 'read',
+    ok: { 200: list(ref('Member')) },
+  },
+  {
+    method: 'patch',
+    path: '/members/{userId}',
+    id: 'changeMemberRole',
+    summary: "Change a member's role (only an owner grants or removes ownership; one owner always remains)",
+    scope: 'admin',
+    body: jsonSchema(bodies.changeRole),
+    ok: { 200: ref('Member') },
+    errors: [409, 422],
+  },
+  {
+    method: 'delete',
+    path: '/members/{userId}',
+    id: 'removeMember',
+    summary: 'Remove a member from the workspace',
+    scope: 'admin',
+    ok: { 204: null },
+    errors: [409],
+  },
+  {
+    method: 'get',
+    path: '/invitations',
+    id: 'listInvitations',
+    summary: 'Invitations of the workspace',
+    scope: 'admin',
+    ok: { 200: list(ref('Invitation')) },
+  },
+  {
+    method: 'post',
+    path: '/invitations',
+    id: 'createInvitation',
+    summary: 'Invite by link (emailed too when an address is given and SMTP is configured); valid 7 days, once',
+    scope: 'admin',
+    body: jsonSchema(bodies.createInvitation),
+    ok: { 201: ref('Invitation') },
+    errors: [422],
+  },
+  {
+    method: 'delete',
+    path: '/invitations/{id}',
+    id: 'revokeInvitation',
+    summary: 'Withdraw an open invitation',
+    scope: 'admin',
+    ok: { 204: null },
+  },
+  {
+    method: 'get',
+    path: '/audit-log',
+    id: 'listAuditEvents',
+    summary: 'Security and configuration events, newest first (Professional and Enterprise plans)',
+    scope: 'admin',
+    ok: { 200: list(ref('AuditEvent')) },
+    errors: [400],
+  },
+];

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { jsonSchema, obj, ref, type Route } from '../openapi-schemas';
 import { requirePermission } from '../auth';
 import { retryRun } from '../retry-service';
 import { runJson } from '../serialize';
@@ -19,3 +20,28 @@ export function retryRoutes(deps: RouteDeps): Router {
   });
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const retryRouteDocs: Route[] = [
+  {
+    method: 'post',
+    path: '/runs/{id}/retry',
+    id: 'retryRun',
+    summary:
+      'Retry failed items in a new run (linked by `retry_of`/`retried_by`); items whose call may have acted are held back',
+    scope: 'run',
+    body: jsonSchema(bodies.retryRun),
+    ok: {
+      202: {
+        allOf: [
+          ref('Run'),
+          obj({
+            retried_items: { type: 'array', items: { type: 'integer' } },
+            held_back: { type: 'array', items: ref('HeldBackItem') },
+          }),
+        ],
+      },
+    },
+    errors: [409, 422, 429, 503],
+  },
+];

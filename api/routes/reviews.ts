@@ -2,6 +2,7 @@
 // reviewer's decision on one: accept (as it is, or with an edited output), reject with a reason, or send it on
 // to a named node. The decision reaches the workflow holding the item as an update, which applies it.
 import { Router } from 'express';
+import { jsonSchema, list, ref, type Route } from '../openapi-schemas';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { getVersion } from '../../db/agents';
 import { getReview, listReviews } from '../../db/reviews';
@@ -85,3 +86,27 @@ export function reviewRoutes(deps: RouteDeps): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const reviewRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/reviews',
+    id: 'listReviews',
+    summary: 'The review queue: items flagged for review, oldest first (?status=pending&agent_id=&run_id=)',
+    scope: 'read',
+    ok: { 200: list(ref('Review')) },
+    errors: [400],
+  },
+  {
+    method: 'post',
+    path: '/reviews/{id}/decision',
+    id: 'decideReview',
+    summary:
+      'Decide a flagged item: accept (it goes on from the flag node, or is done with `output`), reject with a `reason` (it fails), or send_to a `node_id`',
+    scope: 'run',
+    body: jsonSchema(bodies.decideReview),
+    ok: { 200: ref('Review') },
+    errors: [404, 409, 422],
+  },
+];

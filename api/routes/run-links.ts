@@ -2,6 +2,7 @@
 // their results, with no edit rights. The token opens this agent's run page and the runs started from it;
 // nothing else of the workspace is visible or reachable with it.
 import { Router } from 'express';
+import { jsonSchema, list, obj, ref, runBody, type Route } from '../openapi-schemas';
 import { getAgent, getVersion, type AgentRow } from '../../db/agents';
 import { createRunLink, findRunLink, listRunLinks, revokeRunLink, type RunLink } from '../../db/run-links';
 import { getFile, getRun, type RunRecord } from '../../db/runs';
@@ -160,3 +161,77 @@ export function publicRunRoutes(deps: RunLinkDeps): Router {
   });
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const runLinkRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/agents/{id}/run-links',
+    id: 'listRunLinks',
+    summary: 'Run Mode links',
+    scope: 'read',
+    ok: { 200: list(ref('RunLink')) },
+  },
+  {
+    method: 'post',
+    path: '/agents/{id}/run-links',
+    id: 'createRunLink',
+    summary: 'A Run Mode link (token shown once)',
+    scope: 'manage',
+    body: jsonSchema(bodies.createRunLink),
+    ok: { 201: ref('RunLink') },
+    errors: [422],
+  },
+  {
+    method: 'delete',
+    path: '/run-links/{id}',
+    id: 'revokeRunLink',
+    summary: 'Revoke a Run Mode link',
+    scope: 'manage',
+    ok: { 204: null },
+  },
+  {
+    method: 'get',
+    path: '/public/run-links/{token}',
+    id: 'openRunLink',
+    summary: 'Run Mode: what the link opens',
+    scope: 'public',
+    ok: {
+      200: obj({
+        agent_name: { type: 'string' },
+        description: { type: 'string' },
+        input_format: { enum: ['auto', 'json', 'csv', 'tsv', 'lines', 'files'] },
+        accepting: { type: 'boolean', description: 'Whether the agent is live.' },
+      }),
+    },
+    errors: [403, 404],
+  },
+  {
+    method: 'post',
+    path: '/public/run-links/{token}/runs',
+    id: 'startPublicRun',
+    summary: 'Run Mode: start a run',
+    scope: 'public',
+    body: runBody,
+    ok: { 202: ref('PublicRun') },
+    errors: [400, 403, 404, 409, 413, 415, 422, 429, 503],
+  },
+  {
+    method: 'get',
+    path: '/public/run-links/{token}/runs/{runId}',
+    id: 'getPublicRun',
+    summary: 'Run Mode: a run started from the link',
+    scope: 'public',
+    ok: { 200: ref('PublicRun') },
+    errors: [403, 404],
+  },
+  {
+    method: 'get',
+    path: '/public/run-links/{token}/runs/{runId}/files/{fileId}',
+    id: 'downloadPublicRunFile',
+    summary: 'Run Mode: a file of the run',
+    scope: 'public',
+    ok: { 200: 'file' },
+    errors: [403, 404],
+  },
+];

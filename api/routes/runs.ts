@@ -1,9 +1,11 @@
 import { Router } from 'express';
+import { jsonSchema, list, nullable, obj, ref, ts, type Route } from '../openapi-schemas';
 import {
   getApproval,
   getFile,
   endedRunStatuses,
   getRun,
+  itemStatuses,
   listApprovals,
   listApprovalsOfRun,
   listItems,
@@ -170,3 +172,197 @@ export function runRoutes(deps: RouteDeps): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const runRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/runs',
+    id: 'listRuns',
+    summary: 'Runs, newest first (?agent_id=&status=&trigger=&from=&to=&cursor=)',
+    scope: 'read',
+    ok: { 200: list(ref('Run')) },
+    errors: [400],
+  },
+  {
+    method: 'get',
+    path: '/runs/{id}',
+    id: 'getRun',
+    summary: 'A run with node activity, approvals, outputs and files',
+    scope: 'read',
+    ok: {
+      200: {
+        allOf: [
+          ref('Run'),
+          obj({
+            node_activity: {
+              type: 'array',
+              items: obj({
+                node_id: { type: 'string' },
+                kind: { type: 'string' },
+                items_in: { type: 'integer' },
+                items_done: { type: 'integer' },
+                items_failed: { type: 'integer' },
+                started_at: ts,
+                ended_at: nullable(ts),
+              }),
+            },
+            approvals: { type: 'array', items: ref('Approval') },
+            retried_by: {
+              type: 'array',
+              items: { type: 'string', format: 'uuid' },
+              description: 'The runs that retry this run’s failed items, newest first.',
+            },
+            item_sources: {
+              type: 'array',
+              description: 'For a retry or a test run on past items: the runs its items come from, and which.',
+              items: obj({
+                run_id: { type: 'string', format: 'uuid' },
+                items: { type: 'array', items: { type: 'integer' } },
+              }),
+            },
+            retry: obj({
+              failed_items: { type: 'integer', description: 'Failed items no retry has taken yet.' },
+              retryable_items: { type: 'array', items: { type: 'integer' } },
+              held_back_items: {
+                type: 'array',
+                items: { type: 'integer' },
+                description:
+                  'Failed items a retry leaves out: a call of theirs may have acted with no answer recorded.',
+              },
+            }),
+            outputs: { type: 'array', items: obj({ node_id: { type: 'string' }, data: {} }) },
+            files: {
+              type: 'array',
+              items: obj({
+                id: { type: 'string', format: 'uuid' },
+                name: { type: 'string' },
+                content_type: { type: 'string' },
+                size: { type: 'integer' },
+                created_at: ts,
+                url: { type: 'string' },
+              }),
+            },
+          }),
+        ],
+      },
+    },
+  },
+  {
+    method: 'get',
+    path: '/runs/{id}/items',
+    id: 'listRunItems',
+    summary: 'Items with output and error (?status=&cursor=&from_seq=)',
+    scope: 'read',
+    ok: {
+      200: list(
+        obj(
+          {
+            seq: { type: 'integer' },
+            status: { enum: [...itemStatuses] },
+            data: {},
+            output: {},
+            error: nullable({ type: 'string' }),
+            node_id: nullable({ type: 'string' }),
+            reasoning: nullable({ type: 'array', description: "The model's reasoning steps, when it reasoned." }),
+            usage: nullable({ type: 'object' }),
+          },
+          ['seq', 'status', 'data', 'output', 'error', 'node_id', 'reasoning', 'usage'],
+        ),
+      ),
+    },
+    errors: [400],
+  },
+  {
+    method: 'get',
+    path: '/runs/{id}/logs',
+    id: 'listRunLogs',
+    summary: 'Log lines, oldest first',
+    scope: 'read',
+    ok: {
+      200: list(
+        obj({
+          seq: { type: 'integer' },
+          at: ts,
+          level: { type: 'string' },
+          node_id: nullable({ type: 'string' }),
+          item_seq: nullable({ type: 'integer' }),
+          message: { type: 'string' },
+        }),
+      ),
+    },
+    errors: [400],
+  },
+  {
+    method: 'get',
+    path: '/runs/{id}/events',
+    id: 'runEvents',
+    summary: 'Live progress as server-sent events',
+    scope: 'read',
+    ok: { 200: 'events' },
+  },
+  {
+    method: 'get',
+    path: '/runs/{id}/files/{fileId}',
+    id: 'downloadRunFile',
+    summary: 'A file the run made',
+    scope: 'read',
+    ok: { 200: 'file' },
+  },
+  {
+    method: 'get',
+    path: '/runs/{id}/approvals',
+    id: 'listRunApprovals',
+    summary: 'Approvals of a run',
+    scope: 'read',
+    ok: { 200: list(ref('Approval')) },
+  },
+  {
+    method: 'post',
+    path: '/runs/{id}/cancel',
+    id: 'cancelRun',
+    summary: 'Cancel a run: answers what the cancel did (`cancelling`, or `cancelled` once its workflow has ended)',
+    scope: 'run',
+    ok: { 202: ref('CancelledRun') },
+    errors: [409],
+  },
+  {
+    method: 'post',
+    path: '/runs/{id}/pause',
+    id: 'pauseRun',
+    summary:
+      'Pause a run: steps under way finish, nothing new starts, approvals can still be decided; answers the run `paused` (a paused run answers as it is)',
+    scope: 'run',
+    ok: { 202: ref('Run') },
+    errors: [409],
+  },
+  {
+    method: 'post',
+    path: '/runs/{id}/resume',
+    id: 'resumeRun',
+    summary:
+      'Resume a paused run where it stopped; answers the run `running` or `needs_review` (a run not paused answers as it is)',
+    scope: 'run',
+    ok: { 202: ref('Run') },
+    errors: [409],
+  },
+  {
+    method: 'get',
+    path: '/approvals',
+    id: 'listApprovals',
+    summary: 'Approvals of the workspace or of one run, oldest first (?status=&run_id=&limit=&cursor=; at most 500)',
+    scope: 'read',
+    ok: { 200: list(ref('Approval')) },
+    errors: [400],
+  },
+  {
+    method: 'post',
+    path: '/approvals/{id}/decision',
+    id: 'decideApproval',
+    summary: 'Approve, reject or approve with edits',
+    scope: 'run',
+    body: jsonSchema(bodies.decideApproval),
+    ok: { 200: ref('Approval') },
+    errors: [409, 422],
+  },
+];

@@ -2,6 +2,7 @@
 // adds a version), attached to agents by name and loaded into their model steps; the built-in platform skills;
 // and which skills each item's model step used (run details).
 import { Router } from 'express';
+import { jsonSchema, nullable, obj, ref, ts, type Route } from '../openapi-schemas';
 import {
   addSkillVersion,
   agentsUsingSkills,
@@ -16,6 +17,7 @@ import {
 } from '../../db/skills';
 import { getRun } from '../../db/runs';
 import { platformSkills } from '../../model/platform-skills';
+import { connectionKinds } from '../../model/connection';
 import { maxSkillBytes } from '../../model/skill';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
@@ -152,3 +154,113 @@ export function skillRoutes(deps: RouteDeps): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const skillRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/skills',
+    id: 'listSkills',
+    summary:
+      "The workspace's skills (not archived) by name with their newest version (?limit=&cursor=), and the built-in platform skills",
+    scope: 'read',
+    ok: {
+      200: obj({
+        data: { type: 'array', items: ref('Skill') },
+        platform: {
+          type: 'array',
+          description:
+            'Built-in skills: a model step offered one of its tools gets it in its context (connection kinds for reference).',
+          items: obj({
+            name: { type: 'string' },
+            description: { type: 'string' },
+            tools: { type: 'array', items: { type: 'string' } },
+            connection_kinds: { type: 'array', items: { enum: [...connectionKinds] } },
+            content: { type: 'string' },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
+    },
+  },
+  {
+    method: 'post',
+    path: '/skills',
+    id: 'uploadSkill',
+    summary: `Upload a skill (Markdown or text, at most ${maxSkillBytes / 1000} kB); a name that exists adds a version, which runs started from then on use`,
+    scope: 'manage',
+    body: jsonSchema(bodies.uploadSkill),
+    ok: { 201: ref('Skill') },
+  },
+  {
+    method: 'get',
+    path: '/skills/{id}',
+    id: 'getSkill',
+    summary: 'A skill with all its versions (archived ones too)',
+    scope: 'read',
+    ok: { 200: ref('Skill') },
+  },
+  {
+    method: 'get',
+    path: '/skills/{id}/versions/{version}',
+    id: 'getSkillVersion',
+    summary: "A version's content",
+    scope: 'read',
+    ok: {
+      200: {
+        ...obj({
+          name: { type: 'string' },
+          version: { type: 'integer' },
+          description: { type: 'string' },
+          size: { type: 'integer' },
+          sha256: { type: 'string' },
+          created_by: { type: 'string' },
+          created_at: ts,
+          links: obj({ content: { type: 'string' } }),
+          content: { type: 'string' },
+        }),
+      },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/skills/{id}',
+    id: 'deleteSkill',
+    summary:
+      'Archive a skill: runs already started keep it, later runs of agents listing it fail their model steps, saying so; uploading it again brings it back',
+    scope: 'manage',
+    ok: { 204: null },
+  },
+  {
+    method: 'get',
+    path: '/runs/{id}/skill-context',
+    id: 'getRunSkillContext',
+    summary: "The skills each item's model steps had in their context, with versions (?item=<seq>)",
+    scope: 'read',
+    ok: {
+      200: obj({
+        data: {
+          type: 'array',
+          items: obj({
+            item_seq: { type: 'integer' },
+            node_id: { type: 'string' },
+            skills: { type: 'array', items: ref('SkillUsed') },
+            at: ts,
+          }),
+        },
+        skills: {
+          type: 'array',
+          description: 'Each skill (and version) the run used, with how many model steps loaded it.',
+          items: obj({
+            name: { type: 'string' },
+            kind: { enum: ['user', 'platform'] },
+            version: nullable({ type: 'integer' }),
+            steps: { type: 'integer' },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
+    },
+    errors: [400],
+  },
+];

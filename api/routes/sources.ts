@@ -1,6 +1,7 @@
 // Sources: upload files (several at once) or a URL, follow indexing, replace by uploading under the same name,
 // search, and open citations (the passage, its page picture and the boxes of the text on it).
 import { Router, type Request } from 'express';
+import { jsonSchema, list, nullable, obj, ref, ts, type Route } from '../openapi-schemas';
 import { retrieve } from '../../activities/sources/retrieval';
 import { EmbeddingProviderError } from '../../activities/sources/voyage-embedder';
 import {
@@ -329,3 +330,142 @@ export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const sourceRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/sources',
+    id: 'listSources',
+    summary: 'Sources of the workspace by name, with their newest version (?limit=&cursor=)',
+    scope: 'read',
+    ok: { 200: list(ref('Source')) },
+  },
+  {
+    method: 'post',
+    path: '/sources',
+    id: 'addSources',
+    summary: 'Upload files (several at once) or a URL; a name that exists adds a version that replaces it',
+    scope: 'manage',
+    bodyContent: {
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          properties: {
+            name: {
+              ...jsonSchema(sourceName),
+              description: 'One source of all the files; without it, one per file.',
+            },
+            files: { type: 'array', items: { type: 'string', format: 'binary' }, maxItems: 20 },
+          },
+          required: ['files'],
+        },
+      },
+      'application/json': { schema: jsonSchema(bodies.addSourceUrl) },
+    },
+    ok: { 202: obj({ data: { type: 'array', items: ref('Source') } }) },
+    errors: [403],
+  },
+  {
+    method: 'get',
+    path: '/sources/{id}',
+    id: 'getSource',
+    summary: 'A source with all its versions and documents',
+    scope: 'read',
+    ok: { 200: ref('Source') },
+  },
+  {
+    method: 'delete',
+    path: '/sources/{id}',
+    id: 'deleteSource',
+    summary: 'Delete a source, its versions and passages',
+    scope: 'manage',
+    ok: { 204: null },
+  },
+  {
+    method: 'get',
+    path: '/sources/{id}/versions/{version}/passages',
+    id: 'listSourceVersionPassages',
+    summary: "A version's passages in document order (archived versions too); ?limit, ?cursor",
+    scope: 'read',
+    ok: {
+      200: list(
+        obj({
+          passage_id: { type: 'string' },
+          document: { type: 'string' },
+          page: nullable({ type: 'integer' }),
+          paragraph: { type: 'integer' },
+          part: { type: 'integer' },
+          text: { type: 'string' },
+          citation_url: { type: 'string' },
+        }),
+      ),
+    },
+    errors: [400],
+  },
+  {
+    method: 'post',
+    path: '/sources/search',
+    id: 'searchSources',
+    summary:
+      'Search sources as a retrieve node does (current versions); a named source the workspace lacks is 422 unknown_sources, naming it',
+    scope: 'read',
+    body: jsonSchema(bodies.searchSources),
+    ok: { 200: obj({ data: { type: 'array', items: ref('Passage') } }) },
+    errors: [502],
+  },
+  {
+    method: 'get',
+    path: '/passages/{id}',
+    id: 'openCitation',
+    summary: 'A citation: the passage, its page, paragraph and boxes',
+    scope: 'read',
+    ok: { 200: ref('Citation') },
+  },
+  {
+    method: 'get',
+    path: '/passages/{id}/page-image',
+    id: 'getCitationPageImage',
+    summary: "The passage's page as a picture (?highlight=true draws its boxes)",
+    scope: 'read',
+    ok: { 200: 'file' },
+  },
+  {
+    method: 'get',
+    path: '/runs/{id}/source-context',
+    id: 'getRunSourceContext',
+    summary: "What each item's retrieval found, and the citations of its answer that were kept (?item=<seq>)",
+    scope: 'read',
+    ok: {
+      200: obj({
+        data: {
+          type: 'array',
+          items: obj({
+            item_seq: { type: 'integer' },
+            node_id: { type: 'string' },
+            query: { type: 'string' },
+            passages: { type: 'array', items: ref('Passage') },
+            at: ts,
+          }),
+        },
+        citations: {
+          type: 'array',
+          description:
+            "Passages the model cited in an item's answer that the item had retrieved; a citation of anything else is dropped from the answer and logged on the run.",
+          items: obj({
+            item_seq: { type: 'integer' },
+            node_id: { type: 'string' },
+            passage_id: { type: 'string' },
+            source: { type: 'string' },
+            version: { type: 'integer' },
+            page: nullable({ type: 'integer' }),
+            paragraph: { type: 'integer' },
+            citation_url: { type: 'string' },
+          }),
+        },
+        next_cursor: nullable({ type: 'string' }),
+      }),
+    },
+    errors: [400],
+  },
+];

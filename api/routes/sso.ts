@@ -2,6 +2,7 @@
 // it back (a session, joining the workspace with its default role when new). Workspace admins on the Enterprise
 // plan set the provider up.
 import { Router, type Request, type Response } from 'express';
+import { jsonSchema, obj, ref, type Route } from '../openapi-schemas';
 import { bodies } from '../request-bodies';
 import { addMember, createSession, createUser, findUserByEmail, membership } from '../../db/accounts';
 import { recordAudit } from '../../db/audit';
@@ -160,3 +161,60 @@ export function ssoConfigRoutes(deps: AccountDeps): Router {
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const ssoRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/auth/sso/discover',
+    id: 'discoverSso',
+    summary: "Single sign-on: the workspace whose provider signs in this email's domain (?email=)",
+    scope: 'public',
+    ok: { 200: obj({ workspace_id: { type: 'string', format: 'uuid' }, start_url: { type: 'string' } }) },
+    errors: [400, 404],
+  },
+  {
+    method: 'get',
+    path: '/auth/sso/{workspaceId}/start',
+    id: 'startSso',
+    summary: "Single sign-on: redirects to the workspace's OpenID Connect provider (PKCE, state, nonce)",
+    scope: 'public',
+    ok: { 302: null },
+    errors: [404, 422, 502],
+  },
+  {
+    method: 'get',
+    path: '/auth/sso/callback',
+    id: 'finishSso',
+    summary:
+      "Single sign-on: the provider's redirect back; signs in and redirects to the console (or to /login with the reason)",
+    scope: 'public',
+    ok: { 302: null },
+  },
+  {
+    method: 'get',
+    path: '/workspace/sso',
+    id: 'getSso',
+    summary: 'The single sign-on provider of the workspace (never its secret)',
+    scope: 'admin',
+    ok: { 200: ref('SsoSettings') },
+  },
+  {
+    method: 'put',
+    path: '/workspace/sso',
+    id: 'configureSso',
+    summary: 'Set up single sign-on with an OpenID Connect provider (Enterprise plan; checked by discovery)',
+    scope: 'admin',
+    body: jsonSchema(bodies.configureSso),
+    ok: { 200: ref('SsoSettings') },
+    errors: [409, 422],
+  },
+  {
+    method: 'delete',
+    path: '/workspace/sso',
+    id: 'removeSso',
+    summary: 'Turn single sign-on off',
+    scope: 'admin',
+    ok: { 204: null },
+  },
+];

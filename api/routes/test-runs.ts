@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { jsonSchema, ref, type Route } from '../openapi-schemas';
 import { getRun } from '../../db/runs';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
@@ -25,3 +26,25 @@ export function testRunRoutes(deps: RouteDeps): Router {
   });
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const testRunRouteDocs: Route[] = [
+  {
+    method: 'post',
+    path: '/agents/{id}/test-runs',
+    id: 'startTestRunOnPastItems',
+    summary: 'Test a version on past items, in test mode (tools that act elsewhere only plan their effect)',
+    scope: 'manage',
+    body: jsonSchema(bodies.startTestRun),
+    ok: { 202: ref('Run') },
+    errors: [409, 422, 429, 503],
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/test-runs/{runId}',
+    id: 'getTestRunOnPastItems',
+    summary: 'A test run on past items compared item by item with the runs they came from',
+    scope: 'read',
+    ok: { 200: ref('TestRunComparison') },
+  },
+];

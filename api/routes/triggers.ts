@@ -1,10 +1,11 @@
 // Managing an agent's triggers (schedules, webhooks, forms, chains) and reading its activity timeline.
 import { Router } from 'express';
+import { jsonSchema, list, obj, ref, ts, type Route } from '../openapi-schemas';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import type { AgentRow } from '../../db/agents';
 import { listEvents } from '../../db/timeline';
 import { getTrigger, listTriggers, setTriggerSecret, type TriggerRow } from '../../db/triggers';
-import { scheduleConfigSchema } from '../../model/trigger';
+import { scheduleConfigSchema, triggerInputSchema } from '../../model/trigger';
 import { requirePermission } from '../auth';
 import { loadAgent as loadAgentOr404 } from '../loaders';
 import { ApiError } from '../problem';
@@ -126,3 +127,99 @@ export function triggerRoutes(deps: TriggerServiceDeps & { bodyLimit: string }):
 
   return r;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const triggerRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/agents/{id}/triggers',
+    id: 'listTriggers',
+    summary: 'Schedules, webhooks, forms and chains of the agent',
+    scope: 'read',
+    ok: { 200: list(ref('Trigger')) },
+  },
+  {
+    method: 'post',
+    path: '/agents/{id}/triggers',
+    id: 'createTrigger',
+    summary: 'Add a trigger',
+    scope: 'manage',
+    body: jsonSchema(triggerInputSchema),
+    ok: { 201: ref('Trigger') },
+    errors: [422],
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/timeline',
+    id: 'agentTimeline',
+    summary: 'Activity timeline, newest first',
+    scope: 'read',
+    ok: { 200: list(ref('TimelineEvent')) },
+    errors: [400],
+  },
+  {
+    method: 'get',
+    path: '/triggers/{id}',
+    id: 'getTrigger',
+    summary: 'A trigger',
+    scope: 'read',
+    ok: { 200: ref('Trigger') },
+  },
+  {
+    method: 'put',
+    path: '/triggers/{id}',
+    id: 'updateTrigger',
+    summary: 'Change a trigger',
+    scope: 'manage',
+    body: jsonSchema(triggerInputSchema),
+    ok: { 200: ref('Trigger') },
+    errors: [422],
+  },
+  {
+    method: 'delete',
+    path: '/triggers/{id}',
+    id: 'deleteTrigger',
+    summary: 'Remove a trigger (and its schedule)',
+    scope: 'manage',
+    ok: { 204: null },
+  },
+  {
+    method: 'post',
+    path: '/triggers/{id}/rotate-secret',
+    id: 'rotateWebhookSecret',
+    summary: 'A new webhook signing secret (shown once)',
+    scope: 'manage',
+    ok: { 200: ref('Trigger') },
+    errors: [409],
+  },
+  {
+    method: 'post',
+    path: '/triggers/{id}/fire',
+    id: 'fireSchedule',
+    summary: 'Run a schedule now',
+    scope: 'run',
+    ok: { 202: obj({ fired: { type: 'boolean' }, trigger_id: { type: 'string' } }) },
+    errors: [409, 503],
+  },
+  {
+    method: 'post',
+    path: '/schedules/preview',
+    id: 'previewSchedule',
+    summary: 'Description and next fire times of a schedule',
+    scope: 'read',
+    body: jsonSchema(scheduleConfigSchema),
+    ok: {
+      200: obj({
+        description: { type: 'string' },
+        policies: { type: 'string' },
+        timezone: { type: 'string' },
+        next_fire_times: {
+          type: 'array',
+          items: ts,
+          description: "Temporal's own: a paused throwaway schedule with this spec, described and deleted.",
+        },
+      }),
+    },
+    errors: [422],
+  },
+];

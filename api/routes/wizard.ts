@@ -3,6 +3,7 @@
 // agents API's test-run route) lets go Ready (its state route). Each step is a small route over one wizard
 // session; generation calls the model from the web process (services/wizard/model-client.ts says why).
 import { Router, type Request } from 'express';
+import { jsonSchema, nullable, obj, ref, type Route } from '../openapi-schemas';
 import { addVersion } from '../../db/sources';
 import { getAgent } from '../../db/agents';
 import {
@@ -264,3 +265,116 @@ function nameFromGoal(goal: string): string {
   const line = goal.split('\n')[0].trim();
   return line.length <= 80 ? line : `${line.slice(0, 77)}…`;
 }
+
+/** What these routes take and answer: their part of the OpenAPI document (api/openapi.ts). */
+export const wizardRouteDocs: Route[] = [
+  {
+    method: 'get',
+    path: '/wizard/starters',
+    id: 'listWizardStarters',
+    summary:
+      'What the creation wizard can start from without generating: a blank agent and the shipped examples, and whether a model is configured',
+    scope: 'read',
+    ok: {
+      200: obj({
+        model: obj({ available: { type: 'boolean' }, reason: nullable({ type: 'string' }) }),
+        starters: {
+          type: 'array',
+          items: obj({
+            id: { type: 'string' },
+            name: { type: 'string' },
+            description: { type: 'string' },
+            needs_model: { type: 'boolean' },
+          }),
+        },
+      }),
+    },
+  },
+  {
+    method: 'post',
+    path: '/wizard/sessions',
+    id: 'startWizard',
+    summary: 'Start creating an agent with the wizard: the goal, and files for context (each becomes a source)',
+    scope: 'manage',
+    bodyContent: {
+      'application/json': { schema: jsonSchema(bodies.startWizard) },
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          properties: {
+            goal: (jsonSchema(bodies.startWizard).properties as Record<string, unknown>).goal,
+            files: { type: 'array', items: { type: 'string', format: 'binary' }, maxItems: 20 },
+          },
+          required: ['goal'],
+        },
+      },
+    },
+    ok: { 201: ref('WizardSession') },
+  },
+  {
+    method: 'get',
+    path: '/wizard/sessions/{id}',
+    id: 'getWizardSession',
+    summary: 'A wizard session: what it has gathered and generated, its conversation with the model and its cost',
+    scope: 'read',
+    ok: { 200: ref('WizardSession') },
+  },
+  {
+    method: 'post',
+    path: '/wizard/sessions/{id}/questions',
+    id: 'generateWizardQuestions',
+    summary: 'Generate clarifying questions from the goal (409 without a model)',
+    scope: 'manage',
+    ok: { 200: ref('WizardSession') },
+    errors: [409, 502],
+  },
+  {
+    method: 'post',
+    path: '/wizard/sessions/{id}/answers',
+    id: 'answerWizardQuestions',
+    summary:
+      "Answer the questions (in their order); generates the instructions' six parts and the integrations they need",
+    scope: 'manage',
+    body: jsonSchema(bodies.answerWizard),
+    ok: { 200: ref('WizardSession') },
+    errors: [409, 502],
+  },
+  {
+    method: 'put',
+    path: '/wizard/sessions/{id}/instructions',
+    id: 'editWizardInstructions',
+    summary: 'Save the instructions as edited (and the integrations, when given)',
+    scope: 'manage',
+    body: jsonSchema(bodies.editWizardInstructions),
+    ok: { 200: ref('WizardSession') },
+    errors: [409],
+  },
+  {
+    method: 'post',
+    path: '/wizard/sessions/{id}/workflow',
+    id: 'buildWizardWorkflow',
+    summary:
+      'Generate the workflow graph, validated as the agents API validates (one corrective retry; 422 when still invalid), or take a starter',
+    scope: 'manage',
+    body: jsonSchema(bodies.buildWizardWorkflow),
+    ok: { 200: ref('WizardSession') },
+    errors: [409, 502],
+  },
+  {
+    method: 'post',
+    path: '/wizard/sessions/{id}/agent',
+    id: 'createWizardAgent',
+    summary: 'Create the Draft agent from the session; a successful test run then lets it go Ready',
+    scope: 'manage',
+    ok: { 201: ref('Agent') },
+    errors: [409, 422],
+  },
+  {
+    method: 'get',
+    path: '/agents/{id}/creation-history',
+    id: 'getAgentCreationHistory',
+    summary: 'The wizard session that created the agent: goal, answers, generated steps and the conversation',
+    scope: 'read',
+    ok: { 200: ref('WizardSession') },
+  },
+];

@@ -141,7 +141,7 @@ export async function startApi(
     /** Serves GET /metrics for this bearer token (CADRE_METRICS_TOKEN). */
     metricsToken?: string;
   } = {},
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<{ url: string; app: ReturnType<typeof createApp>; close(): Promise<void> }> {
   const app = createApp({
     knex: h.stack.knex,
     temporal: opts.temporal ?? h.client,
@@ -169,6 +169,7 @@ export async function startApi(
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
+    app,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
