@@ -7,7 +7,7 @@ import WordExtractor from 'word-extractor';
 import * as XLSX from '@e965/xlsx';
 import { OfficeParser, type OfficeContentNode } from 'officeparser';
 import * as yauzl from 'yauzl';
-import { UnreadableDocumentError } from './formats';
+import { UnreadableDocumentError } from '../../services/sources/formats';
 import { rowsToParagraphs } from './extract-text';
 import { blockTexts, dom } from './html-blocks';
 import type { Extraction, Paragraph } from './layout';

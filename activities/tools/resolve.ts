@@ -13,7 +13,7 @@ import type { ToolContext } from './tool-context';
 import { mcpClientResolver, openApiResolver } from '../connectors/connections';
 import { listMcpTools, type McpSession } from '../connectors/mcp/client';
 import { readOnlyMessage, sqlConnectionWrites, sqlWriteTools } from '../connectors/sql/writes';
-import { openApiBaseUrl, openApiOperations } from '../connectors/openapi/document';
+import { openApiBaseUrl, openApiOperations } from '../../model/openapi-document';
 import { callOpenApiOperation } from '../connectors/openapi/call';
 import { oauthFetch } from '../connectors/oauth/tokens';
 import type { ActivityDeps } from '../deps';

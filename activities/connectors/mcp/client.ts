@@ -6,16 +6,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpCredentials, StoredMcpConfig } from '../../../model/connection';
+import type { McpCredentials, McpLimits, McpStdio, StoredMcpConfig } from '../../../model/connection';
 import { publicFetch } from '../../tools/ssrf-guard';
-import { McpStdioSetupError, ServerProcessTransport, type McpStdio } from './stdio';
-
-export interface McpLimits {
-  /** Hosts reachable although private or internal (CADRE_HTTP_ALLOW_HOSTS). */
-  allowHosts: readonly string[];
-  /** The stdio servers the operator declares (CADRE_MCP_STDIO_SERVERS) and how they run; unset → none. */
-  mcpStdio?: McpStdio;
-}
+import { McpStdioSetupError, ServerProcessTransport } from './stdio';
 
 export class McpSetupError extends Error {}
 
