@@ -1,7 +1,8 @@
 // activities/ (DESIGN.md "Top-level layout"): everything with side effects that a workflow schedules, as
 // factories taking their dependencies, all gathered here for the worker: model and tool calls, connectors,
 // sources and retrieval, run persistence. Thin adapters: decisions belong to model/ or services/. They import
-// model/, db/, services/ and from workflows/ only contracts.ts; never api/.
+// model/, db/, services/ and from workflows/ only contracts.ts; never api/. The web process uses some of them too
+// (connection checks, OAuth providers, retrieval, page pictures, mail), handed to the API by scripts/api-adapters.ts.
 import type { ActivityDeps } from './deps';
 import { withHeartbeats } from './heartbeat';
 import { createApprovalActivities } from './approvals';

@@ -1,7 +1,8 @@
 // api/ (DESIGN.md "Top-level layout"): HTTP only. Express app, auth, validation, problem details, thin routes
-// (routes/) that call services/, the OpenAPI document and its generated client (client/). The use cases (chat,
-// wizard, inbox, approvals) live in services/; the run service, run dispatch and trigger service move there with
-// issue 32 part 1. No route imports activities/ (test/unit/layering.test.ts lists the arrows still to remove).
+// (routes/) that call services/, the OpenAPI document and its generated client (client/). The use cases (runs,
+// triggers, chat, wizard, inbox, approvals) live in services/. Nothing here imports activities/: what the API reaches
+// through the worker's code (connection checks, OAuth providers, source search, page pictures, mail) comes in as
+// `adapters` (services/adapters.ts), built by the composition root (scripts/api-adapters.ts).
 //
 // The web process's Express app: /v1 API, health checks, then the SvelteKit console (mounted last).
 import { randomUUID } from 'node:crypto';
@@ -26,7 +27,8 @@ import { publicRunRoutes, runLinkRoutes } from './routes/run-links';
 import { sourceRoutes } from './routes/sources';
 import { connectionRoutes } from './routes/connections';
 import { connectionOAuthPublicRoutes } from './routes/connection-oauth';
-import type { ConnectorLimits } from '../activities/connectors/connector';
+import type { ConnectorLimits } from '../model/connection';
+import type { Adapters } from '../services/adapters';
 import { skillRoutes } from './routes/skills';
 import { inboxRoutes } from './routes/inbox';
 import { accountRoutes } from './routes/accounts';
@@ -42,6 +44,8 @@ import { metricsHandler } from '../services/telemetry/metrics-http';
 
 export interface AppDeps extends RouteDeps {
   secrets: SecretBox;
+  /** What the API reaches through the worker's code, built by the composition root (scripts/api-adapters.ts). */
+  adapters: Adapters;
   /** Sends password resets and invitations; unset → links are shown or printed instead. */
   smtp?: SmtpSettings;
   /** How long a deleted account can be recovered (CADRE_ACCOUNT_RECOVERY_SECONDS). */

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
-import { touchApiKey, verifyApiKey, type ApiKeyRecord } from '../db/api-keys';
+import { touchApiKey, verifyApiKey } from '../db/api-keys';
 import {
   csrfMatches,
   currentMembership,
@@ -14,26 +14,15 @@ import {
   type Session,
   type User,
 } from '../db/accounts';
-import { roleAllows, scopesAllow, type Permission, type Role } from '../db/roles';
+import { roleAllows, scopesAllow, type Permission } from '../db/roles';
 import type { Workspace } from '../db/workspaces';
+import type { Caller } from '../services/caller';
 import { ApiError } from './problem';
 import { TokenBuckets } from './rate-limit';
 
 export const sessionCookie = 'cadre_session';
 export const csrfCookie = 'cadre_csrf';
 export const csrfHeader = 'x-csrf-token';
-
-export interface Caller {
-  workspace: Workspace;
-  /** Set when an API key made the call. */
-  key?: ApiKeyRecord;
-  /** Set when a person signed in to the console made the call. */
-  user?: User;
-  role?: Role;
-  session?: Session;
-  /** Names the caller in timelines and the audit log: `API key "ci"` or an email address. */
-  actor: string;
-}
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -211,12 +200,6 @@ export function authenticate(knex: Knex, rateLimit = 0, budgetScope = ''): Reque
     req.auth = await callerFromSession(knex, req);
     next();
   };
-}
-
-/** Whether the caller's key scopes or role allow `needed` (for a choice inside a route; requirePermission refuses). */
-export function callerMay(caller: Pick<Caller, 'key' | 'role'>, needed: Permission): boolean {
-  if (caller.key) return scopesAllow(caller.key.scopes, needed);
-  return caller.role !== undefined && roleAllows(caller.role, needed);
 }
 
 export function requirePermission(needed: Permission): RequestHandler {

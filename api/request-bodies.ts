@@ -87,7 +87,7 @@ export const bodies = {
     },
     { error: 'the body must be a JSON object {"input": "..."}' },
   ),
-  /** A retry of a run's failed items (api/retry-service.ts). */
+  /** A retry of a run's failed items (services/runs/retry.ts). */
   retryRun: z.object(
     {
       items: z
@@ -100,7 +100,7 @@ export const bodies = {
     },
     { error: 'the body must be a JSON object {"items": "failed"} or {"items": [item numbers]}' },
   ),
-  /** A test of a version on past items (api/test-run-service.ts). */
+  /** A test of a version on past items (services/runs/test-run.ts). */
   startTestRun: z.object(
     {
       version: z.number().int().min(1).max(2_147_483_647).describe('The agent version to test.'),

@@ -10,7 +10,7 @@ import {
   maxBytesFor,
   maxDocumentBytes,
   type Format,
-} from '../activities/sources/formats';
+} from '../services/sources/formats';
 import { ApiError } from './problem';
 import { checkBody } from './validation';
 

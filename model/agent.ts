@@ -1,5 +1,6 @@
 // model/ (DESIGN.md "Top-level layout"): pure zod schemas and types of agents, nodes, policy, triggers, plans,
-// connections and tools; the node-graph interpreter (interpreter.ts: conditions, templates, next node); prices.
+// connections and tools; the node-graph interpreter (interpreter.ts: conditions, templates, next node); prices; an
+// OpenAPI document's operations (openapi-document.ts), a connection's tools (connection-tools.ts).
 // Importable by every layer, the workflow sandbox and the console included, it imports none of them and no Node
 // built-in (test/unit/layering.test.ts holds both rules).
 //

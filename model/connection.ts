@@ -1,6 +1,7 @@
 // Connections as the API accepts them: a name agents refer to, a connector kind, what is not secret (config) and the
 // credentials (sealed at rest, never answered). Pure, so the API, the worker and the agent checks share it.
 import { z } from 'zod';
+import type { McpStdioServers } from '../cadre.config';
 import { connectorDefinitions, connectorKinds, type ConnectorKind } from './connectors';
 
 export const sqlKinds = ['postgres', 'mysql'] as const;
@@ -253,3 +254,67 @@ export const updateConnectionSchema = z
   })
   .refine((b) => b.config !== undefined || b.credentials !== undefined, 'change "config" or "credentials"')
   .meta({ anyOf: [{ required: ['config'] }, { required: ['credentials'] }] });
+
+/** What the operator declares for stdio MCP servers (cadre.config.ts `mcp`). */
+export interface McpStdio {
+  /** The servers connections may name (CADRE_MCP_STDIO_SERVERS). */
+  stdioServers: McpStdioServers;
+  /** Whom they run as when this process runs as root (CADRE_MCP_STDIO_USER): a user name or uid[:gid]. */
+  stdioUser: string;
+  /** Where each started server gets a directory of its own. */
+  stdioDir: string;
+}
+
+export interface McpLimits {
+  /** Hosts reachable although private or internal (CADRE_HTTP_ALLOW_HOSTS). */
+  allowHosts: readonly string[];
+  /** The stdio servers the operator declares (CADRE_MCP_STDIO_SERVERS) and how they run; unset → none. */
+  mcpStdio?: McpStdio;
+}
+
+/** What the operator allows connections to reach and start (CADRE_HTTP_ALLOW_HOSTS, CADRE_MCP_STDIO_SERVERS, ...). */
+export interface ConnectorLimits extends McpLimits {
+  /**
+   * The roots of the directories DuckDB warehouse connections read (CADRE_WAREHOUSE_DIRS): a workspace's connection
+   * reads only its own directory under each, `<root>/<workspace id>/`.
+   */
+  warehouseDirs?: readonly string[];
+  /**
+   * The workspace whose connection is checked or opened (set wherever one is): what is only the workspace's own, its
+   * warehouse directories, is found by it. Unset → a warehouse connection is refused.
+   */
+  workspaceId?: string;
+}
+
+/** What a check found: the server's name and version, and what it offers (an MCP server's tools, tables, ...). */
+export interface ConnectionFound {
+  server_version?: string;
+  /** The tools an MCP server or a REST API offers, by name. */
+  tools?: string[];
+  /** An OAuth 2.0 provider's issuer. */
+  issuer?: string;
+  /** What the connection reaches: a warehouse's tables, a bucket's prefix, a mailbox's folders. */
+  found?: string[];
+}
+
+/**
+ * The current access token of the workspace's oauth2 connection `account` (the API's checks have no run), refused
+ * when `sentTo` is not one of its provider's hosts.
+ */
+export type AccountToken = (account: string, sentTo?: string) => Promise<string>;
+
+/** The connection being checked: its name, for messages, and its account's token (a connector acting through one). */
+export interface CheckedConnection {
+  name?: string;
+  accountToken?: AccountToken;
+}
+
+/** A tool an agent can call through a connection, as the editor offers it. */
+export interface ConnectionTool {
+  /** The agent tool's name: `mcp.<connection>.<tool>`, or `sql.<tool>`. */
+  name: string;
+  /** What the server calls it (an MCP server's own name); for SQL connections the same as `name`. */
+  tool: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}

@@ -6,6 +6,7 @@ import type { RequestHandler } from 'express';
 import { loadConfig } from '../cadre.config';
 import { loadTemporalConfig } from '../temporal.config';
 import { createApp, createServer } from '../api/app';
+import { apiAdapters } from './api-adapters';
 import { createLogger } from '../api/logger';
 import { loadSecretBox } from '../db/secret-box';
 import { reconcileSchedules } from '../schedules/sync';
@@ -40,6 +41,7 @@ main('web', async () => {
   }
 
   const app = createApp({
+    adapters: apiAdapters(),
     knex: db.knex,
     temporal: temporal.client,
     temporalConfig: tc,

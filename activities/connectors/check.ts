@@ -4,7 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type {
+  CheckedConnection,
+  ConnectionFound,
   ConnectionKind,
+  ConnectionTool,
+  ConnectorLimits,
+  McpLimits,
   McpCredentials,
   OAuth2Config,
   OAuth2Credentials,
@@ -13,19 +18,19 @@ import type {
   SqlCredentials,
   StoredMcpConfig,
 } from '../../model/connection';
-import { completeOpenApiConfig, openApiOperations } from './openapi/document';
+import { completeOpenApiConfig } from './openapi/document';
+import { openApiOperations } from '../../model/openapi-document';
+import { connectorToolsOf } from '../../model/connection-tools';
 import { defaultPorts, isSqlKind } from '../../model/connection';
 import { toolDefinitions } from '../../model/tools';
 import type { ToolDefinition } from '../../model/tool-definition';
 import { connectorOf, isConnectorKind, type ConnectorKind } from '../../model/connectors';
 import { connectorImplementations } from '.';
-import type { ConnectionFound, ConnectorLimits, OpenedConnection } from './connector';
+import type { OpenedConnection } from './connector';
 import { publicAddress } from '../tools/ssrf-guard';
 import { buildSqlClient, testSqlClient } from './sql/client';
-import { connectMcp, listMcpTools, type McpLimits } from './mcp/client';
+import { connectMcp, listMcpTools } from './mcp/client';
 import { oauthProvider } from './oauth/provider';
-
-export type { ConnectionFound };
 
 /** A connection being made or tested, opened for its connector's check (no run: not kept between calls). */
 function openedForCheck(
@@ -50,18 +55,6 @@ function openedForCheck(
         ? undefined
         : () => accountToken(account, definition.tokenDestination?.(config)),
   };
-}
-
-/**
- * The current access token of the workspace's oauth2 connection `account` (the API's checks have no run), refused
- * when `sentTo` is not one of its provider's hosts.
- */
-export type AccountToken = (account: string, sentTo?: string) => Promise<string>;
-
-/** The connection being checked: its name, for messages, and its account's token (a connector acting through one). */
-export interface CheckedConnection {
-  name?: string;
-  accountToken?: AccountToken;
 }
 
 export async function checkConnection(
@@ -126,29 +119,12 @@ export async function completeConnectionConfig(
   return kind === 'openapi' ? completeOpenApiConfig(config as OpenApiConfig, limits.allowHosts) : config;
 }
 
-/** A tool an agent can call through a connection, as the editor offers it. */
-export interface ConnectionTool {
-  /** The agent tool's name: `mcp.<connection>.<tool>`, or `sql.<tool>`. */
-  name: string;
-  /** What the server calls it (an MCP server's own name); for SQL connections the same as `name`. */
-  tool: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-}
-
 const toolEntry = (t: ToolDefinition): ConnectionTool => ({
   name: t.name,
   tool: t.name,
   description: t.description,
   input_schema: z.toJSONSchema(t.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
 });
-
-/** The tools a connector's connection offers with these settings (a read-only one, fewer). */
-function connectorToolsOf(kind: ConnectorKind, config: unknown): ToolDefinition[] {
-  const definition = connectorOf(kind);
-  const names = definition.toolsFor?.(config) ?? Object.keys(definition.tools);
-  return names.map((name) => definition.tools[name]);
-}
 
 const sqlToolNames = ['sql.list_tables', 'sql.query', 'sql.insert', 'sql.update'];
 
@@ -192,30 +168,4 @@ export async function listConnectionTools(
   } finally {
     await client.close();
   }
-}
-
-/** What a connection's tools may do, in words a person can check before giving it to an agent. */
-export function connectionAbilities(kind: ConnectionKind, config: unknown): string[] {
-  // `email.download_attachments` → "download attachments"; a write says that it waits for a reviewer by default.
-  if (isConnectorKind(kind))
-    return connectorToolsOf(kind, config).map(
-      (t) => `${t.name.split('.')[1].replaceAll('_', ' ')}${t.approvalDefault === 'always' ? ' (asks approval)' : ''}`,
-    );
-  if (isSqlKind(kind))
-    return ['list tables', 'read rows', ...((config as SqlConfig).allow_writes ? ['insert rows', 'update rows'] : [])];
-  if (kind === 'openapi') {
-    const api = config as OpenApiConfig;
-    try {
-      return openApiOperations(api.document ?? {}, api.operations).map(
-        (op) => `${op.method.toUpperCase()} ${op.path} (${op.id})`,
-      );
-    } catch {
-      return []; // a stored document was checked when it was saved; listing must not fail on it
-    }
-  }
-  if (kind === 'oauth2')
-    return [
-      `act at the provider as the account that authorized it, within its scopes (${(config as OAuth2Config).scopes.join(' ') || 'none asked'})`,
-    ];
-  return ["call the server's tools (each asks for approval unless the agent's policy says otherwise)"];
 }

@@ -5,21 +5,7 @@ import type { z } from 'zod';
 import type { ToolDefinition } from '../../model/tool-definition';
 import type { ConnectorKind } from '../../model/connectors';
 import type { TokenOptions } from './oauth/tokens';
-import type { McpLimits } from './mcp/client';
-
-/** What the operator allows connections to reach and start (CADRE_HTTP_ALLOW_HOSTS, CADRE_MCP_STDIO_SERVERS, ...). */
-export interface ConnectorLimits extends McpLimits {
-  /**
-   * The roots of the directories DuckDB warehouse connections read (CADRE_WAREHOUSE_DIRS): a workspace's connection
-   * reads only its own directory under each, `<root>/<workspace id>/`.
-   */
-  warehouseDirs?: readonly string[];
-  /**
-   * The workspace whose connection is checked or opened (set wherever one is): what is only the workspace's own, its
-   * warehouse directories, is found by it. Unset → a warehouse connection is refused.
-   */
-  workspaceId?: string;
-}
+import type { ConnectorLimits } from '../../model/connection';
 
 /** The parts of a connector's definition its code is typed by. */
 export interface ConnectorShape {
@@ -41,17 +27,6 @@ export interface OpenedConnection<D extends ConnectorShape = ConnectorShape> {
    * asked to (`{refresh: true, rejected}` after a 401). Undefined when it names none.
    */
   accountToken?: (opts?: TokenOptions) => Promise<string>;
-}
-
-/** What a check found: the server's name and version, and what it offers (an MCP server's tools, tables, ...). */
-export interface ConnectionFound {
-  server_version?: string;
-  /** The tools an MCP server or a REST API offers, by name. */
-  tools?: string[];
-  /** An OAuth 2.0 provider's issuer. */
-  issuer?: string;
-  /** What the connection reaches: a warehouse's tables, a bucket's prefix, a mailbox's folders. */
-  found?: string[];
 }
 
 /** What happened since a poller's cursor: the events in order, and the cursor to ask from next time. */

@@ -3,7 +3,8 @@
 // tool context opens connections: the types of an opened connection must not import the context back.
 import type { z } from 'zod';
 import type { ToolContext } from '../tools/tool-context';
-import type { ConnectionFound, ConnectorLimits, ConnectorShape, EventPoller, OpenedConnection } from './connector';
+import type { ConnectorShape, EventPoller, OpenedConnection } from './connector';
+import type { ConnectionFound, ConnectorLimits } from '../../model/connection';
 
 type ToolsOf<D extends ConnectorShape> = D['tools'];
 export type ConnectorHandler<D extends ConnectorShape, T extends keyof ToolsOf<D>> = (

@@ -4,7 +4,8 @@ import type { CadreConfig } from '../../cadre.config';
 import { connectorOf, type ConnectorKind } from '../../model/connectors';
 import { credentialsOf, usableConnection, wrongKind, type Deps, type RunConnections } from './connections';
 import { oauthAccessToken } from './oauth/tokens';
-import type { ConnectorLimits, OpenedConnection } from './connector';
+import type { OpenedConnection } from './connector';
+import type { ConnectorLimits } from '../../model/connection';
 
 export const connectorLimitsOf = (config: CadreConfig): ConnectorLimits => ({
   allowHosts: config.http.allowHosts,

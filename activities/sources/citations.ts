@@ -4,7 +4,7 @@
 // answer and logged on the run.
 import type { Knex } from 'knex';
 import { appendRunLog } from '../../db/run-progress';
-import type { RetrievedPassage } from './retrieval';
+import type { RetrievedPassage } from '../../model/retrieval';
 
 /** How the model is asked to cite a passage: its id in a marker no ordinary text contains. */
 export const citeMarker = (passageId: string) => `[P${passageId}]`;

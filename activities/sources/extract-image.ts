@@ -1,6 +1,6 @@
 // Images (PNG, JPEG, GIF, TIFF — each page of a multi-page TIFF): read by OCR, boxes in the image's pixels.
-import type { ImageFormat } from './formats';
-import { UnreadableDocumentError } from './formats';
+import type { ImageFormat } from '../../services/sources/formats';
+import { UnreadableDocumentError } from '../../services/sources/formats';
 import { paragraphsFromLines, type Extraction } from './layout';
 import { recognize } from './ocr';
 

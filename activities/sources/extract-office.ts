@@ -6,7 +6,7 @@
 import type { WorkBook } from '@e965/xlsx';
 import type { OfficeContentNode } from 'officeparser';
 import * as yauzl from 'yauzl';
-import { UnreadableDocumentError } from './formats';
+import { UnreadableDocumentError } from '../../services/sources/formats';
 import { rowsToParagraphs } from './extract-text';
 import { blockTexts, dom } from './html-blocks';
 import type { Extraction, Paragraph } from './layout';

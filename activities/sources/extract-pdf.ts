@@ -1,7 +1,7 @@
 // PDFs with pdf.js: the text layer with positions where there is one; pages without one (scans) are rendered
 // with @napi-rs/canvas at 300 dpi and read by OCR. Boxes are in PDF points from the page's top-left corner.
 import path from 'node:path';
-import { UnreadableDocumentError } from './formats';
+import { UnreadableDocumentError } from '../../services/sources/formats';
 import { paragraphsFromLines, scaleBox, type Extraction, type Line, type Paragraph } from './layout';
 import { readPage, type Block, type TextRun } from './pdf-layout';
 import { recognize } from './ocr';

@@ -2,7 +2,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { Extraction, Paragraph } from './layout';
-import { UnreadableDocumentError } from './formats';
+import { UnreadableDocumentError } from '../../services/sources/formats';
 import { labelledRow } from './tables';
 import { blockTexts, dom } from './html-blocks';
 import { underHeadings, type Block } from './headings';

@@ -3,7 +3,7 @@ import { extractCsv, extractHtml, extractJson, extractMarkdown, extractPlainText
 import { extractDoc, extractDocx, extractPptx, extractWorkbook } from './extract-office';
 import { extractImage } from './extract-image';
 import { extractPdfPages, pdfPageCount } from './extract-pdf';
-import { checkSignature, isImage, UnreadableDocumentError, type Format } from './formats';
+import { checkSignature, isImage, UnreadableDocumentError, type Format } from '../../services/sources/formats';
 import type { Extraction } from './layout';
 
 /**

@@ -17,7 +17,7 @@ import {
   maxDocumentBytes,
   UnreadableDocumentError,
   type Format,
-} from './formats';
+} from '../../services/sources/formats';
 import { toPassages } from './layout';
 
 export interface DocumentPlan {

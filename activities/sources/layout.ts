@@ -1,13 +1,9 @@
 // What extraction produces, whatever the format, and the geometry shared by PDF text and OCR: positioned lines
-// grouped into paragraphs, long paragraphs cut into passages that keep their lines' boxes.
+// grouped into paragraphs, long paragraphs cut into passages that keep their lines' boxes. A line's box (Box) is
+// declared with the passages that carry it (model/retrieval.ts) and named here with the rest of the geometry.
+import type { Box } from '../../model/retrieval';
 
-/** A rectangle in page units (PDF points or image pixels), origin at the page's top-left corner. */
-export interface Box {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
+export type { Box };
 
 export interface Word {
   text: string;

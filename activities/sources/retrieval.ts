@@ -6,35 +6,8 @@
 // replacement is indexed and activated.
 import type { Knex } from 'knex';
 import { loadEmbedder } from './embedder';
-import type { Box } from './layout';
+import type { RetrievedPassage, RetrieveRequest } from '../../model/retrieval';
 import { inSpan } from '../../services/telemetry/tracing';
-
-export interface RetrievedPassage {
-  passage_id: string;
-  source: string;
-  source_id: string;
-  version: number;
-  document: string;
-  page: number | null;
-  paragraph: number;
-  part: number;
-  text: string;
-  boxes: Box[] | null;
-  page_size: { width: number; height: number; unit: string } | null;
-  ocr_confidence: number | null;
-  score: number;
-  citation_url: string;
-}
-
-export interface RetrieveRequest {
-  workspaceId: string;
-  sourceNames: string[];
-  query: string;
-  topK: number;
-  /** The version in force at this moment is searched (a run's start); absent: the current versions. */
-  asOf?: Date;
-  publicUrl: string;
-}
 
 /** Reciprocal rank fusion's constant (Cormack et al. 2009). */
 const rrfK = 60;

@@ -4,7 +4,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { AgentNode, AgentSpec } from '../../model/agent';
 import { render, type ItemData } from '../../model/interpreter';
 import type { ActivityDeps } from '../deps';
-import { retrieve, type RetrievedPassage } from './retrieval';
+import { retrieve } from './retrieval';
+import type { RetrievedPassage } from '../../model/retrieval';
 
 export async function searchSourcesForItem({
   deps,

@@ -3,16 +3,12 @@
 // says which it is. The base URL is configurable for a proxy, and for the tests' local fake.
 import { voyageDimensions } from '../../db/migrations/011_voyage_embeddings';
 import type { Embedder } from './embedding';
+import { EmbeddingProviderError } from '../../services/adapters';
 
 export interface VoyageSettings {
   apiKey: string;
   model: string;
   baseUrl: string;
-}
-
-/** The provider could not embed: unreachable, refused (a wrong key, a quota) or answered something unusable. */
-export class EmbeddingProviderError extends Error {
-  readonly name = 'EmbeddingProviderError';
 }
 
 /** Voyage takes up to 1,000 texts a request; smaller batches keep each under its token limit too. */

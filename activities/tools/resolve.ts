@@ -14,7 +14,7 @@ import { mcpClientResolver, openApiResolver } from '../connectors/connections';
 import { listMcpTools, type McpSession } from '../connectors/mcp/client';
 import { mcpSdk } from '../connectors/mcp/sdk';
 import { readOnlyMessage, sqlConnectionWrites, sqlWriteTools } from '../connectors/sql/writes';
-import { openApiBaseUrl, openApiOperations } from '../connectors/openapi/document';
+import { openApiBaseUrl, openApiOperations } from '../../model/openapi-document';
 import { callOpenApiOperation } from '../connectors/openapi/call';
 import { oauthFetch } from '../connectors/oauth/tokens';
 import type { ActivityDeps } from '../deps';

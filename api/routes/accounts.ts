@@ -38,10 +38,12 @@ import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
 import { jsonBody, param, parseBody } from '../validation';
 import type { RouteDeps } from './agents';
+import type { Adapters } from '../../services/adapters';
 
 export interface AccountDeps extends RouteDeps {
   secrets: SecretBox;
   smtp?: SmtpSettings;
+  adapters: Pick<Adapters, 'mail'>;
   /** How long a deleted account can be recovered; 30 days unless configured. */
   accountRecoverySeconds?: number;
 }
@@ -186,7 +188,7 @@ export function accountRoutes(deps: AccountDeps): Router {
     // The same answer whether or not the address has an account.
     if (user) {
       const { url } = await createPasswordReset(knex, user.id, deps.links.publicUrl);
-      const sent = await sendAccountMail(deps.smtp, {
+      const sent = await sendAccountMail(deps, {
         to: user.email,
         subject: 'Reset your Cadre password',
         text: `Someone asked to reset the password of your Cadre account.\n\nSet a new one here (the link works for an hour, once):\n${url}\n\nIf it was not you, ignore this message.`,

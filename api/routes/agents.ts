@@ -31,8 +31,9 @@ import { skillWarnings } from '../skill-warnings';
 import { requirePermission, verifyKeyAgain } from '../auth';
 import { ApiError } from '../problem';
 import { startRun, type RunServiceDeps, type StartRunRequest } from '../../services/runs/start';
-import { checkTestedOnPastItems } from '../test-run-service';
-import { agentJson, runJson, type Links } from '../serialize';
+import { checkTestedOnPastItems } from '../../services/runs/test-run';
+import { agentJson } from '../serialize';
+import { runJson, type Links } from '../../services/runs/json';
 import { jsonBody, param, parseBody } from '../validation';
 import { parseQuery, queries } from '../query-params';
 

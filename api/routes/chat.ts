@@ -5,7 +5,7 @@ import { jsonSchema, nullable, obj, ref, sse, type Route } from '../openapi-sche
 import { getAgent } from '../../db/agents';
 import { appendExchange, createConversation, getConversation, listConversations, listMessages } from '../../db/chat';
 import type { ConversationRow, MessageRow } from '../../db/chat';
-import { noModelMessage } from '../../activities/llm-step';
+import { noModelMessage } from '../../services/wizard/model-client';
 import { answer, ModelCallError, type ChatEvent, type ModelSettings } from '../../services/chat/assistant';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';

@@ -22,22 +22,18 @@ import {
   type OAuth2Config,
   type OAuth2Credentials,
 } from '../../model/connection';
-import {
-  oauthProvider,
-  OAuthProviderError,
-  providerName,
-  revokeTokens,
-  tokensFrom,
-} from '../../activities/connectors/oauth/provider';
+import { providerName, tokensFrom } from '../../model/oauth-tokens';
+import type { Adapters } from '../../services/adapters';
 import type { Logger } from '../logger';
 import { ApiError } from '../problem';
-import type { Links } from '../serialize';
+import type { Links } from '../../services/runs/json';
 
 export interface ConnectionOAuthDeps {
   knex: Knex;
   secrets: SecretBox;
   links: Links;
   connectors: { allowHosts: readonly string[] };
+  adapters: Pick<Adapters, 'oauth'>;
   logger?: Logger;
 }
 
@@ -49,7 +45,11 @@ export function oauthCredentialsOf(secrets: SecretBox, c: ConnectionRow): OAuth2
 
 async function providerOf(deps: ConnectionOAuthDeps, c: ConnectionRow, credentials: OAuth2Credentials) {
   try {
-    return await oauthProvider(c.config as OAuth2Config, credentials.client_secret, deps.connectors.allowHosts);
+    return await deps.adapters.oauth.provider(
+      c.config as OAuth2Config,
+      credentials.client_secret,
+      deps.connectors.allowHosts,
+    );
   } catch (err) {
     const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
     throw new ApiError(422, 'connection_failed', `could not reach the OAuth provider: ${reason}`);
@@ -106,12 +106,12 @@ export async function revokeConnectionTokens(deps: ConnectionOAuthDeps, c: Conne
   try {
     const credentials = oauthCredentialsOf(deps.secrets, c);
     if (!credentials.tokens) return;
-    const provider = await oauthProvider(
+    const provider = await deps.adapters.oauth.provider(
       c.config as OAuth2Config,
       credentials.client_secret,
       deps.connectors.allowHosts,
     );
-    if (!(await revokeTokens(provider, credentials.tokens)))
+    if (!(await deps.adapters.oauth.revokeTokens(provider, credentials.tokens)))
       deps.logger?.info({ connection: c.id }, 'the OAuth provider has no revocation endpoint: tokens not revoked');
   } catch (err) {
     deps.logger?.warn(
@@ -169,7 +169,7 @@ export function connectionOAuthPublicRoutes(deps: ConnectionOAuthDeps): Router {
         config.audience ? { audience: config.audience } : undefined,
       );
     } catch (err) {
-      const reason = err instanceof OAuthProviderError || err instanceof Error ? err.message : String(err);
+      const reason = err instanceof Error ? err.message : String(err);
       throw new ApiError(
         400,
         'authorization_failed',

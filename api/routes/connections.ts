@@ -16,22 +16,22 @@ import {
   type ConnectionRow,
 } from '../../db/connections';
 import type { SecretBox } from '../../db/secret-box';
-import { connectionSchemas, oauth2CredentialsSchema, type ConnectionKind } from '../../model/connection';
 import {
-  checkConnection,
-  completeConnectionConfig,
-  connectionAbilities,
-  listConnectionTools,
-} from '../../activities/connectors/check';
-import type { ConnectorLimits } from '../../activities/connectors/connector';
-import { openApiSummary } from '../../activities/connectors/openapi/document';
-import { McpServerStartError } from '../../activities/connectors/mcp/stdio';
+  connectionSchemas,
+  oauth2CredentialsSchema,
+  type ConnectionKind,
+  type ConnectorLimits,
+} from '../../model/connection';
+import { connectionAbilities } from '../../model/connection-tools';
+import { openApiSummary } from '../../model/openapi-document';
+import { McpServerStartError, type Adapters } from '../../services/adapters';
 import { auditRequest } from '../audit-request';
 import type { Logger } from '../logger';
 import { authorizationUrl, currentAccessToken, oauthCredentialsOf, revokeConnectionTokens } from './connection-oauth';
 import { connectorKinds, connectorOf, isConnectorKind, type ConnectorKind } from '../../model/connectors';
 import { eventsOf } from '../../model/connectors/events';
-import { callerMay, requirePermission } from '../auth';
+import { requirePermission } from '../auth';
+import { callerMay } from '../../services/caller';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';
 import { jsonBody, param, parseBody } from '../validation';
@@ -147,9 +147,19 @@ function mergedOver(current: ConnectionRow, patch: Record<string, unknown> | und
 }
 
 export function connectionRoutes(
-  deps: RouteDeps & { secrets: SecretBox; connectors: ConnectorLimits; logger?: Logger },
+  deps: RouteDeps & {
+    secrets: SecretBox;
+    connectors: ConnectorLimits;
+    adapters: Pick<Adapters, 'connections' | 'oauth'>;
+    logger?: Logger;
+  },
 ): Router {
   const { knex, secrets } = deps;
+  const {
+    check: checkConnection,
+    complete: completeConnectionConfig,
+    listTools: listConnectionTools,
+  } = deps.adapters.connections;
   const r = Router();
   const body = jsonBody(deps.bodyLimit);
   const load = async (k: Knex, workspaceId: string, id: string) => {

@@ -11,7 +11,7 @@ import { ApiError } from '../problem';
 import { RateLimiter } from '../rate-limit';
 import type { RunServiceDeps } from '../../services/runs/start';
 import { receiveDelivery, type DeliveryOutcome } from '../../services/triggers/deliveries';
-import { runJson, type Links } from '../serialize';
+import { runJson, type Links } from '../../services/runs/json';
 import type { RouteDeps } from './agents';
 import { checkBody, jsonBody, param } from '../validation';
 import { verifyWebhook } from '../../services/triggers/webhook-signature';

@@ -100,7 +100,7 @@ export function memberRoutes(deps: AccountDeps): Router {
       publicUrl: deps.links.publicUrl,
     });
     const emailed = input.email
-      ? await sendAccountMail(deps.smtp, {
+      ? await sendAccountMail(deps, {
           to: input.email,
           subject: `You are invited to ${req.auth!.workspace.name} on Cadre`,
           text: `${req.auth!.actor} invites you to the workspace "${req.auth!.workspace.name}" as ${input.role}.\n\nJoin here (the link works for ${invitationDays} days, once):\n${url}`,

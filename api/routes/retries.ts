@@ -1,13 +1,13 @@
 import { Router } from 'express';
 import { jsonSchema, obj, ref, type Route } from '../openapi-schemas';
 import { requirePermission } from '../auth';
-import { retryRun } from '../retry-service';
-import { runJson } from '../serialize';
+import { retryRun } from '../../services/runs/retry';
+import { runJson } from '../../services/runs/json';
 import { jsonBody, param, parseBody } from '../validation';
 import { bodies } from '../request-bodies';
 import type { RouteDeps } from './agents';
 
-/** `POST /v1/runs/:id/retry`: a new run over the run's failed items (api/retry-service.ts). */
+/** `POST /v1/runs/:id/retry`: a new run over the run's failed items (services/runs/retry.ts). */
 export function retryRoutes(deps: RouteDeps): Router {
   const r = Router();
   r.post('/runs/:id/retry', requirePermission('run'), ...jsonBody(deps.bodyLimit), async (req, res) => {

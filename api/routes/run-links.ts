@@ -13,7 +13,7 @@ import { ApiError } from '../problem';
 import { sendDownload } from '../file-download';
 import { RateLimiter } from '../rate-limit';
 import { startRun, type RunServiceDeps } from '../../services/runs/start';
-import { runCounts, type Links } from '../serialize';
+import { runCounts, type Links } from '../../services/runs/json';
 import type { RouteDeps } from './agents';
 import { jsonBody, param, parseBody } from '../validation';
 import { bodies } from '../request-bodies';

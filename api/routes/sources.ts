@@ -2,8 +2,6 @@
 // search, and open citations (the passage, its page picture and the boxes of the text on it).
 import { Router, type Request } from 'express';
 import { jsonSchema, list, nullable, obj, ref, ts, type Route } from '../openapi-schemas';
-import { retrieve } from '../../activities/sources/retrieval';
-import { EmbeddingProviderError } from '../../activities/sources/voyage-embedder';
 import {
   addVersion,
   agentsUsing,
@@ -23,7 +21,7 @@ import {
 import { getRun } from '../../db/runs';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
-import { pagePicture } from '../../activities/sources/page-pictures';
+import { EmbeddingProviderError, type Adapters } from '../../services/adapters';
 import type { SecretBox } from '../../db/secret-box';
 import { readUpload } from '../source-upload';
 import { describeUnknownSource, unknownSources } from '../source-warnings';
@@ -36,8 +34,9 @@ import { bodies, sourceName } from '../request-bodies';
 /** Who made a change: until accounts exist, the API key that made it. */
 const byCaller = (req: Request) => req.auth!.actor;
 
-export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox }): Router {
+export function sourceRoutes(deps: RouteDeps & { secrets: SecretBox; adapters: Pick<Adapters, 'sources'> }): Router {
   const { knex, temporal } = deps;
+  const { retrieve, pagePicture } = deps.adapters.sources;
   const r = Router();
   const base = `${deps.links.publicUrl}/v1`;
 

@@ -3,13 +3,13 @@ import { jsonSchema, ref, type Route } from '../openapi-schemas';
 import { getRun } from '../../db/runs';
 import { requirePermission } from '../auth';
 import { ApiError } from '../problem';
-import { startTestRun, testRunComparison } from '../test-run-service';
-import { runJson } from '../serialize';
+import { startTestRun, testRunComparison } from '../../services/runs/test-run';
+import { runJson } from '../../services/runs/json';
 import { jsonBody, param, parseBody } from '../validation';
 import { bodies } from '../request-bodies';
 import type { RouteDeps } from './agents';
 
-/** Tests of a version on past items (api/test-run-service.ts): start one, read its comparison. */
+/** Tests of a version on past items (services/runs/test-run.ts): start one, read its comparison. */
 export function testRunRoutes(deps: RouteDeps): Router {
   const r = Router();
   r.post('/agents/:id/test-runs', requirePermission('manage'), ...jsonBody(deps.bodyLimit), async (req, res) => {

@@ -1,6 +1,6 @@
 // The assistant's tools in Chat Mode. They only read, start, pause, resume and retry runs, test a version on past
-// items and decide approvals, each through the same path and checks as the API route that does it (services/runs/start.ts's
-// startRun, run-pause's pauseRun and resumeRun, retry-service, test-run-service, approvals.ts's decideApproval) and each
+// items and decide approvals, each through the same path and checks as the API route that does it (services/runs/:
+// start.ts's startRun, pause.ts's pauseRun and resumeRun, retry.ts, test-run.ts; approvals.ts's decideApproval) and each
 // against the caller's own role or key scopes. No tool changes an agent, a trigger, a connection, a source or a
 // skill: configuration is changed in Operator Mode, and the assistant says where.
 import { z } from 'zod';
@@ -8,14 +8,14 @@ import { getAgent, getVersion, listAgents } from '../../db/agents';
 import { listTriggers } from '../../db/triggers';
 import { getRun, listApprovals, listItems, listRuns, runDetails, type RunRecord } from '../../db/runs';
 import type { Permission } from '../../db/roles';
-import { callerMay, type Caller } from '../../api/auth';
+import { callerMay, type Caller } from '../caller';
 import { decideApproval } from '../approvals';
 import { ApiError } from '../errors';
 import { currentAgent, startRun, type RunServiceDeps } from '../runs/start';
-import { pauseRun, resumeRun } from '../../api/run-pause';
-import { retryRun } from '../../api/retry-service';
-import { startTestRun } from '../../api/test-run-service';
-import { runJson, type Links } from '../../api/serialize';
+import { pauseRun, resumeRun } from '../runs/pause';
+import { retryRun } from '../runs/retry';
+import { startTestRun } from '../runs/test-run';
+import { runJson, type Links } from '../runs/json';
 
 export interface ChatToolDeps extends RunServiceDeps {
   links: Links;

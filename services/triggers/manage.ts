@@ -24,7 +24,7 @@ import { evaluateSchedule, scheduledFireTimes } from '../../schedules/fire-times
 import { deleteSchedule, isScheduled, scheduleIdOf, upsertSchedule, type ScheduleSyncDeps } from '../../schedules/sync';
 import { connectionByName } from '../../db/connections';
 import { eventsOf } from '../../model/connectors/events';
-import type { Links } from '../../api/serialize';
+import type { Links } from '../runs/json';
 import { parseBody } from '../validation';
 import { newWebhookSecret } from './webhook-signature';
 

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import path from 'node:path';
 import { createApp } from '../../api/app';
+import { apiAdapters } from '../../scripts/api-adapters';
 import { createLogger } from '../../api/logger';
 import { createInvitation } from '../../db/invitations';
 import { startOidcProvider } from '../support/oidc-provider';
@@ -96,6 +97,7 @@ describe('console flow in a browser against the real stack', function () {
     server.on(
       'request',
       createApp({
+        adapters: apiAdapters(),
         knex: h.stack.knex,
         temporal: h.client,
         temporalConfig: h.temporalConfig,

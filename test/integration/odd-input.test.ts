@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import http, { type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../../api/app';
+import { apiAdapters } from '../../scripts/api-adapters';
 import { createLogger } from '../../api/logger';
 import { secretBox } from '../../db/secret-box';
 import { signWebhook } from '../../services/triggers/webhook-signature';
@@ -236,6 +237,7 @@ describe('Odd input gets a 4xx problem, never a 5xx', () => {
       server.on(
         'request',
         createApp({
+          adapters: apiAdapters(),
           knex: h.stack.knex,
           temporal: h.client,
           temporalConfig: h.temporalConfig,

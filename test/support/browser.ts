@@ -5,8 +5,9 @@ import http, { type Server } from 'node:http';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../../api/app';
+import { apiAdapters } from '../../scripts/api-adapters';
 import { createLogger } from '../../api/logger';
-import type { ConnectorLimits } from '../../activities/connectors/connector';
+import type { ConnectorLimits } from '../../model/connection';
 import type { SecretBox } from '../../db/secret-box';
 import { consoleHandler } from './console-build';
 import type { Harness } from './harness';
@@ -82,6 +83,7 @@ export async function mountWeb(
   web.server.on(
     'request',
     createApp({
+      adapters: apiAdapters(),
       knex: h.stack.knex,
       temporal: h.client,
       temporalConfig: h.temporalConfig,

@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp, createServer } from '../../api/app';
+import { apiAdapters } from '../../scripts/api-adapters';
 import { loadSecretBox } from '../../db/secret-box';
 import { createLogger, type Logger } from '../../api/logger';
 import { startRun } from '../../services/runs/start';
@@ -143,6 +144,7 @@ export async function startApi(
   } = {},
 ): Promise<{ url: string; app: ReturnType<typeof createApp>; close(): Promise<void> }> {
   const app = createApp({
+    adapters: apiAdapters(),
     knex: h.stack.knex,
     temporal: opts.temporal ?? h.client,
     temporalConfig: h.temporalConfig,

@@ -33,37 +33,6 @@ const rules: Record<Layer, { never: Layer[]; typeOnly?: Layer[]; contractsOnly?:
   ui: { never: ['db', 'schedules', 'services', 'workflows', 'activities', 'scripts'] },
 };
 
-/**
- * Arrows known and not yet removed. The test fails on an entry that no longer matches anything, so the list only
- * shrinks: delete each entry when its arrow goes.
- */
-const allowedForNow: string[] = [
-  // Pause, retry and test runs still live in api/ beside their routes (each opens its run through
-  // services/runs/start.ts); Chat Mode calls them as the routes do.
-  'services/chat/tools.ts imports ../../api/run-pause: services → api',
-  'services/chat/tools.ts imports ../../api/retry-service: services → api',
-  'services/chat/tools.ts imports ../../api/test-run-service: services → api',
-  // The trigger service answers with the API's link shape.
-  'services/triggers/manage.ts imports ../../api/serialize (type): services → api',
-  // Not yet moved: Chat Mode's tools answer with the API's JSON of a run and check the
-  // caller's permission as the API does; the API still reaches adapters that live under activities/ (connection
-  // checks, OAuth, OpenAPI documents, MCP over stdio, retrieval, page pictures, file formats, the mail sender).
-  'services/chat/tools.ts imports ../../api/auth: services → api',
-  'services/chat/tools.ts imports ../../api/serialize: services → api',
-  'api/account-mail.ts imports ../activities/tools/handlers: api → activities',
-  'api/app.ts imports ../activities/connectors/connector (type): api → activities',
-  'api/source-upload.ts imports ../activities/sources/formats: api → activities',
-  'api/routes/chat.ts imports ../../activities/llm-step: api → activities',
-  'api/routes/connection-oauth.ts imports ../../activities/connectors/oauth/provider: api → activities',
-  'api/routes/connections.ts imports ../../activities/connectors/check: api → activities',
-  'api/routes/connections.ts imports ../../activities/connectors/connector (type): api → activities',
-  'api/routes/connections.ts imports ../../activities/connectors/openapi/document: api → activities',
-  'api/routes/connections.ts imports ../../activities/connectors/mcp/stdio: api → activities',
-  'api/routes/sources.ts imports ../../activities/sources/retrieval: api → activities',
-  'api/routes/sources.ts imports ../../activities/sources/voyage-embedder: api → activities',
-  'api/routes/sources.ts imports ../../activities/sources/page-pictures: api → activities',
-];
-
 /** How the console's aliases (ui/svelte.config.js, SvelteKit's $lib) map to folders of the repository. */
 const aliases: Record<string, string> = { $lib: 'ui/src/lib', $api: 'api', $db: 'db' };
 
@@ -201,17 +170,7 @@ describe('layering (DESIGN.md)', () => {
   });
 
   it('no layer imports one it may not', () => {
-    assert.deepEqual(
-      breaches.filter((b) => !allowedForNow.includes(b)),
-      [],
-    );
-  });
-
-  it('every arrow allowed for now still exists (the list only shrinks)', () => {
-    assert.deepEqual(
-      allowedForNow.filter((b) => !breaches.includes(b)),
-      [],
-    );
+    assert.deepEqual(breaches, []);
   });
 
   it('no import circle other than the workflow → activities type import', () => {

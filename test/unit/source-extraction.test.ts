@@ -1,7 +1,7 @@
 // Extraction without servers: what a file really is, paragraphs from positioned lines, passages that keep their
 // boxes, and the text formats' paragraph numbers.
 import assert from 'node:assert/strict';
-import { checkSignature, formatFromName, sniff, UnreadableDocumentError } from '../../activities/sources/formats';
+import { checkSignature, formatFromName, sniff, UnreadableDocumentError } from '../../services/sources/formats';
 import { paragraphsFromLines, toPassages, type Line } from '../../activities/sources/layout';
 import { extractCsv, extractMarkdown, extractPlainText } from '../../activities/sources/extract-text';
 import { extractPdfPages } from '../../activities/sources/extract-pdf';

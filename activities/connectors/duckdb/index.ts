@@ -10,7 +10,8 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { duckdbConnector, type DuckdbConfig } from '../../../model/connectors/duckdb';
-import { clientCache, type ConnectorLimits, type OpenedConnection } from '../connector';
+import { clientCache, type OpenedConnection } from '../connector';
+import type { ConnectorLimits } from '../../../model/connection';
 import { implement } from '../implementation';
 
 const readers: Record<string, string> = {

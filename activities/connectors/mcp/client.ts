@@ -5,17 +5,10 @@
 // made again: a server that restarts does not break every later run until the worker restarts.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpCredentials, StoredMcpConfig } from '../../../model/connection';
+import type { McpCredentials, McpLimits, McpStdio, StoredMcpConfig } from '../../../model/connection';
 import { publicFetch } from '../../tools/ssrf-guard';
 import { mcpSdk, type McpSdk } from './sdk';
-import { McpStdioSetupError, ServerProcessTransport, type McpStdio } from './stdio';
-
-export interface McpLimits {
-  /** Hosts reachable although private or internal (CADRE_HTTP_ALLOW_HOSTS). */
-  allowHosts: readonly string[];
-  /** The stdio servers the operator declares (CADRE_MCP_STDIO_SERVERS) and how they run; unset → none. */
-  mcpStdio?: McpStdio;
-}
+import { McpStdioSetupError, ServerProcessTransport } from './stdio';
 
 export class McpSetupError extends Error {}
 

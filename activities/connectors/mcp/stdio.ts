@@ -10,18 +10,10 @@ import { promisify } from 'node:util';
 import type { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { McpStdioServers } from '../../../cadre.config';
+import type { McpStdio } from '../../../model/connection';
+// A server that failed to start or to answer says how it ended and what it wrote to stderr: the API keeps that.
+import { McpServerStartError } from '../../../services/adapters';
 import { mcpSdk, type McpSdk } from './sdk';
-
-/** What the operator declares for stdio servers (cadre.config.ts `mcp`). */
-export interface McpStdio {
-  /** The servers connections may name (CADRE_MCP_STDIO_SERVERS). */
-  stdioServers: McpStdioServers;
-  /** Whom they run as when this process runs as root (CADRE_MCP_STDIO_USER): a user name or uid[:gid]. */
-  stdioUser: string;
-  /** Where each started server gets a directory of its own. */
-  stdioDir: string;
-}
 
 /** How much of a server's stderr is kept: its last few KB, where a start-up error ends up. */
 const stderrKeep = 4096;
@@ -29,9 +21,6 @@ const closeGraceMs = 2000;
 
 /** A declared server could not be started as declared (its user, its directory): the operator's to fix. */
 export class McpStdioSetupError extends Error {}
-
-/** A server that failed to start or to answer: says how it ended and what it wrote to stderr. */
-export class McpServerStartError extends Error {}
 
 const run = promisify(execFile);
 const users = new Map<string, Promise<{ uid: number; gid: number }>>();

@@ -84,22 +84,6 @@ async function build(config: OAuth2Config, clientSecret: string, allowHosts: rea
   return provider;
 }
 
-/** Where a connection's provider is, for messages. */
-export const providerName = (config: OAuth2Config) =>
-  'issuer' in config ? config.issuer : new URL(config.token_endpoint).origin;
-
-/** The tokens of a token endpoint's answer, to seal; a refresh answer without a refresh token keeps the old one. */
-export function tokensFrom(answer: oidc.TokenEndpointResponse, asked: string[], previous?: OAuth2Tokens): OAuth2Tokens {
-  return {
-    access_token: answer.access_token,
-    refresh_token: answer.refresh_token ?? previous?.refresh_token,
-    expires_at: typeof answer.expires_in === 'number' ? Date.now() + answer.expires_in * 1000 : undefined,
-    token_type: answer.token_type,
-    // RFC 6749 §5.1: no scope in the answer means the scopes asked for were granted.
-    scopes: answer.scope ? answer.scope.split(' ').filter(Boolean) : (previous?.scopes ?? asked),
-  };
-}
-
 /** Whether the provider refused a grant for good (the person revoked it, it expired): only a new authorization helps. */
 export const grantRefused = (err: unknown) =>
   err instanceof oidc.ResponseBodyError && (err.error === 'invalid_grant' || err.error === 'unauthorized_client');

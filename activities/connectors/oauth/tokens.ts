@@ -13,7 +13,8 @@ import {
 } from '../../../model/connection';
 import { blockedCause } from '../../tools/ssrf-guard';
 import { secretBoxOf, usableConnection, wrongKind, type Deps, type RunConnections } from '../connections';
-import { grantRefused, oauthProvider, OAuthProviderError, tokensFrom } from './provider';
+import { grantRefused, oauthProvider, OAuthProviderError } from './provider';
+import { tokensFrom } from '../../../model/oauth-tokens';
 
 /** Refreshed when it expires within this long. */
 export const refreshMargin = 60_000;

@@ -5,7 +5,7 @@ import { Ajv } from 'ajv';
 import { ApplicationFailure } from '@temporalio/common';
 import type { OpenApiConfig, OpenApiCredentials } from '../../../model/connection';
 import { BlockedAddressError } from '../../tools/ssrf-guard';
-import type { OpenApiOperation } from './document';
+import type { OpenApiOperation } from '../../../model/openapi-document';
 
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
 const validators = new WeakMap<object, ReturnType<typeof ajv.compile>>();

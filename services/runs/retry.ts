@@ -3,11 +3,11 @@
 // another system (the effects ledger has its attempt but neither a result nor a refusal) is held back rather than
 // retried: a lost answer must never become a second payment. A retried item takes the effects its original item
 // already had (activities/effects-ledger.ts), so the steps it passed are not performed again.
-import { claimForRetry, failedItems, releaseRetryClaims, type FailedItem } from '../db/item-sources';
-import { endedRunStatuses, getRun, type RunRecord } from '../db/runs';
-import type { Workspace } from '../db/workspaces';
-import { ApiError } from './problem';
-import { currentAgent, startRun, type RunServiceDeps } from '../services/runs/start';
+import { claimForRetry, failedItems, releaseRetryClaims, type FailedItem } from '../../db/item-sources';
+import { endedRunStatuses, getRun, type RunRecord } from '../../db/runs';
+import type { Workspace } from '../../db/workspaces';
+import { ApiError } from '../errors';
+import { currentAgent, startRun, type RunServiceDeps } from './start';
 
 export interface RetryRequest {
   items: 'failed' | number[];

@@ -5,12 +5,12 @@
 // lost. A run that has ended answers 409.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { endedRunStatuses, getRun, type RunRecord } from '../db/runs';
-import { markRunPaused, markRunResumed } from '../db/run-pause';
-import { runWorkflowId } from '../model/run-identity';
-import { pauseSignal, resumeSignal } from '../workflows/contracts';
-import { ApiError } from './problem';
-import { ensureRunWorkflow, type RunDispatchDeps } from '../services/runs/dispatch';
+import { endedRunStatuses, getRun, type RunRecord } from '../../db/runs';
+import { markRunPaused, markRunResumed } from '../../db/run-pause';
+import { runWorkflowId } from '../../model/run-identity';
+import { pauseSignal, resumeSignal } from '../../workflows/contracts';
+import { ApiError } from '../errors';
+import { ensureRunWorkflow, type RunDispatchDeps } from './dispatch';
 
 export type RunPauseDeps = RunDispatchDeps;
 

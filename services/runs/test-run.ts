@@ -2,13 +2,13 @@
 // test mode: model steps and read-only tools run for real, tools that act in other systems only plan their effect,
 // and approvals and reviews are recorded as "would ask" (activities/effects-ledger.ts, activities/page-walk.ts).
 // The result compares each item with its original run (model/test-comparison.ts).
-import { getVersion, type AgentRow } from '../db/agents';
-import { comparedItems, lastItemsOfAgent, type ItemRef } from '../db/item-sources';
-import { getRun, type RunRecord } from '../db/runs';
-import type { Workspace } from '../db/workspaces';
-import { compareOutcomes, summarize } from '../model/test-comparison';
-import { ApiError } from './problem';
-import { currentAgent, startRun, type RunServiceDeps } from '../services/runs/start';
+import { getVersion, type AgentRow } from '../../db/agents';
+import { comparedItems, lastItemsOfAgent, type ItemRef } from '../../db/item-sources';
+import { getRun, type RunRecord } from '../../db/runs';
+import type { Workspace } from '../../db/workspaces';
+import { compareOutcomes, summarize } from '../../model/test-comparison';
+import { ApiError } from '../errors';
+import { currentAgent, startRun, type RunServiceDeps } from './start';
 
 export const maxTestItems = 5_000;
 
