@@ -307,7 +307,8 @@ const schemas: Record<string, unknown> = {
       warnings: {
         type: 'array',
         items: { type: 'string' },
-        description: 'When saved: sources or skills the agent lists that do not exist yet, or more than 20 sources.',
+        description:
+          'When saved (created, imported, updated, or created by the wizard): another agent of the workspace with the same name (letter case aside), sources or skills the agent lists that do not exist yet, or more than 20 sources. Warnings never refuse the save.',
       },
     },
     ['id', 'workspace_id', 'name', 'description', 'state', 'current_version', 'created_at', 'updated_at'],
@@ -2449,10 +2450,12 @@ export const routes: Route[] = [
     method: 'post',
     path: '/chat/conversations',
     id: 'createConversation',
-    summary: 'Chat Mode: begin a conversation, optionally about one agent',
+    summary:
+      'Chat Mode: begin a conversation, optionally about one agent. 503 model_not_configured when no model is configured (it could never be answered).',
     scope: 'read',
     body: jsonSchema(bodies.createConversation),
     ok: { 201: { allOf: [ref('Conversation'), obj({ messages: { type: 'array', maxItems: 0 } })] } },
+    errors: [503],
   }),
   r({
     method: 'get',
