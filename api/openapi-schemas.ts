@@ -294,7 +294,8 @@ export const schemas: Record<string, unknown> = {
       warnings: {
         type: 'array',
         items: { type: 'string' },
-        description: 'When saved: sources or skills the agent lists that do not exist yet, or more than 20 sources.',
+        description:
+          'When saved (created, imported, updated, or created by the wizard): another agent of the workspace with the same name (letter case aside), sources or skills the agent lists that do not exist yet, or more than 20 sources. Warnings never refuse the save.',
       },
     },
     ['id', 'workspace_id', 'name', 'description', 'state', 'current_version', 'created_at', 'updated_at'],

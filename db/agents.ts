@@ -113,6 +113,18 @@ export async function listAgents(
   return timeCursorPage(rows, page.limit);
 }
 
+/** Whether an agent of the workspace other than `exceptId` has this name, letter case aside. */
+export async function otherAgentNamed(
+  knex: Knex,
+  workspaceId: string,
+  name: string,
+  exceptId?: string,
+): Promise<boolean> {
+  const q = knex('agents').where({ workspace_id: workspaceId }).whereRaw('lower(name) = lower(?)', [name]);
+  if (exceptId) q.whereNot({ id: exceptId });
+  return Boolean(await q.first('id'));
+}
+
 export async function countAgents(knex: Knex, workspaceId: string): Promise<number> {
   const row = await knex('agents')
     .where({ workspace_id: workspaceId })

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { loadConfig } from '../cadre.config';
 import { validateAgentSpec } from '../api/agent-validation';
 import { ApiError } from '../api/problem';
+import { bodies } from '../api/request-bodies';
 import { createApiKey, revokeApiKey, scopes as allScopes, type Scope } from '../db/api-keys';
 import { createAgent, overrideAgentState, type AgentState } from '../db/agents';
 import { migrate } from '../db/migrate';
@@ -29,7 +30,9 @@ const usage = `usage: cadre <command>
   workspace enable-api <workspace-id>                                     allows API keys of the workspace to be used
   workspace disable-api <workspace-id>
   workspace set-plan <workspace-id> free|professional|enterprise
-  apikey create --workspace <id> --scopes run,read,manage [--name NAME]   prints only the key
+  apikey create --workspace <id> --scopes run,read,manage [--name NAME] [--expires WHEN]
+                                                                          prints only the key; WHEN (a time to come,
+                                                                          with its offset: 2027-01-31T00:00:00Z) ends it
   apikey revoke <key-id> --workspace <id>
   agent import <file.json> --workspace <id>                               prints the agent id
   agent set-state <agent-id> live|paused                                  operator override of the lifecycle
@@ -45,6 +48,16 @@ Through the API (CADRE_API_KEY, or --key; the service at CADRE_PUBLIC_URL, or --
   run get <run-id>                                                        prints the run as JSON`;
 
 class UsageError extends StartupError {}
+
+/** --expires, held to the API's own rule for `expires_at` (request-bodies.ts): a date-time with its offset, to come. */
+function keyExpiry(typed: string): Date {
+  const checked = bodies.createApiKey.shape.expires_at.safeParse(typed);
+  if (!checked.success || !checked.data)
+    throw new UsageError(
+      `--expires ${Date.parse(typed) <= Date.now() ? 'must be in the future' : 'takes an ISO 8601 date-time with its offset, such as 2027-01-31T00:00:00Z'}`,
+    );
+  return new Date(checked.data);
+}
 
 /** The typed API client, for the commands that act as an integrator would. */
 function apiClient(values: { key?: string; url?: string }) {
@@ -89,6 +102,7 @@ async function run(argv: string[]): Promise<string> {
       plan: { type: 'string' },
       workspace: { type: 'string' },
       scopes: { type: 'string' },
+      expires: { type: 'string' },
       role: { type: 'string' },
       email: { type: 'string' },
       input: { type: 'string' },
@@ -170,9 +184,10 @@ async function run(argv: string[]): Promise<string> {
       const bad = requested.filter((s) => !allScopes.includes(s as Scope));
       if (requested.length === 0 || bad.length > 0)
         throw new UsageError(`--scopes takes a comma-separated list of ${allScopes.join(', ')}`);
+      const expiresAt = values.expires === undefined ? null : keyExpiry(values.expires);
       return withDb(async (knex) => {
         const ws = await requireWorkspace(knex, values.workspace);
-        return (await createApiKey(knex, ws.id, values.name ?? 'operator key', requested as Scope[])).key;
+        return (await createApiKey(knex, ws.id, values.name ?? 'operator key', requested as Scope[], expiresAt)).key;
       });
     }
     case 'apikey revoke':

@@ -24,6 +24,11 @@ export interface ChildSpec {
   lowerOnceUp?: RegExp;
   /** Lines the child prints that are known to be harmless (and read as errors by a newcomer): left out of the log. */
   quiet?: RegExp;
+  /**
+   * Lines left out once the supervisor is stopping this child (Ctrl-C): what a server says while its own parts lose
+   * each other on the way down. The same lines while it runs are printed.
+   */
+  quietWhileStopping?: RegExp;
 }
 
 export interface RestartPolicy {
@@ -63,7 +68,7 @@ export class Supervised {
 
   private spawn(): void {
     const { cwd, env } = this.owner.opts;
-    const { command, args, background = false, lowerOnceUp, quiet } = this.spec;
+    const { command, args, background = false, lowerOnceUp, quiet, quietWhileStopping } = this.spec;
     let lowerWhen = background ? lowerOnceUp : undefined;
     const child = spawnDetached(
       command,
@@ -75,7 +80,8 @@ export class Supervised {
     const prefix = process.stdout.isTTY ? `\x1b[${colors[this.name] ?? 36}m[${this.name}]\x1b[0m ` : `[${this.name}] `;
     for (const stream of [child.stdout!, child.stderr!]) {
       readline.createInterface({ input: stream }).on('line', (line) => {
-        if (!quiet?.test(line)) process.stdout.write(prefix + line + '\n');
+        const harmless = quiet?.test(line) || (this.stopping && quietWhileStopping?.test(line));
+        if (!harmless) process.stdout.write(prefix + line + '\n');
         if (lowerWhen?.test(line) && child.pid) {
           lowerWhen = undefined;
           lowerPriority(child.pid);

@@ -6162,6 +6162,7 @@ export interface paths {
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         500: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        503: { content: { 'application/problem+json': components['schemas']['Problem'] } };
       };
     };
   };

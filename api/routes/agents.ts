@@ -28,6 +28,7 @@ import { loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
 import { skillWarnings } from '../skill-warnings';
+import { agentNameWarnings } from '../agent-name-warnings';
 import { requirePermission, verifyKeyAgain } from '../auth';
 import { ApiError } from '../problem';
 import { startRun, type RunServiceDeps, type StartRunRequest } from '../../services/runs/start';
@@ -83,8 +84,13 @@ export function agentRoutes(deps: RouteDeps): Router {
     const ws = req.auth!.workspace;
     const spec = validateAgentSpec(req.body);
     await checkAgentCalls(knex, ws.id, spec);
+    const sameName = await agentNameWarnings(knex, ws.id, spec.name);
     const agent = await createWithinPlan(ws, spec, byCaller(req));
-    const warnings = [...(await sourceWarnings(knex, ws.id, spec)), ...(await skillWarnings(knex, ws.id, spec))];
+    const warnings = [
+      ...sameName,
+      ...(await sourceWarnings(knex, ws.id, spec)),
+      ...(await skillWarnings(knex, ws.id, spec)),
+    ];
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec, warnings }));
   };
   r.post('/agents', requirePermission('manage'), ...body, createFromBody);
@@ -144,7 +150,11 @@ export function agentRoutes(deps: RouteDeps): Router {
       message: `configuration changed: version ${updated.current_version} saved ${byCaller(req)}`,
       details: { version: updated.current_version, previous_version: agent.current_version },
     });
-    const warnings = [...(await sourceWarnings(knex, ws.id, spec)), ...(await skillWarnings(knex, ws.id, spec))];
+    const warnings = [
+      ...(await agentNameWarnings(knex, ws.id, spec.name, agent.id)),
+      ...(await sourceWarnings(knex, ws.id, spec)),
+      ...(await skillWarnings(knex, ws.id, spec)),
+    ];
     res.json(agentJson(updated, { spec, warnings }));
   });
 

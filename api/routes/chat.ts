@@ -62,6 +62,13 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
       hint: configured ? null : `${noModelMessage} in the web process's environment to use Chat Mode`,
     };
   };
+  // Without a model no conversation can be answered: one is neither begun nor asked, and the refusal says what to
+  // set (the words Chat Mode shows in the console).
+  const requireModel = (): ModelSettings & { apiKey: string } => {
+    const model = deps.model;
+    if (!model?.apiKey) throw new ApiError(503, 'model_not_configured', modelStatus().hint!);
+    return { ...model, apiKey: model.apiKey };
+  };
   const loadConversation = async (req: Request) => {
     const c = await getConversation(knex, req.auth!.workspace.id, ownerOf(req), param(req, 'id'));
     if (!c) throw new ApiError(404, 'conversation_not_found', `you have no conversation ${param(req, 'id')}`);
@@ -80,6 +87,7 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
     const agent = body.agent_id ? await getAgent(knex, ws.id, body.agent_id) : undefined;
     if (body.agent_id && !agent)
       throw new ApiError(404, 'agent_not_found', `no agent ${body.agent_id} in this workspace`);
+    requireModel();
     const c = await createConversation(knex, {
       workspaceId: ws.id,
       owner: ownerOf(req),
@@ -105,13 +113,7 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
     async (req, res) => {
       const c = await loadConversation(req);
       const { text } = parseBody(bodies.askChat, req.body);
-      const model = deps.model;
-      if (!model?.apiKey)
-        throw new ApiError(
-          503,
-          'model_not_configured',
-          `${noModelMessage} in the web process's environment to use Chat Mode`,
-        );
+      const model = requireModel();
 
       // From here on the answer is a stream: problems become an `error` event, and nothing is stored.
       res.writeHead(200, {
@@ -127,7 +129,7 @@ export function chatRoutes(deps: ChatRouteDeps): Router {
       try {
         const history = await listMessages(knex, c.id);
         const out = await answer({
-          model: { ...model, apiKey: model.apiKey },
+          model,
           conversation: c,
           history,
           question: text,
@@ -190,10 +192,12 @@ export const chatRouteDocs: Route[] = [
     method: 'post',
     path: '/chat/conversations',
     id: 'createConversation',
-    summary: 'Chat Mode: begin a conversation, optionally about one agent',
+    summary:
+      'Chat Mode: begin a conversation, optionally about one agent. 503 model_not_configured when no model is configured (it could never be answered).',
     scope: 'read',
     body: jsonSchema(bodies.createConversation),
     ok: { 201: { allOf: [ref('Conversation'), obj({ messages: { type: 'array', maxItems: 0 } })] } },
+    errors: [503],
   },
   {
     method: 'get',

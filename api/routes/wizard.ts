@@ -17,6 +17,7 @@ import {
 import { renderInstructions } from '../../model/wizard';
 import { requirePermission } from '../auth';
 import { createAgentWithinPlan } from '../agent-creation';
+import { agentNameWarnings } from '../agent-name-warnings';
 import { checkAgentCalls } from '../agent-validation';
 import { ApiError } from '../problem';
 import { bodies } from '../request-bodies';
@@ -239,12 +240,13 @@ export function wizardRoutes(deps: WizardDeps): Router {
         'build the workflow (or choose a starter) before creating the agent',
       );
     await checkAgentCalls(knex, ws.id, session.spec);
+    const warnings = await agentNameWarnings(knex, ws.id, session.spec.name);
     const agent = await createAgentWithinPlan(knex, ws, session.spec, `by ${req.auth!.actor} with the creation wizard`);
     await updateWizardSession(knex, session, { agent_id: agent.id });
     res
       .status(201)
       .location(`/v1/agents/${agent.id}`)
-      .json(agentJson(agent, { spec: session.spec }));
+      .json(agentJson(agent, { spec: session.spec, warnings }));
   });
 
   // The conversation that created an agent, kept with it.

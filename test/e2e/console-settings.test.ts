@@ -195,6 +195,30 @@ describe('settings in a browser: two-factor, API keys, the audit log, roles', fu
     await page.waitForURL(/\/agents\/[0-9a-f-]{36}\/edit$/);
   });
 
+  it('asks once before importing an agent named as an existing one, keeping the JSON, then imports it', async () => {
+    await createLiveAgent(h, workspaceId, {
+      name: 'Expense checker',
+      nodes: [{ kind: 'input', id: 'in', next: null }],
+    });
+    const exported = JSON.stringify({ name: 'EXPENSE CHECKER', nodes: [{ kind: 'input', id: 'in', next: null }] });
+    const named = () =>
+      h.stack.knex('agents').where({ workspace_id: workspaceId }).whereRaw("lower(name) = 'expense checker'");
+    await page.goto(`${base}/agents`);
+    await hydrated(page);
+    await page.click('summary:has-text("Import JSON")');
+    await page.fill('#a-json', exported);
+    await page.click('button:has-text("Import as a draft")');
+    await page.waitForSelector('.notice-error');
+    assert.match(await text('.notice-error'), /An agent named “EXPENSE CHECKER” already exists/);
+    assert.equal(await page.inputValue('#a-json'), exported, 'the JSON is kept');
+    assert.equal((await named()).length, 1, 'nothing imported before the person says so');
+    await shot('agent-import-same-name');
+    await page.check('input[name="same_name_ok"]');
+    await page.click('button:has-text("Import as a draft")');
+    await page.waitForURL(/\/agents\/[0-9a-f-]{36}$/);
+    assert.equal((await named()).length, 2);
+  });
+
   it('does not offer an operator the agent editor, and answers its address with why', async () => {
     const agent = await createLiveAgent(h, workspaceId, {
       name: 'Operator check',

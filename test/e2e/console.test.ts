@@ -809,7 +809,13 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.equal(body.name, 'Expense checker');
     assert.equal(body.nodes.length, 2);
 
-    const imported = await post('/agents?/import', { json: JSON.stringify(api.spec) });
+    // Named as the workspace's "Invoice router": asked once (the API is not called), then imported when confirmed.
+    const importsBefore = callsTo('POST', '/v1/agents/import').length;
+    const asked = await post('/agents?/import', { json: JSON.stringify(api.spec) });
+    assert.equal(asked.status, 409);
+    assert.match(text(await asked.text()), /An agent named “Invoice router” already exists/);
+    assert.equal(callsTo('POST', '/v1/agents/import').length, importsBefore);
+    const imported = await post('/agents?/import', { json: JSON.stringify(api.spec), same_name_ok: 'on' });
     assert.equal(imported.headers.get('location'), '/agents/agent-imported');
     const refused = await post('/agents?/import', { json: '{"name": "x"}' });
     assert.equal(refused.status, 422);

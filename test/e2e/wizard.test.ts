@@ -8,7 +8,7 @@ import path from 'node:path';
 import { addMember, createUser } from '../../db/accounts';
 import { loadSecretBox } from '../../db/secret-box';
 import { hydrated, launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
-import { createHarness, createTestWorkspace, type Harness } from '../support/harness';
+import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../support/harness';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { goal, questions, validAgent, wizardModel } from '../support/wizard-model';
 
@@ -168,5 +168,33 @@ describe('the agent creation wizard in a browser', function () {
     await page.waitForSelector('svg');
     await shot('wizard-no-model.png');
     assert.match(await page.innerText('main'), /Keep a list of orders/);
+  });
+
+  it('warns, before creating, of another agent with the same name, and creates it anyway when asked', async () => {
+    await createLiveAgent(h, workspaceId, { name: 'keep a list of invoices', nodes: [{ kind: 'input', id: 'in' }] });
+    const base = await web({ ...h, config: { ...h.config, model: { ...h.config.model, apiKey: undefined } } });
+    await signIn(base);
+    await page.goto(`${base}/agents/new`);
+    await hydrated(page);
+    await page.fill('#w-goal', 'Keep a list of invoices');
+    await page.click('button:has-text("Continue")');
+    await page.waitForURL(/step=2/);
+    await hydrated(page);
+    await page.click('button:has-text("Use this starter")');
+    await page.waitForURL(/step=5/);
+    await hydrated(page);
+    assert.match(
+      await page.innerText('[data-testid="same-name"]'),
+      /An agent named “Keep a list of invoices” already exists\. You can create this one anyway/,
+    );
+    await shot('wizard-same-name.png');
+    await page.click('button:has-text("Create the draft agent")');
+    await page.waitForSelector('a:has-text("Edit in Operator Mode")');
+    assert.equal(await page.$('[data-testid="same-name"]'), null, 'once made, the warning has done its job');
+    const named = await h.stack
+      .knex('agents')
+      .where({ workspace_id: workspaceId })
+      .whereRaw("lower(name) = 'keep a list of invoices'");
+    assert.equal(named.length, 2, 'a warning, not a refusal');
   });
 });

@@ -12,7 +12,7 @@ import { addMember, createUser } from '../../db/accounts';
 import { loadSecretBox } from '../../db/secret-box';
 import { agentSpecSchema } from '../../model/agent';
 import { hydrated, launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
-import { createHarness, createTestWorkspace, type Harness } from '../support/harness';
+import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../support/harness';
 
 /** What this suite uses of playwright-core beyond the shared subset: the mouse, for dragging between handles. */
 type EditorPage = Page & {
@@ -254,5 +254,171 @@ describe('the workflow editor in a browser', function () {
     await page.waitForURL(/\/agents$/);
     const version = await h.stack.knex('agents').where({ id: agent.id }).first();
     assert.equal(version.current_version, 2, 'nothing saved without Save');
+  });
+
+  /** Opens a Draft agent of these nodes in the editor, signed in as the editor. */
+  async function editNew(name: string, nodes: unknown[]) {
+    const agent = await createLiveAgent(h, workspaceId, { name, nodes }, 'draft');
+    leave = true; // whatever an earlier test left on screen
+    await page.goto(`${base}/agents/${agent.id}/edit`);
+    if (page.url().includes('/login')) {
+      await page.fill('#email', editor.email);
+      await page.fill('#password', editor.password);
+      await page.click('button:has-text("Sign in")');
+      await page.waitForURL(/\/edit$/);
+    }
+    await hydrated(page);
+    leave = false;
+    return agent;
+  }
+  const savedSpec = async (agentId: string) => {
+    const { current_version: version } = await h.stack.knex('agents').where({ id: agentId }).first();
+    const row = await h.stack.knex('agent_versions').where({ agent_id: agentId, version }).first();
+    return typeof row.spec === 'string' ? JSON.parse(row.spec) : row.spec;
+  };
+  const save = async (agentId: string) => {
+    await page.click('button:has-text("Save version 2")');
+    await page.waitForURL(new RegExp(`/agents/${agentId}\\?saved=2$`));
+  };
+
+  it("picks a call_agent node's agent from the workspace's agents by name, and keeps its id", async () => {
+    const payer = await createLiveAgent(h, workspaceId, {
+      name: 'Pay suppliers',
+      nodes: [{ kind: 'input', id: 'in', next: null }],
+    });
+    const caller = await editNew('Hand invoices over', [{ kind: 'input', id: 'rows', format: 'csv', next: null }]);
+    await add('call_agent', 'pay');
+    const offered = (await page.evaluate(
+      `[...document.querySelectorAll('#n-agent_id option')].map((o) => o.textContent.trim())`,
+    )) as string[];
+    assert.ok(offered.includes('Pay suppliers'), `the agents by name: ${offered.join(' | ')}`);
+    assert.ok(!offered.includes('Hand invoices over'), 'not the agent itself (a call to itself is a loop)');
+    assert.ok(!offered.some((o) => /^[0-9a-f-]{36}$/.test(o)), 'no ids to read');
+    await page.selectOption('#n-agent_id', 'Pay suppliers');
+    assert.match(await page.innerText('[aria-label="Settings of node pay"]'), new RegExp(`id ${payer.id}`));
+    await page.click('summary:has-text("Advanced: this node as JSON")');
+    assert.equal(JSON.parse(await page.inputValue('#e-node')).agent_id, payer.id, 'the node keeps the id');
+    await shot('editor-call-agent-picker');
+    await open('rows');
+    await page.selectOption('#n-next', 'pay');
+    await save(caller.id);
+    const pay = (await savedSpec(caller.id)).nodes.find((n: { id: string }) => n.id === 'pay');
+    assert.equal(pay.agent_id, payer.id);
+    assert.deepEqual(problems, [], 'no script errors');
+  });
+
+  it('moves the selected node with the arrow keys, keeps it there like a drag, and says so for screen readers', async () => {
+    const agent = await editNew('Keyboard moves', [
+      { kind: 'input', id: 'rows', format: 'csv', next: 'clean' },
+      { kind: 'transform', id: 'clean', set: { checked: true }, next: 'report' },
+      { kind: 'output', id: 'report', format: 'csv', file_name: 'report.csv' },
+    ]);
+    /** Where the canvas draws a node (its top-left corner on the canvas, not on screen). */
+    const at = async (id: string) =>
+      (await page.evaluate(
+        `(() => { const m = /translate\\(([-\\d.]+)px, ?([-\\d.]+)px\\)/.exec(
+          document.querySelector('.svelte-flow__node[data-id="${id}"]').style.transform);
+          return { x: Math.round(+m[1]), y: Math.round(+m[2]) }; })()`,
+      )) as { x: number; y: number };
+    const node = '.svelte-flow__node[data-id="clean"]';
+    await open('clean');
+    const before = await at('clean');
+    assert.ok(await page.$('button.arrange[disabled]'), 'laid out automatically so far');
+    await page.press(node, 'ArrowRight');
+    await page.press(node, 'ArrowRight');
+    await page.press(node, 'Shift+ArrowDown');
+    const after = await at('clean');
+    assert.deepEqual(after, { x: before.x + 40, y: before.y + 100 }, '20 a step, 100 with Shift');
+    const said = (await page.evaluate(`document.querySelector('[data-testid="canvas-moved"]').textContent`)) as string;
+    assert.equal(said, `Moved node clean down, to x ${after.x}, y ${after.y}.`);
+    assert.equal(
+      await page.evaluate(`document.querySelector('[data-testid="canvas-moved"]').getAttribute('aria-live')`),
+      'polite',
+    );
+
+    // Kept like a drag: a change to the workflow does not lay it out again; Arrange does.
+    await page.fill('#n-id', 'tidy');
+    await page.press('#n-id', 'Tab');
+    await page.waitForSelector('.svelte-flow__node[data-id="tidy"]');
+    assert.deepEqual(await at('tidy'), after, 'still where it was moved');
+    await shot('editor-keyboard-move');
+    await page.click('button.arrange');
+    await page.waitForFunction(`document.querySelector('button.arrange').disabled`);
+    assert.deepEqual(await at('tidy'), before, 'Arrange lays it out again');
+    await save(agent.id);
+    assert.deepEqual(problems, [], 'no script errors');
+  });
+
+  it('edits a nested output schema by form (an object, a list of objects), the same as the Advanced JSON', async () => {
+    const agent = await editNew('Read invoices', [
+      { kind: 'input', id: 'mail', format: 'json', next: 'extract' },
+      { kind: 'llm', id: 'extract', instructions: 'Read the invoice.', next: null },
+    ]);
+    await open('extract');
+    await page.click('#n-schema-add');
+    await page.fill('#n-schema-0-name', 'vendor');
+    await page.click('#n-schema-add');
+    await page.fill('#n-schema-1-name', 'address');
+    await page.selectOption('#n-schema-1-type', 'object');
+    await page.click('#n-schema-1-f-add');
+    await page.fill('#n-schema-1-f-0-name', 'city');
+    await page.fill('#n-schema-1-f-0-description', 'where the vendor is');
+    await page.click('#n-schema-add');
+    await page.fill('#n-schema-2-name', 'lines');
+    await page.selectOption('#n-schema-2-type', 'array');
+    await page.selectOption('#n-schema-2-items', 'object');
+    await page.click('#n-schema-2-f-add');
+    await page.fill('#n-schema-2-f-0-name', 'amount');
+    await page.selectOption('#n-schema-2-f-0-type', 'number');
+    await page.click('#n-schema-2-f-add');
+    await page.fill('#n-schema-2-f-1-name', 'note');
+    await page.uncheck('#n-schema-2-f-1-required');
+    const expected = {
+      type: 'object',
+      properties: {
+        vendor: { type: 'string' },
+        address: {
+          type: 'object',
+          properties: { city: { type: 'string', description: 'where the vendor is' } },
+          required: ['city'],
+        },
+        lines: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { amount: { type: 'number' }, note: { type: 'string' } },
+            required: ['amount'],
+          },
+        },
+      },
+      required: ['vendor', 'address', 'lines'],
+    };
+    await page.click('summary:has-text("Advanced: this node as JSON")');
+    const node = JSON.parse(await page.inputValue('#e-node'));
+    assert.deepEqual(node.output_schema, expected, 'the form wrote it');
+    await shot('editor-nested-schema');
+
+    // And back: a field added in the JSON shows in the form, nested where it was put.
+    const changed = structuredClone(expected);
+    Object.assign(changed.properties.address.properties, { country: { type: 'string' } });
+    await page.fill('#e-node', JSON.stringify({ ...node, output_schema: changed }, null, 2));
+    await page.waitForSelector('#n-schema-1-f-1-name');
+    assert.equal(await page.inputValue('#n-schema-1-f-1-name'), 'country');
+    assert.equal(await page.isChecked('#n-schema-1-f-1-required'), false);
+    assert.equal(await page.inputValue('#n-schema-2-f-0-type'), 'number');
+
+    // A rule rows cannot show (allowed values) keeps the schema in the Advanced JSON, untouched by the form.
+    const withEnum = JSON.parse(JSON.stringify(changed));
+    withEnum.properties.vendor.enum = ['Acme', 'Globex'];
+    await page.fill('#e-node', JSON.stringify({ ...node, output_schema: withEnum }, null, 2));
+    await page.waitForSelector('#n-schema-add', { state: 'detached' });
+    assert.match(await page.innerText('fieldset.schema'), /rules the form cannot show/);
+    await page.fill('#e-node', JSON.stringify({ ...node, output_schema: changed }, null, 2));
+    await page.waitForSelector('#n-schema-add');
+
+    await save(agent.id);
+    const extract = (await savedSpec(agent.id)).nodes.find((n: { id: string }) => n.id === 'extract');
+    assert.deepEqual(extract.output_schema, changed);
+    assert.deepEqual(problems, [], 'no script errors');
   });
 });

@@ -18,6 +18,7 @@ import {
   startTestRun,
   type Harness,
 } from '../support/harness';
+import { createConversation } from '../../db/chat';
 import { createConnection } from '../../db/connections';
 import { loadSecretBox } from '../../db/secret-box';
 import { deepJson, mapNumbers, mapStrings, rng, SchemaSampler, type Json, type Mode } from '../support/schema-samples';
@@ -133,8 +134,12 @@ describe('generated requests over the whole OpenAPI document (api-fuzz)', functi
       created_by: 'test',
     });
     const wizard = await asKey('/wizard/sessions', { goal: 'Sort the mail' });
-    conversations.key = (await asKey('/chat/conversations', {})).id;
-    conversations.session = (await person.call('/chat/conversations', { json: {} })).body.id;
+    // This suite's API has no model, so it begins no conversation: the two it asks are stored directly.
+    const conversationOf = async (owner: string) =>
+      (await createConversation(h.stack.knex, { workspaceId, owner, agentId: null, title: 'Fuzzed' })).id;
+    const personId = (await person.call('/me')).body.user.id;
+    conversations.key = await conversationOf(`key:${t.keyRecord.id}`);
+    conversations.session = await conversationOf(`user:${personId}`);
     Object.assign(ids, {
       agents: agent.id,
       runs: run.id,
@@ -179,8 +184,11 @@ describe('generated requests over the whole OpenAPI document (api-fuzz)', functi
   const semanticRefusals = [/not a time zone/, /expires_at: must be in the future/];
 
   // A 5xx that says how the deployment is set up, not what was sent: Chat Mode without a model configured (this
-  // suite's API has none) answers the documented 503 model_not_configured to any question.
-  const deploymentAnswers: Record<string, string> = { askChat: 'model_not_configured' };
+  // suite's API has none) answers the documented 503 model_not_configured to any new conversation or question.
+  const deploymentAnswers: Record<string, string> = {
+    createConversation: 'model_not_configured',
+    askChat: 'model_not_configured',
+  };
 
   /**
    * The codes of a refusal for the request's shape: its body (invalid_body), or one of its parameters

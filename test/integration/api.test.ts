@@ -572,6 +572,29 @@ describe('API v1', () => {
       assert.equal(duplicated.current_version, 1);
       assert.deepEqual(duplicated.spec.nodes, exported.nodes);
     });
+
+    it("warns, never refuses, when an agent is created, imported or renamed with another agent's name", async () => {
+      const name = `Payments ${randomUUID().slice(0, 6)}`;
+      const spec = { ...csvAgent, name };
+      const first = await json(await call('/v1/agents', { method: 'POST', json: spec }));
+      assert.deepEqual(first.warnings, [], 'the first of a name is not warned about');
+      const warning = (n: string) =>
+        `another agent is already named “${n}”; rename one so runs, approvals and notifications are not mixed up`;
+
+      const imported = await call('/v1/agents/import', { method: 'POST', json: { ...spec, name: name.toUpperCase() } });
+      assert.equal(imported.status, 201, 'an import of the same name is made');
+      assert.deepEqual((await json(imported)).warnings, [warning(name.toUpperCase())]);
+      const created = await call('/v1/agents', { method: 'POST', json: spec });
+      assert.equal(created.status, 201);
+      assert.deepEqual((await json(created)).warnings, [warning(name)]);
+
+      // Saving an agent under its own name is no warning; renaming it to another's is.
+      const other = await json(await call('/v1/agents', { method: 'POST', json: { ...spec, name: `${name} (2)` } }));
+      const kept = await json(await call(`/v1/agents/${other.id}`, { method: 'PUT', json: other.spec }));
+      assert.deepEqual(kept.warnings, []);
+      const renamed = await json(await call(`/v1/agents/${other.id}`, { method: 'PUT', json: spec }));
+      assert.deepEqual(renamed.warnings, [warning(name)]);
+    });
   });
 
   describe('approvals and cancel', () => {

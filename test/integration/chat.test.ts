@@ -404,12 +404,31 @@ describe('Chat Mode', function () {
     assert.equal((await waitForRun(h, run.id)).status, 'cancelled');
   });
 
-  it('with no model configured, says which setting to set instead of answering', async () => {
+  it('with no model configured, begins no conversation and answers none, and says which setting to set', async () => {
     const noModel = await startApi({ ...h, config: { ...h.config, model: { ...h.config.model, apiKey: undefined } } });
     try {
-      const conv = await json(
-        await fetch(`${noModel.url}/v1/chat/conversations`, { method: 'POST', headers: headers(), body: '{}' }),
+      const before = await json(await fetch(`${noModel.url}/v1/chat/conversations`, { headers: headers() }));
+      const begun = await fetch(`${noModel.url}/v1/chat/conversations`, {
+        method: 'POST',
+        headers: headers(),
+        body: JSON.stringify({ agent_id: agentId }),
+      });
+      assert.equal(begun.status, 503);
+      assert.match(begun.headers.get('content-type') ?? '', /problem\+json/);
+      const refusal = await json(begun);
+      assert.equal(refusal.code, 'model_not_configured');
+      // The words the console's Chat page shows, so the API and the console say the same thing.
+      assert.equal(refusal.detail, before.model.hint);
+      assert.match(refusal.detail, /no model configured: set ANTHROPIC_API_KEY/);
+      const after = await json(await fetch(`${noModel.url}/v1/chat/conversations`, { headers: headers() }));
+      assert.deepEqual(
+        after.data.map((c: Json) => c.id),
+        before.data.map((c: Json) => c.id),
+        'no conversation was made',
       );
+
+      // One begun while a model was configured cannot be asked once it is gone.
+      const conv = await json(await post('/chat/conversations', {}));
       const res = await fetch(`${noModel.url}/v1/chat/conversations/${conv.id}/messages`, {
         method: 'POST',
         headers: headers(),
@@ -420,9 +439,8 @@ describe('Chat Mode', function () {
       const problem = await json(res);
       assert.equal(problem.code, 'model_not_configured');
       assert.match(problem.detail, /no model configured: set ANTHROPIC_API_KEY/);
-      const list = await json(await fetch(`${noModel.url}/v1/chat/conversations`, { headers: headers() }));
-      assert.equal(list.model.configured, false);
-      assert.match(list.model.hint, /ANTHROPIC_API_KEY/);
+      assert.equal(after.model.configured, false);
+      assert.match(after.model.hint, /ANTHROPIC_API_KEY/);
       assert.equal(fake.requests.length, 0);
     } finally {
       await noModel.close();

@@ -168,6 +168,41 @@ describe('operator CLI', () => {
     }
   });
 
+  it("makes a key that expires with --expires, held to the API's rule: a date-time with its offset, still to come", async () => {
+    const ws = cadre('workspace', 'create', '--name', 'Expiring').out;
+    const at = '2099-01-31T09:00:00+01:00';
+    const key = cadre(
+      'apikey',
+      'create',
+      '--workspace',
+      ws,
+      '--scopes',
+      'read',
+      '--name',
+      'quarterly',
+      '--expires',
+      at,
+    );
+    assert.equal(key.code, 0, key.err);
+    assert.match(key.out, /^cadre_[a-z0-9]{12}_[\w-]{32}$/, 'prints only the key');
+    const check = await verifyApiKey(stack.knex, key.out);
+    assert.ok(check.ok);
+    assert.equal(new Date(check.ok ? check.key.expires_at! : 0).toISOString(), '2099-01-31T08:00:00.000Z');
+
+    const keys = () => stack.knex('api_keys').where({ workspace_id: ws }).count<{ n: string }[]>('* as n');
+    const before = Number((await keys())[0].n);
+    for (const [expires, message] of [
+      ['2020-01-31T00:00:00Z', /^cadre: --expires must be in the future$/],
+      ['next week', /^cadre: --expires takes an ISO 8601 date-time with its offset, such as 2027-01-31T00:00:00Z$/],
+      ['2099-01-31', /--expires takes an ISO 8601 date-time with its offset/],
+    ] as const) {
+      const r = cadre('apikey', 'create', '--workspace', ws, '--scopes', 'read', '--expires', expires);
+      assert.equal(r.code, 1, `${expires}: ${r.out}`);
+      assert.match(r.err.split('\n')[0], message);
+    }
+    assert.equal(Number((await keys())[0].n), before, 'a refused --expires makes no key');
+  });
+
   it('fails with exit code 1 and one line that says what is wrong', () => {
     for (const [args, message] of [
       [['apikey', 'create', '--workspace', '00000000-0000-0000-0000-000000000000', '--scopes', 'run'], /no workspace/],

@@ -36,7 +36,9 @@ describe('lists page with limit and cursor', function () {
 
   before(async () => {
     h = await createHarness({ worker: false });
-    api = await startApi(h, { apiRateLimit: 0 });
+    // Chat Mode begins conversations only with a model configured; none is asked anything here.
+    const model = { ...h.config.model, apiKey: 'unused-key' };
+    api = await startApi({ ...h, config: { ...h.config, model } }, { apiRateLimit: 0 });
     const t = await createTestWorkspace(h);
     key = t.key;
     const ws = t.workspace.id;

@@ -110,10 +110,16 @@ describe('the agent creation wizard', function () {
     assert.deepEqual(built.body.attempts[0].problems, []);
     assert.equal(built.body.sample_input, validAgent.sample_input);
 
-    // The Draft agent, through the agents API's own creation path.
+    // The Draft agent, through the agents API's own creation path: a name another agent has is warned about,
+    // not refused.
+    const namesake = { name: 'invoice triage', nodes: [{ kind: 'input', id: 'in', next: null }] };
+    assert.equal((await call('POST', '/agents', namesake)).status, 201);
     const created = await call('POST', `/wizard/sessions/${session.id}/agent`);
     assert.equal(created.status, 201);
     assert.equal(created.body.state, 'draft');
+    assert.deepEqual(created.body.warnings, [
+      'another agent is already named “Invoice triage”; rename one so runs, approvals and notifications are not mixed up',
+    ]);
     const agentId = created.body.id;
     const notTested = await call('POST', `/agents/${agentId}/state`, { state: 'ready' });
     assert.equal(notTested.status, 409, 'Ready needs a successful test run first');

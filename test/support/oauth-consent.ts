@@ -11,8 +11,10 @@ export const connectionCallback = 'http://cadre.test/v1/connections/oauth/callba
 /** A person at the provider signs in and grants (or refuses) access; answers where the browser is sent back. */
 export async function consentAt(
   authorizationUrl: string,
-  opts: { login?: string; refuse?: boolean } = {},
+  /** `callback`: where the provider sends the browser back (connections' callback, or single sign-on's). */
+  opts: { login?: string; refuse?: boolean; callback?: string } = {},
 ): Promise<URL> {
+  const callback = opts.callback ?? connectionCallback;
   const login = opts.login ?? 'ana@example.test';
   const cookies = new Map<string, string>();
   let url = new URL(authorizationUrl);
@@ -36,7 +38,7 @@ export async function consentAt(
     const location = res.headers.get('location');
     if (location) {
       url = new URL(location, url);
-      if (url.href.startsWith(connectionCallback)) return url;
+      if (url.href.startsWith(callback)) return url;
       continue;
     }
     const page = await res.text();

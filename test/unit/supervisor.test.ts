@@ -108,6 +108,41 @@ describe('supervisor (scripts/supervisor.ts)', function () {
     assert.equal(await h.exited, 0);
   });
 
+  it("leaves out the lines marked quiet while stopping only once it stops the child (Temporal's shutdown WARNs)", async () => {
+    const h = harness();
+    const printed: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+      String(chunk).includes('[temporal]')
+        ? printed.push(String(chunk)) > 0
+        : write.call(process.stdout, chunk, ...rest)) as typeof process.stdout.write;
+    // As the dev server does: a WARN while running (shown), then on SIGTERM its parts warn as they lose each other.
+    const devServer = `console.log('level=WARN msg="network dial error" while running');
+      process.on('SIGTERM', () => {
+        console.log('Stopping server...');
+        console.log('level=WARN msg="Failed to poll for task." service=worker');
+        console.log('level=WARN msg="network dial error" service=client');
+        console.log('level=ERROR msg="a real problem"');
+        setTimeout(() => process.exit(0), 50);
+      });
+      setInterval(() => {}, 1000);`;
+    try {
+      h.supervisor.start(nodeChild('temporal', devServer, { quietWhileStopping: /\blevel=WARN\b/ }));
+      await until('the WARN while running', () => printed.some((l) => l.includes('while running')));
+      await h.supervisor.shutdown(0);
+      assert.equal(await h.exited, 0);
+      // Its last lines may still be in the pipe when it has exited.
+      await until('the last line it printed', () => printed.some((l) => l.includes('a real problem')));
+    } finally {
+      process.stdout.write = write;
+    }
+    const lines = printed.join('');
+    assert.match(lines, /network dial error" while running/, 'shown while it runs');
+    assert.match(lines, /Stopping server\.\.\./);
+    assert.match(lines, /level=ERROR msg="a real problem"/, 'an error is shown while stopping too');
+    assert.doesNotMatch(lines, /Failed to poll for task|network dial error" service=client/, lines);
+  });
+
   it('backs off between restarts and gives up, stopping everything, after repeated fast crashes', async () => {
     const h = harness();
     const steady = h.supervisor.start(nodeChild('web', stayUp));

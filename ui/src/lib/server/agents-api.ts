@@ -1,5 +1,5 @@
 // Creating agents from the console: new, imported from JSON, duplicated, exported (DESIGN.md convention 10).
-import { allPages, body, cleanQuery, client, done, download, type AgentSpecBody } from './api';
+import { allPages, api, body, cleanQuery, client, done, download, type AgentSpecBody } from './api';
 
 export const agentsApi = {
   stateStore: async (id: string) =>
@@ -17,6 +17,12 @@ export const agentsApi = {
   runLinks: async (id: string) => (await body(client.GET('/agents/{id}/run-links', { params: { path: { id } } }))).data,
   createRunLink: (id: string) => body(client.POST('/agents/{id}/run-links', { params: { path: { id } }, body: {} })),
   revokeRunLink: (id: string) => done(client.DELETE('/run-links/{id}', { params: { path: { id } } })),
+  /** Whether the workspace already has an agent of this name (letter case aside), to warn before making another. */
+  named: async (name: string) => {
+    const wanted = name.toLocaleLowerCase();
+    const agents = await allPages((cursor) => api.listAgents({ limit: 100, cursor }));
+    return agents.data.some((a) => a.name.toLocaleLowerCase() === wanted);
+  },
   create: (spec: AgentSpecBody) => body(client.POST('/agents', { body: spec })),
   import: (spec: AgentSpecBody) => body(client.POST('/agents/import', { body: spec })),
   duplicate: (id: string) => body(client.POST('/agents/{id}/duplicate', { params: { path: { id } } })),

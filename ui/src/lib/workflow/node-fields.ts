@@ -1,6 +1,7 @@
 // The form of each node kind, drawn from the agent spec's own zod schema (model/agent.ts) as Integrations draws a
 // connector's settings from its JSON Schema: one field per property. The properties that shape the graph or need a
-// richer control (exits, conditions, a tool and its arguments, an output schema) have their own widgets.
+// richer control (exits, conditions, a tool and its arguments, an output schema, the agent called) have their own
+// widgets.
 import { z } from 'zod';
 import { nodeSchema } from '../../../../model/agent';
 import { fieldGroups, type SchemaField } from '$lib/schema-form';
@@ -20,6 +21,7 @@ export const WIDGET_KEYS = new Set([
   'arguments',
   'tools',
   'output_schema',
+  'agent_id',
 ]);
 
 /** Fields that hold sentences, not a word. */
@@ -38,7 +40,6 @@ export const FIELD_HELP: Record<string, string> = {
   query: 'What to search the agent’s sources for. {{field}} puts in an item’s value.',
   sources: 'Sources to search, one a line; all of the agent’s when empty.',
   top_k: 'How many passages to find.',
-  agent_id: 'The id of the agent each item is handed to.',
   input: 'What the other agent is given; {{$item}} is the whole item.',
   wait: 'Wait for the other agent’s run to finish before going on.',
 };

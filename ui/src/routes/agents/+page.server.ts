@@ -1,7 +1,7 @@
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { formText } from '$lib/server/actions';
 import { agentsApi } from '$lib/server/agents-api';
-import { allPages, api, type AgentSpecBody } from '$lib/server/api';
+import { api, type AgentSpecBody } from '$lib/server/api';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ url }) => {
@@ -20,15 +20,8 @@ const starter = (name: string, description: string): AgentSpecBody => ({
   ],
 });
 
-/** Whether the workspace already has an agent of this name (letter case aside). */
-async function agentNamed(name: string): Promise<boolean> {
-  const wanted = name.toLocaleLowerCase();
-  const agents = await allPages((cursor) => api.listAgents({ limit: 100, cursor }));
-  return agents.data.some((a) => a.name.toLocaleLowerCase() === wanted);
-}
-
 /** Calls the API; a refusal comes back to the form as its message, with what was typed. */
-async function creating(call: () => Promise<{ id: string }>, then: (id: string) => string, form: object) {
+async function creating<F extends object>(call: () => Promise<{ id: string }>, then: (id: string) => string, form: F) {
   let id = '';
   try {
     id = (await call()).id;
@@ -46,7 +39,7 @@ export const actions: Actions = {
     const description = formText(form, 'description');
     if (!name) return fail(400, { ok: false, message: 'Give the agent a name.', name, description });
     // Two agents with one name are easy to mix up in runs, approvals and notifications: ask once before making one.
-    if (!form.has('same_name_ok') && (await agentNamed(name))) {
+    if (!form.has('same_name_ok') && (await agentsApi.named(name))) {
       return fail(409, {
         ok: false,
         message: `An agent named “${name}” already exists. Give this one another name, or create it anyway.`,
@@ -74,12 +67,23 @@ export const actions: Actions = {
       return fail(400, {
         ok: false,
         message: 'That is not JSON: choose a file exported from Cadre, or paste its text.',
+        json: text,
+      });
+    }
+    // The same question as a new agent's: an import named as an existing agent is made only once confirmed.
+    const name = typeof spec?.name === 'string' ? spec.name : '';
+    if (name && !form.has('same_name_ok') && (await agentsApi.named(name))) {
+      return fail(409, {
+        ok: false,
+        message: `An agent named “${name}” already exists. Rename it in the JSON, or import it anyway.`,
+        json: text,
+        importSameName: true,
       });
     }
     return creating(
       () => agentsApi.import(spec),
       (id) => `/agents/${id}`,
-      {},
+      { json: text },
     );
   },
 

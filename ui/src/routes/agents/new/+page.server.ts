@@ -4,6 +4,7 @@
 // page can be reloaded or shared at any step.
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import { formText } from '$lib/server/actions';
+import { agentsApi } from '$lib/server/agents-api';
 import { api } from '$lib/server/api';
 import { connectionsApi } from '$lib/server/connections-api';
 import { wizardApi, type InstructionParts } from '$lib/server/wizard-api';
@@ -22,7 +23,17 @@ export const load: PageServerLoad = async ({ url }) => {
   const starters = await wizardApi.starters();
   const id = url.searchParams.get('session');
   if (!id)
-    return { starters, session: null, step: 1, connections: [], connectors: [], agent: null, run: null, problem: null };
+    return {
+      starters,
+      session: null,
+      step: 1,
+      connections: [],
+      connectors: [],
+      agent: null,
+      run: null,
+      sameName: false,
+      problem: null,
+    };
   const session = await wizardApi.get(id);
   const [connections, connectors] = await Promise.all([connectionsApi.list(), connectionsApi.connectors()]);
   const agent = session.agent_id ? await api.getAgent(session.agent_id) : null;
@@ -31,7 +42,19 @@ export const load: PageServerLoad = async ({ url }) => {
   const reached = session.spec || agent ? 5 : session.instructions ? 3 : 2;
   const asked = Number(url.searchParams.get('step'));
   const step = asked >= 1 && asked <= 5 ? asked : reached;
-  return { starters, session, step, connections, connectors, agent, run, problem: url.searchParams.get('problem') };
+  // Before the agent is made: a warning (not a refusal) when another agent already has the generated name.
+  const sameName = step === 5 && session.spec && !agent ? await agentsApi.named(session.spec.name) : false;
+  return {
+    starters,
+    session,
+    step,
+    connections,
+    connectors,
+    agent,
+    run,
+    sameName,
+    problem: url.searchParams.get('problem'),
+  };
 };
 
 /** The API call behind a step; its refusal comes back to the form as a notice, success moves to `to`. */

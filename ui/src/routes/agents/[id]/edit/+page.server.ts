@@ -1,20 +1,33 @@
 // Operator Mode: edit an agent's instructions, workflow, tools' approval policy and error policy. Saving
 // writes a new version; the API checks it and its refusal (422, one reason per problem) is shown here.
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
-import { api, type AgentSpecBody } from '$lib/server/api';
+import { allPages, api, type AgentSpecBody } from '$lib/server/api';
 import { connectionsApi, type Connection, type ConnectionTool } from '$lib/server/connections-api';
 import { editorApi } from '$lib/server/editor-api';
 import { skillsApi } from '$lib/server/skills-api';
 import type { Actions, PageServerLoad } from './$types';
 
 export const load: PageServerLoad = async ({ params }) => {
-  const [agent, tools, connections, skills] = await Promise.all([
+  const [agent, tools, connections, skills, agents] = await Promise.all([
     api.getAgent(params.id),
     editorApi.tools(),
     connectionsApi.list(),
     skillsApi.list(),
+    allPages((cursor) => api.listAgents({ limit: 100, cursor })),
   ]);
-  return { agent, tools, connections, skills: skills.data, mcpTools: await mcpToolsOf(connections) };
+  // The agents a call_agent node may hand items to: every other agent of the workspace, by name.
+  const otherAgents = agents.data
+    .filter((a) => a.id !== agent.id)
+    .map((a) => ({ id: a.id, name: a.name }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    agent,
+    tools,
+    connections,
+    skills: skills.data,
+    agents: otherAgents,
+    mcpTools: await mcpToolsOf(connections),
+  };
 };
 
 /**
