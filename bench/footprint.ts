@@ -4,10 +4,11 @@
 // the Temporal dev server, the embedded Postgres, the worker, the web and whatever they started), named by role,
 // and the total against n8n's idle figure (481 MB). With --run, then peak memory per process (sampled every
 // 250 ms) during a run of 10,000 CSV rows (--items=N) of the order-counting example, started over the API with
-// the key the banner prints. Stops everything with SIGTERM to the process group at the end, on failure too.
-// Prints figures (never asserted); the last line is one JSON object.
+// the key the banner prints. Then stops it with SIGTERM to its process group and times a warm start: `npm start`
+// again on the same data dir with everything built (--no-warm skips it). Stops everything at the end, on failure
+// too. Prints figures (never asserted); the last line is one JSON object.
 //
-//   npm run bench:footprint [-- --run] [-- --items=10000] [-- --settle=20]
+//   npm run bench:footprint [-- --run] [-- --items=10000] [-- --settle=20] [-- --no-warm]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,6 +21,7 @@ const n8nIdleMb = 481;
 const flag = (name: string) => process.argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
 const flagValue = (name: string, fallback: number) => Number(flag(name)?.split('=')[1] ?? fallback);
 const withRun = flag('run') !== undefined || flag('items') !== undefined;
+const withWarmStart = flag('no-warm') === undefined;
 const items = flagValue('items', 10_000);
 const settleSeconds = flagValue('settle', 20);
 const defaultPorts = new Set([3000, 5433, 7233, 8233]);
@@ -32,6 +34,8 @@ interface Proc {
   /** Resident set size and proportional set size (shared pages divided among the processes sharing them), in kB. */
   rssKb: number;
   pssKb: number;
+  /** CPU time spent by the process and its children it has waited for, in clock ticks (1/100 s). */
+  cpuTicks: number;
   role: string;
 }
 
@@ -50,7 +54,8 @@ function readProc(pid: number): Omit<Proc, 'role'> | undefined {
     }
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
-    return { pid, ppid: field('PPid'), pgid: Number(stat[2]), args, rssKb: field('VmRSS'), pssKb };
+    const cpuTicks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(stat[i]), 0); // utime, stime, cutime, cstime
+    return { pid, ppid: field('PPid'), pgid: Number(stat[2]), args, rssKb: field('VmRSS'), pssKb, cpuTicks };
   } catch {
     return undefined; // gone since the listing
   }
@@ -60,9 +65,9 @@ function readProc(pid: number): Omit<Proc, 'role'> | undefined {
 function roleOf(p: Omit<Proc, 'role'>, parentRole: string | undefined): string {
   const a = p.args;
   if (parentRole === undefined) return 'npm start';
-  if (a.includes('scripts/start.ts')) return 'supervisor';
+  if (/scripts\/start\.(ts|cjs)/.test(a)) return 'supervisor';
   if (/\btemporal server start-dev\b/.test(a)) return 'temporal';
-  const script = /scripts\/(db|worker|web)\.ts/.exec(a)?.[1];
+  const script = /scripts\/(db|worker|web)\.[jt]s/.exec(a)?.[1];
   if (script) return script;
   const name = path.basename(a.split(' ')[0] ?? '?');
   return `${parentRole}: ${/esbuild/.test(a) ? 'esbuild (tsx)' : name}`;
@@ -119,6 +124,87 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+interface Started {
+  output: () => string;
+  tree: () => Proc[];
+  /** Seconds from the spawn of `npm start` to its banner. */
+  bannerSeconds: number;
+  /**
+   * CPU seconds its processes spent until the banner (children that ended before, e.g. a build, included): what the
+   * start costs whatever else the machine runs, where the seconds to the banner depend on it.
+   */
+  cpuSeconds: number;
+  /** SIGTERM to its process group, as Ctrl-C would; then SIGKILL to whatever of its groups is left. */
+  stop: () => Promise<void>;
+}
+
+/** `npm start` in this checkout on `env`, in a session of its own, until its banner. Stopped on failure. */
+async function startNpm(env: NodeJS.ProcessEnv, logFile: string): Promise<Started> {
+  const t0 = performance.now();
+  // detached: a session and process group of its own (setsid), as in a terminal of its own.
+  const npm = spawn('npm', ['start'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pgid = npm.pid!;
+  let output = '';
+  const log = fs.createWriteStream(logFile, { flags: 'a' });
+  for (const s of [npm.stdout!, npm.stderr!])
+    s.on('data', (d: Buffer) => {
+      output += d.toString();
+      log.write(d);
+    });
+  let exited = false;
+  const exit = new Promise<void>((r) => npm.once('exit', () => ((exited = true), r())));
+  /** Every process group seen in the tree (the supervisor's children each lead one): the cleanup's list. */
+  const groups = new Set<number>([pgid]);
+  const tree = () => {
+    const procs = processTree(npm.pid!);
+    for (const p of procs) groups.add(p.pgid);
+    return procs;
+  };
+  const stop = async () => {
+    if (!exited) {
+      try {
+        process.kill(-pgid, 'SIGTERM'); // npm and the supervisor, which stops its children in order
+      } catch {
+        // already gone
+      }
+      await Promise.race([exit, sleep(60_000)]);
+    }
+    // Anything still alive in a group of the tree (a child that did not stop, or the stop timed out).
+    for (const g of groups) {
+      try {
+        process.kill(-g, 'SIGKILL');
+      } catch {
+        // gone, as it should be
+      }
+    }
+    log.end();
+  };
+  stopping.push(stop);
+
+  const deadline = Date.now() + 420_000;
+  while (!output.includes('Cadre is running')) {
+    if (exited) throw new Error(`npm start exited before its banner:\n${output.split('\n').slice(-30).join('\n')}`);
+    if (Date.now() > deadline) throw new Error(`no banner within 420 s:\n${output.split('\n').slice(-30).join('\n')}`);
+    await sleep(50);
+    tree(); // record the process groups as they appear
+  }
+  const bannerSeconds = (performance.now() - t0) / 1000;
+  const cpuSeconds = tree().reduce((sum, p) => sum + p.cpuTicks, 0) / 100;
+  return { output: () => output, tree, bannerSeconds, cpuSeconds, stop };
+}
+
+/** What a start built before its banner, from its output. */
+function builds(output: string): string {
+  const built = [
+    output.includes('building the server code') && 'the server code',
+    output.includes('building the console') && 'the console',
+  ].filter(Boolean);
+  return built.length > 0 ? ` (including a build of ${built.join(' and ')})` : '';
+}
+
+/** The stops of every `npm start` begun, for the cleanup. */
+const stopping: (() => Promise<void>)[] = [];
+
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-footprint-'));
   const [web, db, temporal, temporalUi] = await freePorts(4);
@@ -137,46 +223,10 @@ async function main() {
   };
   // Whatever npm_* variables `npm run` set for this benchmark would leak into the `npm start` below.
   for (const k of Object.keys(env)) if (k.startsWith('npm_')) delete env[k];
-
-  const t0 = performance.now();
-  // detached: a session and process group of its own (setsid), as in a terminal of its own.
-  const npm = spawn('npm', ['start'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  const pgid = npm.pid!;
-  let output = '';
-  const log = fs.createWriteStream(path.join(dataDir, 'start.log'));
-  for (const s of [npm.stdout!, npm.stderr!])
-    s.on('data', (d: Buffer) => {
-      output += d.toString();
-      log.write(d);
-    });
-  let exited = false;
-  const exit = new Promise<void>((r) => npm.once('exit', () => ((exited = true), r())));
-  /** Every process group seen in the tree (the supervisor's children each lead one): the cleanup's list. */
-  const groups = new Set<number>([pgid]);
-  const tree = () => {
-    const procs = processTree(npm.pid!);
-    for (const p of procs) groups.add(p.pgid);
-    return procs;
-  };
+  const logFile = path.join(dataDir, 'start.log');
 
   const cleanUp = async () => {
-    if (!exited) {
-      try {
-        process.kill(-pgid, 'SIGTERM'); // npm and the supervisor, which stops its children in order
-      } catch {
-        // already gone
-      }
-      await Promise.race([exit, sleep(60_000)]);
-    }
-    // Anything still alive in a group of the tree (a child that did not stop, or the stop timed out).
-    for (const g of groups) {
-      try {
-        process.kill(-g, 'SIGKILL');
-      } catch {
-        // gone, as it should be
-      }
-    }
-    log.end();
+    for (const stop of stopping) await stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
   const onSignal = () => void cleanUp().finally(() => process.exit(130));
@@ -184,24 +234,15 @@ async function main() {
   process.once('SIGTERM', onSignal);
 
   try {
-    const deadline = Date.now() + 420_000;
-    while (!output.includes('Cadre is running')) {
-      if (exited) throw new Error(`npm start exited before its banner:\n${output.split('\n').slice(-30).join('\n')}`);
-      if (Date.now() > deadline)
-        throw new Error(`no banner within 420 s:\n${output.split('\n').slice(-30).join('\n')}`);
-      await sleep(50);
-      tree(); // record the process groups as they appear
-    }
-    const bannerSeconds = (performance.now() - t0) / 1000;
-    const built = output.includes('building the console');
+    const first = await startNpm(env, logFile);
     console.log(
-      `npm start: banner after ${bannerSeconds.toFixed(1)} s${built ? ' (including a console build)' : ''}; data dir ${dataDir}`,
+      `npm start: banner after ${first.bannerSeconds.toFixed(1)} s, ${first.cpuSeconds.toFixed(1)} s of CPU${builds(first.output())}; data dir ${dataDir}`,
     );
     const ready = await fetch(`${baseUrl}/readyz`);
     console.log(`readyz: ${ready.status}; waiting ${settleSeconds} s…`);
     await sleep(settleSeconds * 1000);
 
-    const idle = tree();
+    const idle = first.tree();
     const idleRoles = byRole(idle);
     const idleRss = idle.reduce((s, p) => s + p.rssKb, 0);
     const idlePss = idle.reduce((s, p) => s + p.pssKb, 0);
@@ -213,14 +254,26 @@ async function main() {
       `  ${'total'.padEnd(34)} ${String(mb(idleRss)).padStart(7)} ${String(mb(idlePss)).padStart(7)}   (n8n idles at ${n8nIdleMb} MB: ${mb(idleRss) <= n8nIdleMb ? 'below' : `${mb(idleRss) - n8nIdleMb} MB above`})`,
     );
     const result: Record<string, unknown> = {
-      banner_s: Number(bannerSeconds.toFixed(1)),
+      banner_s: Number(first.bannerSeconds.toFixed(1)),
+      banner_cpu_s: Number(first.cpuSeconds.toFixed(1)),
       idle_rss_mb: mb(idleRss),
       idle_pss_mb: mb(idlePss),
       n8n_idle_mb: n8nIdleMb,
       idle_by_role_mb: Object.fromEntries([...idleRoles].map(([k, v]) => [k, mb(v.rssKb)])),
     };
 
-    if (withRun) Object.assign(result, await peakDuringRun(output, baseUrl, tree));
+    if (withRun) Object.assign(result, await peakDuringRun(first.output(), baseUrl, first.tree));
+
+    if (withWarmStart) {
+      // Everything is built and the data dir exists: what a restart (a reboot, an upgrade without changes) waits.
+      await first.stop();
+      const warm = await startNpm(env, logFile);
+      console.log(
+        `\nwarm start (same data dir, everything built): banner after ${warm.bannerSeconds.toFixed(1)} s, ${warm.cpuSeconds.toFixed(1)} s of CPU${builds(warm.output())}`,
+      );
+      result.warm_banner_s = Number(warm.bannerSeconds.toFixed(1));
+      result.warm_banner_cpu_s = Number(warm.cpuSeconds.toFixed(1));
+    }
     console.log(JSON.stringify(result));
   } finally {
     await cleanUp();

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { nodeScript } from '../node-script';
 import { servePglite } from './pglite-server';
 
 /**
@@ -22,7 +23,7 @@ const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
 function initCluster(dataDir: string): void {
   if (fs.existsSync(path.join(dataDir, 'PG_VERSION'))) return;
   try {
-    execFileSync(process.execPath, ['--require', require.resolve('tsx/cjs'), __filename, '--init', dataDir], {
+    execFileSync(...nodeScript(__filename, '--init', dataDir), {
       stdio: ['ignore', 'ignore', 'pipe'],
       timeout: 300_000,
     });
@@ -64,7 +65,7 @@ export async function startEmbeddedPostgres(opts: {
   };
 }
 
-// `node --require tsx/cjs db/embedded.ts --init <dir>`: initCluster's child process.
+// `node dist/db/embedded.js --init <dir>` (or the source through tsx): initCluster's child process.
 if (require.main === module && process.argv[2] === '--init') {
   void PGlite.create({ dataDir: process.argv[3], extensions: { vector } }).then((db) => db.close());
 }

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
+import { repoRoot } from '../repo-root';
 import { parseAgentSpec } from '../model/agent-checks';
 import { triggerInputSchema, type TriggerInput } from '../model/trigger';
 import { createApiKey } from './api-keys';
@@ -10,7 +11,7 @@ import { createAgent } from './agents';
 import { insertTrigger } from './triggers';
 import { createWorkspace, setApiEnabled } from './workspaces';
 
-export const examplesDir = path.resolve(__dirname, '../examples');
+export const examplesDir = path.join(repoRoot, 'examples');
 
 /**
  * The schedules an example ships with (examples/schedules/<example>.json, trigger bodies as the API takes them), each

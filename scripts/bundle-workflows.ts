@@ -1,6 +1,8 @@
-// Writes the workflow bundle to stdout. The worker runs this in a process of its own (scripts/worker.ts): webpack and
-// swc, once loaded to bundle, stayed in the worker's memory for as long as it ran (about 100 MB of its 435 MB idle,
-// npm run bench:footprint). Its arguments are the workflow interceptor modules to bundle in (tracing's, when on).
+// Writes the workflow bundle to stdout. scripts/build.cjs runs it once, into dist/workflow-bundle.js; a worker runs it
+// at its start only with interceptor modules to bundle in or from the sources (scripts/worker.ts), and always in a
+// process of its own: webpack and swc, once loaded to bundle, stayed in the worker's memory for as long as it ran
+// (about 100 MB of its 435 MB idle, npm run bench:footprint). Its arguments are the workflow interceptor modules to
+// bundle in (tracing's, when on).
 import { bundleWorkflowCode } from '@temporalio/worker';
 
 const quiet = () => undefined;

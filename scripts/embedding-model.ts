@@ -10,9 +10,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import JSZip from 'jszip';
+import { repoRoot } from '../repo-root';
 
 export const embeddingModelId = 'all-MiniLM-L6-v2';
-export const modelsDir = path.resolve(__dirname, '..', '.models');
+export const modelsDir = path.join(repoRoot, '.models');
 export const embeddingModelDir = path.join(modelsDir, embeddingModelId);
 
 interface Wanted {

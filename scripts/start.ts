@@ -13,8 +13,8 @@ import { main, StartupError } from './fail-fast';
 import { Supervisor, tcpOpen, waitFor, type ChildSpec } from './supervisor';
 import { devServerArgs, ensureTemporalCli } from './temporal-cli';
 import { ensureEmbeddingModel } from './embedding-model';
-
-const root = path.resolve(__dirname, '..');
+import { nodeScript } from '../node-script';
+import { repoRoot as root } from '../repo-root';
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -104,9 +104,9 @@ main('cadre', async () => {
   process.on('SIGTERM', () => void supervisor.shutdown(0));
   const spawnChild = (name: string, command: string, args: string[], more: Partial<ChildSpec> = {}) =>
     supervisor.start({ name, command, args, ...more });
-  // tsx's CommonJS hook only: Cadre's code is CommonJS, and `--import tsx` also starts a thread of ESM loader hooks,
-  // which held 10-40 MB in each process (npm run bench:footprint).
-  const tsx = (script: string): [string, string[]] => [process.execPath, ['--require', 'tsx/cjs', script]];
+  // Each child runs as this supervisor does: compiled (dist/, built by scripts/start.cjs) with plain node under
+  // `npm start`, from the TypeScript sources through tsx under the tests.
+  const script = (name: string) => nodeScript(require.resolve(`./${name}`));
 
   try {
     if (tc.embedded) {
@@ -138,7 +138,7 @@ main('cadre', async () => {
       await (await connectTemporal(tc)).connection.close();
     }
     if (config.db.embedded) {
-      spawnChild('db', ...tsx('scripts/db.ts'), {
+      spawnChild('db', ...script('db'), {
         // Postgres replays its write-ahead log on the next start, so a killed PGlite comes back whole.
         beforeRestart: () => assertDataKept(path.join(config.db.embeddedDir, 'PG_VERSION'), 'the embedded database'),
       });
@@ -160,8 +160,8 @@ main('cadre', async () => {
 
     // The Temporal server and the worker yield the CPU to the web and the database it reads (scripts/priority.ts).
     // The worker only once it polls: its start (bundling the workflows) is what the first run waits for.
-    spawnChild('worker', ...tsx('scripts/worker.ts'), { background: true, lowerOnceUp: /^worker polling task queue/ });
-    spawnChild('web', ...tsx('scripts/web.ts'));
+    spawnChild('worker', ...script('worker'), { background: true, lowerOnceUp: /^worker polling task queue/ });
+    spawnChild('web', ...script('web'));
     // Ready means a worker polls the task queue too (api/readiness.ts): a run started after the banner runs at once.
     await waitFor(
       'the web process and the worker',

@@ -2,11 +2,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { repoRoot } from '../repo-root';
 import { StartupError } from './fail-fast';
 
 export const temporalCliVersion = 'v1.5.1'; // newest release whose go.mod allows `go install pkg@version`
-const repoRoot = path.resolve(__dirname, '..');
-
 /**
  * Dynamic config of the embedded dev server. Eager activity dispatch: an activity a workflow task schedules on its
  * own task queue comes back to that worker in the task's completion, instead of through a separate matching

@@ -12,6 +12,7 @@ import { loadSecretBox } from '../db/secret-box';
 import { reconcileSchedules } from '../schedules/sync';
 import { connectDatabase, connectTemporal } from './connections';
 import { main } from './fail-fast';
+import { repoRoot } from '../repo-root';
 import { connectorLimitsOf } from '../activities/connectors/opened';
 import { startInboxListener } from '../services/inbox/smtp-listener';
 import { startRunSweeper } from '../services/runs/dispatch';
@@ -21,7 +22,7 @@ import { countRunsAwaitingStart } from '../db/open-run';
 import { countRunStartBacklog } from '../services/telemetry/metrics';
 import { startMetricsServer } from '../services/telemetry/metrics-http';
 
-const consoleBuild = path.resolve(__dirname, '../ui/build/handler.js');
+const consoleBuild = path.join(repoRoot, 'ui/build/handler.js');
 
 main('web', async () => {
   const config = loadConfig();

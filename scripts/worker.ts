@@ -2,6 +2,8 @@
 // same Temporal namespace and task queue.
 import '../services/telemetry/tracing-start'; // first: it instruments http and pg as they load
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../cadre.config';
@@ -10,6 +12,7 @@ import { createActivities } from '../activities';
 import { noModelMessage } from '../activities/llm-step';
 import { connectDatabase, connectTemporal } from './connections';
 import { main, StartupError } from './fail-fast';
+import { nodeScript } from '../node-script';
 import { workerPolls } from '../api/readiness';
 import { shutdownTracing, tracingWorkerOptions } from '../services/telemetry/tracing';
 import { startMetricsServer } from '../services/telemetry/metrics-http';
@@ -24,14 +27,20 @@ async function untilPolling(client: Client, taskQueue: string, identity: string)
   }
 }
 
+/** Made with the rest of dist/ by scripts/build.cjs, from the same sources, with no interceptor module. */
+const prebuiltBundle = path.join(__dirname, '..', 'workflow-bundle.js');
+
 /**
- * The workflow bundle, made by scripts/bundle-workflows.ts in a process of its own (see there why), with the workflow
- * interceptor modules given (the worker ignores its own `interceptors.workflowModules` once it is handed a bundle).
+ * The workflow bundle, with the workflow interceptor modules given (the worker ignores its own
+ * `interceptors.workflowModules` once it is handed a bundle). The compiled worker with none (tracing off) reads the
+ * one made ahead of time; otherwise scripts/bundle-workflows.ts makes it in a process of its own (see there why).
  */
 function bundleWorkflows(interceptorModules: string[]): Promise<string> {
-  const args = ['--require', require.resolve('tsx/cjs'), require.resolve('./bundle-workflows'), ...interceptorModules];
+  if (interceptorModules.length === 0 && __filename.endsWith('.js') && fs.existsSync(prebuiltBundle))
+    return fs.promises.readFile(prebuiltBundle, 'utf8');
+  const [command, args] = nodeScript(require.resolve('./bundle-workflows'), ...interceptorModules);
   return new Promise((resolve, reject) =>
-    execFile(process.execPath, args, { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
+    execFile(command, args, { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
       err
         ? reject(new StartupError(`bundling the workflows failed: ${stderr.trim() || err.message}`))
         : resolve(stdout),

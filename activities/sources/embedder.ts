@@ -6,13 +6,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { embeddingDimensions } from '../../db/migrations/008_sources';
+import { repoRoot } from '../../repo-root';
 import { voyageEmbedder } from './voyage-embedder';
 import type { Embedder } from './embedding';
 
 export type EmbeddingProvider = 'local' | 'voyage' | 'off';
 
 const modelId = 'all-MiniLM-L6-v2';
-const modelsDir = path.resolve(__dirname, '..', '..', '.models');
+const modelsDir = path.join(repoRoot, '.models');
 const batchSize = 32;
 
 let loading: Promise<Embedder | null> | undefined;

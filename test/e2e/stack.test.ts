@@ -115,12 +115,12 @@ function launchNpm(cwd: string, env: NodeJS.ProcessEnv): Launched {
   return launch(env, cwd, 'npm', ['start']);
 }
 
-/** `node --import tsx scripts/start.ts` (the supervisor itself) in its own process group. */
+/** `node scripts/start.cjs` (what `npm start` runs: the supervisor itself, compiled) in its own process group. */
 function launch(
   env: NodeJS.ProcessEnv,
   cwd = repoRoot,
   command = process.execPath,
-  args = ['--import', 'tsx', 'scripts/start.ts'],
+  args = ['scripts/start.cjs'],
 ): Launched {
   const child = spawn(command, args, {
     cwd,
@@ -152,6 +152,11 @@ function launch(
   };
   launched.push(l);
   return l;
+}
+
+/** The command line of one of Cadre's processes as the supervisor starts it: the compiled script, plain node. */
+function compiledScript(name: string): RegExp {
+  return new RegExp(`^\\S*node \\S*/dist/scripts/${name}\\.js$`);
 }
 
 function sleep(ms: number): Promise<void> {
@@ -212,13 +217,13 @@ function ps(extra: string[] = ['-e']): PsRow[] {
 /** The supervisor's pid: the launched process itself, or the child `npm start` runs it as. */
 function supervisorPid(l: Launched): number {
   const supervisor = [{ pid: l.pid, args: l.child.spawnargs.join(' ') }, ...ps(['--ppid', String(l.pid)])].find((p) =>
-    p.args.includes('scripts/start.ts'),
+    p.args.includes('scripts/start.cjs'),
   );
-  assert.ok(supervisor, `no supervisor (scripts/start.ts) under ${l.pid}`);
+  assert.ok(supervisor, `no supervisor (scripts/start.cjs) under ${l.pid}`);
   return supervisor.pid;
 }
 
-/** The supervisor's direct children (temporal, db, worker, web and tsx's esbuild), recorded by process group. */
+/** The supervisor's direct children (temporal, db, worker, web), recorded by process group. */
 function recordChildren(supervisorPid: number): PsRow[] {
   const children = ps(['--ppid', String(supervisorPid)]);
   for (const c of children) knownGroups.add(c.pgid);
@@ -343,7 +348,7 @@ async function cleanUp(this: Mocha.Context) {
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 }
 
-describe('npm start (scripts/start.ts): the whole stack on its embedded defaults', function () {
+describe('npm start (scripts/start.cjs, compiled): the whole stack on its embedded defaults', function () {
   this.timeout(600_000);
   after(cleanUp);
 
@@ -379,22 +384,23 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
       const out = stack.output();
       const text = banner(out);
       assert.ok(fs.existsSync(path.join(checkout, 'ui/build/handler.js')), 'npm start builds the console');
+      assert.match(out, /^building the server code \(dist\/: dist\/ is missing\)/m);
+      assert.ok(fs.existsSync(path.join(checkout, 'dist/scripts/start.js')), 'npm start compiles the server code');
       const signIn = await fetch(`${baseUrl}/login`);
       assert.equal(signIn.status, 200, 'the console serves its sign-in page');
       assert.match(await signIn.text(), /<html/i);
 
-      // The supervisor's four children, each in its own process group.
-      const children = recordChildren(supervisorPid(stack));
-      for (const name of [
-        /\btemporal server start-dev\b/,
-        /scripts\/db\.ts/,
-        /scripts\/worker\.ts/,
-        /scripts\/web\.ts/,
-      ]) {
+      // The supervisor's four children, each in its own process group; Cadre's own run compiled with plain node, as
+      // the supervisor does (no TypeScript loader in memory).
+      const supervisor = supervisorPid(stack);
+      assert.match(ps(['-p', String(supervisor)])[0]?.args ?? '', /^\S*node scripts\/start\.cjs$/);
+      const children = recordChildren(supervisor);
+      for (const name of [/\btemporal server start-dev\b/, ...['db', 'worker', 'web'].map(compiledScript)]) {
         const c = children.find((p) => name.test(p.args));
         assert.ok(c, `no child matching ${name} under the supervisor: ${JSON.stringify(children)}`);
         assert.equal(c.pgid, c.pid, `${c.args} should lead its own process group`);
       }
+      for (const c of children) assert.doesNotMatch(c.args, /tsx/, `${c.args} runs a TypeScript loader`);
       assert.ok(
         children.some((c) => c.args.includes(path.join(dataDir, 'temporal.db'))),
         'temporal keeps its db under CADRE_DATA_DIR',
@@ -497,13 +503,19 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
       stoppedCleanly = true;
     });
 
-    it('starts again on the same data: no new key, the key, the run and the example agents are still there', async function () {
+    it('starts again on the same data (rebuilding the server code after a source changed): no new key, the key, the run and the example agents are still there', async function () {
       assert.ok(first && stoppedCleanly, 'needs the first start and its clean stop');
+      // A source edited (or pulled) since the last start: its compiled module is rebuilt before anything runs.
+      const edited = new Date(Date.now() + 1000);
+      fs.utimesSync(path.join(checkout, 'scripts/web.ts'), edited, edited);
       const stack = launchNpm(checkout, stackEnv(dataDir, ports));
       await waitForOutput(stack, (o) => banner(o) !== '', 'banner', 300_000);
       timings.restart = Date.now() - stack.startedAt;
       recordChildren(supervisorPid(stack));
       const out = stack.output();
+      assert.match(out, /^building the server code \(dist\/: scripts\/web\.ts changed\)/m);
+      assert.ok(fs.statSync(path.join(checkout, 'dist/scripts/web.js')).mtimeMs >= edited.getTime() - 1000);
+      assert.doesNotMatch(out, /building the console/, 'the console was built by the first start and is current');
       assert.doesNotMatch(out, apiKeyPattern, 'a second start must not print a new API key');
       assert.doesNotMatch(out, /First start/);
       assert.match(banner(out), /API keys: npx cadre apikey create/);
@@ -526,9 +538,9 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
     // restarts it (the others stay up), the run completes, and the state-store counter rises by exactly 20,000
     // (every item's increment applied once, none lost, none twice).
     for (const [name, pattern] of [
-      ['worker', /scripts\/worker\.ts/],
-      ['web', /scripts\/web\.ts/],
-      ['db', /scripts\/db\.ts/],
+      ['worker', compiledScript('worker')],
+      ['web', compiledScript('web')],
+      ['db', compiledScript('db')],
       ['temporal', /\btemporal server start-dev\b/],
     ] as const) {
       it(`restarts the ${name} after SIGKILL during a 20,000-item run, which completes with every item done once`, async function () {

@@ -143,8 +143,8 @@ describe('docker/compose.yaml', () => {
     }
   });
 
-  it('runs the worker process in the worker service', () => {
-    assert.match([services.worker.command].flat().join(' '), /scripts\/worker\.ts/);
+  it('runs the compiled worker process with plain node in the worker service', () => {
+    assert.deepEqual([services.worker.command].flat(), ['node', 'dist/scripts/worker.js']);
   });
 
   it('serves Cadre from a Postgres image with the vector extension', () => {
@@ -206,6 +206,13 @@ describe('docker/Dockerfile', () => {
     );
     const cmd = lines.filter((line) => /^CMD\b/.test(line)).at(-1);
     assert.ok(cmd, 'no CMD line');
-    assert.match(cmd, /scripts\/web\.ts/);
+    assert.equal(cmd, 'CMD ["node", "dist/scripts/web.js"]', 'the compiled web process, with no TypeScript loader');
+  });
+
+  it('compiles the server code in its build stage and ships dist/ to the image', () => {
+    const text = fs.readFileSync(dockerfilePath, 'utf8');
+    assert.match(text, /^RUN .*npm run build\b/m);
+    assert.match(text, /^COPY --from=build \/app\/dist \.\/dist$/m);
+    assert.doesNotMatch(text, /tsx/, 'no TypeScript loader in the image');
   });
 });
