@@ -218,7 +218,7 @@ function supervisorPid(l: Launched): number {
   return supervisor.pid;
 }
 
-/** The supervisor's direct children (temporal, db, worker, web and tsx's esbuild), recorded by process group. */
+/** The supervisor's direct children (temporal, app and tsx's esbuild), recorded by process group. */
 function recordChildren(supervisorPid: number): PsRow[] {
   const children = ps(['--ppid', String(supervisorPid)]);
   for (const c of children) knownGroups.add(c.pgid);
@@ -337,7 +337,7 @@ async function cleanUp(this: Mocha.Context) {
   await Promise.race([Promise.all(launched.map((l) => l.exited)), sleep(30_000)]);
   for (const l of launched) if (!l.hasExited()) killGroup(l.pid);
   // Any child group left behind — only groups still made of this stack's processes (pids get reused).
-  const ours = /scripts\/(start|db|worker|web)\.ts|\.tools\/bin\/temporal|esbuild|cadre-stack-/;
+  const ours = /scripts\/(start|db|worker|web|embedded-node)\.ts|\.tools\/bin\/temporal|esbuild|cadre-stack-/;
   for (const p of ps()) if (knownGroups.has(p.pgid) && ours.test(p.args)) killGroup(p.pgid);
   for (const c of cleanups.reverse()) await c();
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
@@ -383,14 +383,10 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
       assert.equal(signIn.status, 200, 'the console serves its sign-in page');
       assert.match(await signIn.text(), /<html/i);
 
-      // The supervisor's four children, each in its own process group.
+      // The supervisor's two children, each in its own process group: Temporal, and one Node process with the
+      // embedded Postgres, the worker and the web (scripts/embedded-node.ts).
       const children = recordChildren(supervisorPid(stack));
-      for (const name of [
-        /\btemporal server start-dev\b/,
-        /scripts\/db\.ts/,
-        /scripts\/worker\.ts/,
-        /scripts\/web\.ts/,
-      ]) {
+      for (const name of [/\btemporal server start-dev\b/, /scripts\/embedded-node\.ts/]) {
         const c = children.find((p) => name.test(p.args));
         assert.ok(c, `no child matching ${name} under the supervisor: ${JSON.stringify(children)}`);
         assert.equal(c.pgid, c.pid, `${c.args} should lead its own process group`);
@@ -523,12 +519,11 @@ describe('npm start (scripts/start.ts): the whole stack on its embedded defaults
     });
 
     // Each child SIGKILLed once, each during its own 20,000-item run of the order-counting example: the supervisor
-    // restarts it (the others stay up), the run completes, and the state-store counter rises by exactly 20,000
-    // (every item's increment applied once, none lost, none twice).
+    // restarts it (the other stays up), the run completes, and the state-store counter rises by exactly 20,000
+    // (every item's increment applied once, none lost, none twice). Killing `app` kills the database, the worker
+    // and the web at once.
     for (const [name, pattern] of [
-      ['worker', /scripts\/worker\.ts/],
-      ['web', /scripts\/web\.ts/],
-      ['db', /scripts\/db\.ts/],
+      ['app', /scripts\/embedded-node\.ts/],
       ['temporal', /\btemporal server start-dev\b/],
     ] as const) {
       it(`restarts the ${name} after SIGKILL during a 20,000-item run, which completes with every item done once`, async function () {
