@@ -5,7 +5,7 @@
 // step stops after that turn and hands back its conversation (a checkpoint the caller saves), and a later
 // activity resumes it with the reviewers' decisions.
 import { createHash } from 'node:crypto';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { Ajv } from 'ajv';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentNode, AgentSpec } from '../model/agent';
@@ -21,6 +21,10 @@ import { loadSkillContext } from './skills/context';
 import type { Decision } from './step-results';
 import { inSpan } from '../services/telemetry/tracing';
 import { toolSpanAttributes } from './tools/tool-span';
+
+/** The model SDK, loaded on first use: a process that never calls a model does not hold it. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const anthropicSdk = (): typeof import('@anthropic-ai/sdk') => require('@anthropic-ai/sdk');
 
 export type ModelUsage = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cost_usd: number };
 
@@ -73,7 +77,7 @@ const ajv = new Ajv({ allErrors: true, strict: false });
 let client: { key: string; sdk: Anthropic } | undefined;
 function anthropic(apiKey: string, baseURL?: string): Anthropic {
   const key = `${apiKey}|${baseURL ?? ''}`;
-  if (client?.key !== key) client = { key, sdk: new Anthropic({ apiKey, baseURL, maxRetries: 2 }) };
+  if (client?.key !== key) client = { key, sdk: new (anthropicSdk().default)({ apiKey, baseURL, maxRetries: 2 }) };
   return client.sdk;
 }
 
@@ -288,7 +292,7 @@ export async function runModelStep({
         { kind: 'client' },
       );
     } catch (err) {
-      if (!(err instanceof Anthropic.APIError) || err.status === undefined) {
+      if (!(err instanceof anthropicSdk().APIError) || err.status === undefined) {
         // unreachable ("Connection error."), timed out, or an unreadable answer: retried, and named as the model's
         const reason = err instanceof Error ? err.message : String(err);
         throw failure(`the model API call failed: ${reason}`, 'ModelUnavailable', false);

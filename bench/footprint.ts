@@ -4,16 +4,19 @@
 // the Temporal dev server, the embedded Postgres, the worker, the web and whatever they started), named by role,
 // and the total against n8n's idle figure (481 MB). With --run, then peak memory per process (sampled every
 // 250 ms) during a run of 10,000 CSV rows (--items=N) of the order-counting example, started over the API with
-// the key the banner prints. Then stops it with SIGTERM to its process group and times a warm start: `npm start`
+// the key the banner prints, and then during the indexing of 20 scanned PDFs (--pdfs=N; image-only pages, read by
+// OCR) uploaded in one request. Then stops it with SIGTERM to its process group and times a warm start: `npm start`
 // again on the same data dir with everything built (--no-warm skips it). Stops everything at the end, on failure
 // too. Prints figures (never asserted); the last line is one JSON object.
 //
-//   npm run bench:footprint [-- --run] [-- --items=10000] [-- --settle=20] [-- --no-warm]
+//   npm run bench:footprint [-- --run] [-- --items=10000] [-- --pdfs=20] [-- --settle=20] [-- --no-warm]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { maxFilesPerUpload } from '../api/source-upload';
 import { freePort } from '../test/support/ports';
+import { scannedPdf } from '../test/support/source-samples';
 
 const root = path.resolve(__dirname, '..');
 
@@ -23,6 +26,7 @@ const flagValue = (name: string, fallback: number) => Number(flag(name)?.split('
 const withRun = flag('run') !== undefined || flag('items') !== undefined;
 const withWarmStart = flag('no-warm') === undefined;
 const items = flagValue('items', 10_000);
+const pdfs = flagValue('pdfs', 20);
 const settleSeconds = flagValue('settle', 20);
 const defaultPorts = new Set([3000, 5433, 7233, 8233]);
 
@@ -67,6 +71,7 @@ function roleOf(p: Omit<Proc, 'role'>, parentRole: string | undefined): string {
   if (parentRole === undefined) return 'npm start';
   if (/scripts\/start\.(ts|cjs)/.test(a)) return 'supervisor';
   if (/\btemporal server start-dev\b/.test(a)) return 'temporal';
+  if (/scripts\/embedded-node\.[jt]s/.test(a)) return 'app (db + worker + web)';
   const script = /scripts\/(db|worker|web)\.[jt]s/.exec(a)?.[1];
   if (script) return script;
   const name = path.basename(a.split(' ')[0] ?? '?');
@@ -262,7 +267,12 @@ async function main() {
       idle_by_role_mb: Object.fromEntries([...idleRoles].map(([k, v]) => [k, mb(v.rssKb)])),
     };
 
-    if (withRun) Object.assign(result, await peakDuringRun(first.output(), baseUrl, first.tree));
+    if (withRun) {
+      const key = /\bcadre_[A-Za-z0-9]+_[A-Za-z0-9_-]{16,}/.exec(first.output())?.[0];
+      if (!key) throw new Error('no API key in the banner (was the data dir fresh?)');
+      Object.assign(result, await peakDuringRun(key, baseUrl, first.tree));
+      if (pdfs > 0) Object.assign(result, await peakDuringIndexing(key, baseUrl, first.tree));
+    }
 
     if (withWarmStart) {
       // Everything is built and the data dir exists: what a restart (a reboot, an upgrade without changes) waits.
@@ -280,18 +290,8 @@ async function main() {
   }
 }
 
-/** Starts a run of `items` rows of the order-counting example with the banner's key; peak RSS while it runs. */
-async function peakDuringRun(output: string, baseUrl: string, tree: () => Proc[]) {
-  const key = /\bcadre_[A-Za-z0-9]+_[A-Za-z0-9_-]{16,}/.exec(output)?.[0];
-  if (!key) throw new Error('no API key in the banner (was the data dir fresh?)');
-  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-  const agents = (await (await fetch(`${baseUrl}/v1/agents`, { headers })).json()) as {
-    data: { id: string; name: string }[];
-  };
-  const agent = agents.data.find((a) => a.name === 'Count orders and write an XLSX report');
-  if (!agent) throw new Error(`no order-counting example agent among ${agents.data.map((a) => a.name).join(', ')}`);
-  const rows = Array.from({ length: items }, (_, i) => `O-${i},${(i % 7) + 1}`);
-
+/** Peak RSS per process and of the whole tree while `work` runs, sampled every 250 ms. */
+async function peakDuring<T>(tree: () => Proc[], work: () => Promise<T>) {
   const peak = new Map<string, number>();
   let peakTotal = 0;
   const sample = () => {
@@ -304,7 +304,88 @@ async function peakDuringRun(output: string, baseUrl: string, tree: () => Proc[]
   };
   const sampler = setInterval(sample, 250);
   try {
-    const t = performance.now();
+    const result = await work();
+    sample();
+    return { result, peak, peakTotal };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+function printPeak(peak: Map<string, number>, peakTotal: number) {
+  printTable(
+    'peak RSS per process (sampled every 250 ms):',
+    [...peak].sort((a, b) => b[1] - a[1]).map(([role, rssKb]) => [role, { rssKb }]),
+  );
+  console.log(`  ${'total (largest sum of one sample)'.padEnd(34)} ${String(mb(peakTotal)).padStart(7)}`);
+}
+
+/** Uploads `pdfs` one-page scanned PDFs in uploads of at most the API's limit; peak RSS until all are indexed. */
+async function peakDuringIndexing(key: string, baseUrl: string, tree: () => Proc[]) {
+  const scan = await scannedPdf([
+    ['Invoice 4471 from Globex Corporation', 'is due on the first of June.'],
+    ['Late payments incur a fee of two percent per month.'],
+  ]);
+  const forms: FormData[] = [];
+  for (let i = 0; i < pdfs; i++) {
+    if (i % maxFilesPerUpload === 0) forms.push(new FormData());
+    forms[forms.length - 1].append('files', new Blob([Buffer.from(scan.bytes)]), `scan-${i}.pdf`);
+  }
+  const headers = { Authorization: `Bearer ${key}` };
+  const t = performance.now();
+  const { result, peak, peakTotal } = await peakDuring(tree, async () => {
+    const ids: string[] = [];
+    for (const body of forms) {
+      const res = await fetch(`${baseUrl}/v1/sources`, { method: 'POST', headers, body });
+      const answer = (await res.json()) as { data?: { id: string }[] };
+      if (!answer.data) throw new Error(`uploading the PDFs answered ${res.status}: ${JSON.stringify(answer)}`);
+      ids.push(...answer.data.map((s) => s.id));
+    }
+    const statuses: string[] = [];
+    const deadline = Date.now() + 900_000;
+    for (const id of ids) {
+      for (;;) {
+        const s = (await (await fetch(`${baseUrl}/v1/sources/${id}`, { headers })).json()) as {
+          latest_version: { status: string };
+        };
+        if (s.latest_version.status !== 'indexing') {
+          statuses.push(s.latest_version.status);
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`source ${id} is still indexing after 900 s`);
+        await sleep(500);
+      }
+    }
+    return statuses;
+  });
+  const seconds = (performance.now() - t) / 1000;
+  const ready = result.filter((s) => s === 'ready').length;
+  console.log(`\nindexing ${pdfs} scanned PDFs (OCR): ${ready} ready, ${pdfs - ready} not, in ${seconds.toFixed(1)} s`);
+  printPeak(peak, peakTotal);
+  return {
+    index_pdfs: pdfs,
+    index_ready: ready,
+    index_s: Number(seconds.toFixed(1)),
+    index_peak_rss_mb: mb(peakTotal),
+    index_peak_by_role_mb: Object.fromEntries([...peak].map(([k, v]) => [k, mb(v)])),
+  };
+}
+
+/** Starts a run of `items` rows of the order-counting example with the banner's key; peak RSS while it runs. */
+async function peakDuringRun(key: string, baseUrl: string, tree: () => Proc[]) {
+  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+  const agents = (await (await fetch(`${baseUrl}/v1/agents`, { headers })).json()) as {
+    data: { id: string; name: string }[];
+  };
+  const agent = agents.data.find((a) => a.name === 'Count orders and write an XLSX report');
+  if (!agent) throw new Error(`no order-counting example agent among ${agents.data.map((a) => a.name).join(', ')}`);
+  const rows = Array.from({ length: items }, (_, i) => `O-${i},${(i % 7) + 1}`);
+  const t = performance.now();
+  const {
+    result: ended,
+    peak,
+    peakTotal,
+  } = await peakDuring(tree, async () => {
     const res = await fetch(`${baseUrl}/v1/agents/${agent.id}/run`, {
       method: 'POST',
       headers,
@@ -312,33 +393,27 @@ async function peakDuringRun(output: string, baseUrl: string, tree: () => Proc[]
     });
     const run = (await res.json()) as { id: string; status: string; counts: Record<string, number> };
     if (res.status !== 202) throw new Error(`starting the run answered ${res.status}: ${JSON.stringify(run)}`);
-    let ended = run;
+    let last = run;
     const deadline = Date.now() + 600_000;
-    while (ended.status === 'running') {
-      if (Date.now() > deadline) throw new Error(`the run is still running after 600 s: ${JSON.stringify(ended)}`);
+    while (last.status === 'running') {
+      if (Date.now() > deadline) throw new Error(`the run is still running after 600 s: ${JSON.stringify(last)}`);
       await sleep(1000);
-      ended = (await (await fetch(`${baseUrl}/v1/runs/${run.id}`, { headers })).json()) as typeof run;
+      last = (await (await fetch(`${baseUrl}/v1/runs/${run.id}`, { headers })).json()) as typeof run;
     }
-    const seconds = (performance.now() - t) / 1000;
-    sample();
-    console.log(
-      `\n${items}-item run of "${agent.name}": ${ended.status}, ${ended.counts.done ?? 0} done, ${ended.counts.failed ?? 0} failed, in ${seconds.toFixed(1)} s`,
-    );
-    printTable(
-      'peak RSS per process during the run (sampled every 250 ms):',
-      [...peak].sort((a, b) => b[1] - a[1]).map(([role, rssKb]) => [role, { rssKb }]),
-    );
-    console.log(`  ${'total (largest sum of one sample)'.padEnd(34)} ${String(mb(peakTotal)).padStart(7)}`);
-    return {
-      run_items: items,
-      run_status: ended.status,
-      run_s: Number(seconds.toFixed(1)),
-      peak_rss_mb: mb(peakTotal),
-      peak_by_role_mb: Object.fromEntries([...peak].map(([k, v]) => [k, mb(v)])),
-    };
-  } finally {
-    clearInterval(sampler);
-  }
+    return last;
+  });
+  const seconds = (performance.now() - t) / 1000;
+  console.log(
+    `\n${items}-item run of "${agent.name}": ${ended.status}, ${ended.counts.done ?? 0} done, ${ended.counts.failed ?? 0} failed, in ${seconds.toFixed(1)} s`,
+  );
+  printPeak(peak, peakTotal);
+  return {
+    run_items: items,
+    run_status: ended.status,
+    run_s: Number(seconds.toFixed(1)),
+    peak_rss_mb: mb(peakTotal),
+    peak_by_role_mb: Object.fromEntries([...peak].map(([k, v]) => [k, mb(v)])),
+  };
 }
 
 main().catch((err) => {

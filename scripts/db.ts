@@ -1,9 +1,10 @@
-// The embedded database process: PGlite with pgvector on 127.0.0.1, data under CADRE_DATA_DIR.
+// The embedded database process: PGlite with pgvector on 127.0.0.1, data under CADRE_DATA_DIR. `npm start` runs it
+// in a thread of the process of the web and the worker instead (scripts/embedded-node.ts) through startDb.
 import { embeddedDbPassword, loadConfig } from '../cadre.config';
-import { startEmbeddedPostgres } from '../db/embedded';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded';
 import { main } from './fail-fast';
 
-main('db', async () => {
+export async function startDb(): Promise<EmbeddedPostgres> {
   const config = loadConfig();
   const pg = await startEmbeddedPostgres({
     dataDir: config.db.embeddedDir,
@@ -11,13 +12,20 @@ main('db', async () => {
     password: embeddedDbPassword(config),
   });
   console.log(`embedded Postgres (PGlite + pgvector) on 127.0.0.1:${pg.port}, data in ${config.db.embeddedDir}`);
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await pg.stop();
-    process.exit(0);
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-});
+  return pg;
+}
+
+if (require.main === module) {
+  main('db', async () => {
+    const pg = await startDb();
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await pg.stop();
+      process.exit(0);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}

@@ -1,6 +1,7 @@
-// `npm start`: the whole stack on its embedded defaults — Temporal dev server, embedded Postgres, worker and
-// web — as supervised children. A child that crashes once the stack is up is restarted (scripts/supervisor.ts);
-// Ctrl-C or SIGTERM stops them in reverse order and nothing is left running.
+// `npm start`: the whole stack on its embedded defaults — Temporal dev server, and embedded Postgres, worker and
+// web in one Node process (scripts/embedded-node.ts) — as supervised children. A child that crashes once the stack
+// is up is restarted (scripts/supervisor.ts); Ctrl-C or SIGTERM stops them in reverse order and nothing is left
+// running.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -15,6 +16,7 @@ import { devServerArgs, ensureTemporalCli } from './temporal-cli';
 import { ensureEmbeddingModel } from './embedding-model';
 import { nodeScript } from '../node-script';
 import { repoRoot as root } from '../repo-root';
+import { reconcileSchedules } from '../schedules/sync';
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -137,15 +139,7 @@ main('cadre', async () => {
     } else {
       await (await connectTemporal(tc)).connection.close();
     }
-    if (config.db.embedded) {
-      spawnChild('db', ...script('db'), {
-        // Postgres replays its write-ahead log on the next start, so a killed PGlite comes back whole.
-        beforeRestart: () => assertDataKept(path.join(config.db.embeddedDir, 'PG_VERSION'), 'the embedded database'),
-      });
-      await waitFor('the embedded Postgres', () => tcpOpen(config.db.embeddedPort), 60_000);
-    }
-
-    ensureConsoleBuilt();
+    ensureConsoleBuilt(); // before the web starts: it serves the console it finds then
     // Vector retrieval needs the local embedding model unless another provider is chosen; without it sources
     // still work with full-text retrieval.
     if ((process.env.CADRE_EMBEDDINGS || 'local') === 'local') {
@@ -153,15 +147,30 @@ main('cadre', async () => {
         console.warn(`vector retrieval is off: the embedding model could not be installed (${(err as Error).message})`),
       );
     }
+    // The embedded Postgres, the worker and the web in one Node process (scripts/embedded-node.ts says why), with
+    // V8 flags that it idles 108 MB lower with (npm run bench:footprint; the 10,000-row run and OCR took as long):
+    // --liftoff-only compiles PGlite's WebAssembly with the baseline compiler only, as the optimizing compiler's
+    // work memory stayed with the process; --max-semi-space-size=2 (MB) keeps each thread's young generation small.
+    const [node, appArgs] = script('embedded-node');
+    spawnChild('app', node, ['--liftoff-only', '--max-semi-space-size=2', ...appArgs], {
+      // Postgres replays its write-ahead log on the next start, so a killed PGlite comes back whole.
+      beforeRestart: () => {
+        if (config.db.embedded) assertDataKept(path.join(config.db.embeddedDir, 'PG_VERSION'), 'the embedded database');
+      },
+    });
+    if (config.db.embedded) await waitFor('the embedded Postgres', () => tcpOpen(config.db.embeddedPort), 60_000);
     const { knex } = await connectDatabase(config, { migrate: true });
     const seed = await seedDemoWorkspace(knex);
     const claim = await ownerClaimLink(knex, config.web.publicUrl);
+    // The web made Temporal's schedules match the database as it started, possibly before the examples' schedules
+    // were seeded: once more now that they are there.
+    if (seed) {
+      const temporal = await connectTemporal(tc);
+      await reconcileSchedules({ knex, temporal: temporal.client, temporalConfig: tc });
+      await temporal.connection.close();
+    }
     await knex.destroy();
 
-    // The Temporal server and the worker yield the CPU to the web and the database it reads (scripts/priority.ts).
-    // The worker only once it polls: its start (bundling the workflows) is what the first run waits for.
-    spawnChild('worker', ...script('worker'), { background: true, lowerOnceUp: /^worker polling task queue/ });
-    spawnChild('web', ...script('web'));
     // Ready means a worker polls the task queue too (api/readiness.ts): a run started after the banner runs at once.
     await waitFor(
       'the web process and the worker',

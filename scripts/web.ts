@@ -1,4 +1,5 @@
-// The web process: API + console in one Express server. Runs the database migrations at start.
+// The web process: API + console in one Express server. Runs the database migrations at start. `npm start` runs it
+// in one process with the worker (scripts/embedded-node.ts) through startWeb.
 import '../services/telemetry/tracing-start'; // first: it instruments http, express and pg as they load
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,7 +25,12 @@ import { startMetricsServer } from '../services/telemetry/metrics-http';
 
 const consoleBuild = path.join(repoRoot, 'ui/build/handler.js');
 
-main('web', async () => {
+export interface RunningWeb {
+  /** Stops serving, waits for the start sweep, and closes the connections (does not exit). */
+  stop(): Promise<void>;
+}
+
+export async function startWeb(): Promise<RunningWeb> {
   const config = loadConfig();
   const tc = loadTemporalConfig();
   const logger = createLogger(config.logLevel, 'web');
@@ -93,19 +99,26 @@ main('web', async () => {
         );
   if (inbox) logger.info({ port: inbox.port, domain: config.inbox.domain }, 'inbox listening for mail');
 
-  const stop = () => {
-    void inbox?.close();
-    metricsServer?.close();
-    server.close();
-    server.closeAllConnections();
-    void sweeper
-      .stop()
-      .then(() => Promise.allSettled([db.knex.destroy(), temporal.connection.close(), shutdownTracing()]))
-      .then(() => process.exit(0));
+  return {
+    async stop() {
+      void inbox?.close();
+      metricsServer?.close();
+      server.close();
+      server.closeAllConnections();
+      await sweeper.stop();
+      await Promise.allSettled([db.knex.destroy(), temporal.connection.close(), shutdownTracing()]);
+    },
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-});
+}
+
+if (require.main === module) {
+  main('web', async () => {
+    const web = await startWeb();
+    const stop = () => void web.stop().then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}
 
 /**
  * The console reads through the API like any client (DESIGN.md convention 10), as the person signed in to it:

@@ -1,5 +1,6 @@
 // The worker process: runs run workflows and their activities. Scale out by starting more of them against the
-// same Temporal namespace and task queue.
+// same Temporal namespace and task queue. `npm start` runs it in one process with the web (scripts/embedded-node.ts)
+// through startWorker.
 import '../services/telemetry/tracing-start'; // first: it instruments http and pg as they load
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -48,7 +49,15 @@ function bundleWorkflows(interceptorModules: string[]): Promise<string> {
   );
 }
 
-main('worker', async () => {
+export interface RunningWorker {
+  /** Resolves once the worker has stopped (after SIGINT/SIGTERM or `stop`) and its connections are closed. */
+  done: Promise<void>;
+  /** Stops polling and waits for the tasks in flight to finish or be handed back; resolves with `done`. */
+  stop(): Promise<void>;
+}
+
+/** Resolves once the worker polls its task queue. */
+export async function startWorker(): Promise<RunningWorker> {
   const { interceptors, sinks } = tracingWorkerOptions();
   const bundling = bundleWorkflows(interceptors?.workflowModules ?? []); // meanwhile, the connections
   bundling.catch(() => undefined); // a failed connection is reported first; a failed bundle when awaited below
@@ -88,7 +97,18 @@ main('worker', async () => {
   // (scripts/priority.ts), and the cluster tests and benchmarks wait for it.
   await Promise.race([untilPolling(temporal.client, tc.taskQueue, worker.options.identity), running]);
   console.log(`worker polling task queue "${tc.taskQueue}" on ${tc.address}`);
-  await running;
-  metricsServer?.close();
-  await Promise.allSettled([connection.close(), temporal.connection.close(), db.knex.destroy(), shutdownTracing()]);
-});
+  const done = running.finally(async () => {
+    metricsServer?.close();
+    await Promise.allSettled([connection.close(), temporal.connection.close(), db.knex.destroy(), shutdownTracing()]);
+  });
+  return {
+    done,
+    stop() {
+      // The SDK's own SIGINT/SIGTERM handler may have begun the shutdown already.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      return done;
+    },
+  };
+}
+
+if (require.main === module) main('worker', async () => (await startWorker()).done);

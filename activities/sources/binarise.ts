@@ -1,7 +1,6 @@
 // Pages are read by OCR in black and white: a photo's grey paper, shading and colour cast make the recogniser
 // misread figures ("13 80" for "13.80" at a receipt's right edge), and a threshold chosen from the page's own
 // histogram (Otsu's method) separates ink from paper. The image keeps its size, so boxes stay in its pixels.
-import { createCanvas, loadImage } from '@napi-rs/canvas';
 
 /** Luma (ITU-R BT.601) of each RGBA pixel. */
 export function greyscale(rgba: Uint8ClampedArray | Uint8Array): Uint8Array {
@@ -55,6 +54,7 @@ export function binariseRgba(rgba: Uint8ClampedArray): void {
 
 /** A PNG or JPEG page as a black-and-white PNG of the same size, for the recogniser. */
 export async function binarisedPicture(image: Buffer): Promise<Buffer> {
+  const { createCanvas, loadImage } = await import('@napi-rs/canvas'); // loaded on first use: a native library
   const img = await loadImage(image);
   const canvas = createCanvas(img.width, img.height);
   const ctx = canvas.getContext('2d');

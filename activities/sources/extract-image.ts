@@ -2,7 +2,7 @@
 import type { ImageFormat } from '../../services/sources/formats';
 import { UnreadableDocumentError } from '../../services/sources/formats';
 import { paragraphsFromLines, type Extraction } from './layout';
-import { recognize } from './ocr';
+import { recognize, withOcrSlot } from './ocr';
 
 interface Picture {
   png: Buffer;
@@ -52,7 +52,7 @@ export async function extractImage(bytes: Buffer, format: ImageFormat): Promise<
   const pages = await pictures(bytes, format);
   for (const [i, pic] of pages.entries()) {
     const page = i + 1;
-    const ocr = await recognize(pic.png);
+    const ocr = await withOcrSlot(() => recognize(pic.png));
     out.pages.push({
       page,
       width: pic.width,

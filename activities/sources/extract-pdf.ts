@@ -4,7 +4,7 @@ import path from 'node:path';
 import { UnreadableDocumentError } from '../../services/sources/formats';
 import { paragraphsFromLines, scaleBox, type Extraction, type Line, type Paragraph } from './layout';
 import { readPage, type Block, type TextRun } from './pdf-layout';
-import { recognize } from './ocr';
+import { recognize, withOcrSlot } from './ocr';
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 type PdfDocument = Awaited<ReturnType<PdfJs['getDocument']>['promise']>;
@@ -82,8 +82,7 @@ export async function extractPdfPages(bytes: Uint8Array, from: number, to: numbe
         out.pages.push({ page: n, width: viewport.width, height: viewport.height, unit: 'pt' });
         out.paragraphs.push(...paragraphsOfBlocks(readPage(runs), n));
       } else {
-        const scan = await render(page, ocrScale);
-        const ocr = await recognize(scan);
+        const ocr = await withOcrSlot(async () => recognize(await render(page, ocrScale)));
         const toPoints = 1 / ocrScale;
         const ocrLines: Line[] = ocr.lines.map((l) => ({
           ...l,

@@ -63,6 +63,27 @@ export interface OcrPage {
   confidence: number;
 }
 
+let pagesInHand = 0;
+const waitingPages: (() => void)[] = [];
+
+/**
+ * Runs `fn` (rendering a page for OCR and reading it) while at most one page per OCR thread is in hand: a 300 dpi
+ * page holds about 100 MB of pictures (rendered, decoded, binarised) until the collector frees them, and twenty
+ * scanned PDFs indexed at once took the worker process past 1.5 GB (npm run bench:footprint -- --run) while the
+ * pool read one page at a time anyway.
+ */
+export async function withOcrSlot<T>(fn: () => Promise<T>): Promise<T> {
+  if (pagesInHand < ocrPoolSize()) pagesInHand++;
+  else await new Promise<void>((resolve) => waitingPages.push(resolve)); // the slot is handed over, not freed
+  try {
+    return await fn();
+  } finally {
+    const next = waitingPages.shift();
+    if (next) next();
+    else pagesInHand--;
+  }
+}
+
 type TBox = { x0: number; y0: number; x1: number; y1: number };
 const box = (b: TBox) => ({ x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0 });
 

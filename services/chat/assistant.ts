@@ -1,10 +1,14 @@
 // Chat Mode's assistant: Claude through @anthropic-ai/sdk, streamed, with the tools of services/chat/tools.ts. It runs in
 // the web process, inside the request that asked: a conversation turn is a person waiting on an answer, not durable
 // work. Whatever it starts that must survive (a run) goes through the run engine like any other start.
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { ConversationRow, MessageRow, ToolCallRecord, ChatUsage } from '../../db/chat';
 import { modelCostUsd } from '../../model/pricing';
 import { callChatTool, chatToolDefinitions, type ToolContext } from './tools';
+
+/** The model SDK, loaded on first use: a process that never calls a model does not hold it. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const anthropicSdk = (): typeof import('@anthropic-ai/sdk') => require('@anthropic-ai/sdk');
 
 export interface ModelSettings {
   apiKey?: string;
@@ -43,7 +47,10 @@ let client: { key: string; sdk: Anthropic } | undefined;
 function anthropic(model: ModelSettings): Anthropic {
   const key = `${model.apiKey}|${model.baseUrl ?? ''}`;
   if (client?.key !== key)
-    client = { key, sdk: new Anthropic({ apiKey: model.apiKey, baseURL: model.baseUrl, maxRetries: 2 }) };
+    client = {
+      key,
+      sdk: new (anthropicSdk().default)({ apiKey: model.apiKey, baseURL: model.baseUrl, maxRetries: 2 }),
+    };
   return client.sdk;
 }
 
@@ -146,9 +153,9 @@ export async function answer(opts: {
 }
 
 function modelCallError(err: unknown): ModelCallError {
-  if (err instanceof Anthropic.APIUserAbortError)
+  if (err instanceof anthropicSdk().APIUserAbortError)
     return new ModelCallError(499, 'cancelled', 'the question was cancelled');
-  if (!(err instanceof Anthropic.APIError) || err.status === undefined) {
+  if (!(err instanceof anthropicSdk().APIError) || err.status === undefined) {
     const reason = err instanceof Error ? err.message : String(err);
     return new ModelCallError(503, 'model_unavailable', `the model API call failed: ${reason}`);
   }

@@ -2,11 +2,15 @@
 // must call (tool_choice), whose JSON Schema is the shape wanted. Runs in the web process: a person waits on each
 // step, the calls are short and have no side effects beyond the wizard session, so a workflow would only add a
 // round of polling. The SDK retries rate limits and overloads itself.
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { CadreConfig } from '../../cadre.config';
 import { modelCostUsd } from '../../model/pricing';
 import type { WizardUsage } from '../../db/wizard-sessions';
 import { ApiError } from '../errors';
+
+/** The model SDK, loaded on first use: a process that never calls a model does not hold it. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const anthropicSdk = (): typeof import('@anthropic-ai/sdk') => require('@anthropic-ai/sdk');
 
 export type ModelSettings = CadreConfig['model'];
 
@@ -32,7 +36,11 @@ const clients = new Map<string, Anthropic>();
 function clientOf(model: ModelSettings): Anthropic {
   const key = `${model.apiKey}|${model.baseUrl ?? ''}`;
   let sdk = clients.get(key);
-  if (!sdk) clients.set(key, (sdk = new Anthropic({ apiKey: model.apiKey, baseURL: model.baseUrl, maxRetries: 2 })));
+  if (!sdk)
+    clients.set(
+      key,
+      (sdk = new (anthropicSdk().default)({ apiKey: model.apiKey, baseURL: model.baseUrl, maxRetries: 2 })),
+    );
   return sdk;
 }
 
@@ -69,7 +77,7 @@ export async function structuredTurn(
       tool_choice: { type: 'tool', name: tool.name },
     });
   } catch (err) {
-    const reason = err instanceof Anthropic.APIError ? `${err.status ?? ''} ${err.message}`.trim() : String(err);
+    const reason = err instanceof anthropicSdk().APIError ? `${err.status ?? ''} ${err.message}`.trim() : String(err);
     throw new ApiError(502, 'model_unavailable', `the model could not answer: ${reason}; try again`);
   }
   const usage: WizardUsage = {

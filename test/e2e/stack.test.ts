@@ -156,7 +156,7 @@ function launch(
 
 /** The command line of one of Cadre's processes as the supervisor starts it: the compiled script, plain node. */
 function compiledScript(name: string): RegExp {
-  return new RegExp(`^\\S*node \\S*/dist/scripts/${name}\\.js$`);
+  return new RegExp(`^\\S*node (--\\S+ )*\\S*/dist/scripts/${name}\\.js$`);
 }
 
 function sleep(ms: number): Promise<void> {
@@ -223,7 +223,7 @@ function supervisorPid(l: Launched): number {
   return supervisor.pid;
 }
 
-/** The supervisor's direct children (temporal, db, worker, web), recorded by process group. */
+/** The supervisor's direct children (temporal and app), recorded by process group. */
 function recordChildren(supervisorPid: number): PsRow[] {
   const children = ps(['--ppid', String(supervisorPid)]);
   for (const c of children) knownGroups.add(c.pgid);
@@ -342,7 +342,7 @@ async function cleanUp(this: Mocha.Context) {
   await Promise.race([Promise.all(launched.map((l) => l.exited)), sleep(30_000)]);
   for (const l of launched) if (!l.hasExited()) killGroup(l.pid);
   // Any child group left behind — only groups still made of this stack's processes (pids get reused).
-  const ours = /scripts\/(start|db|worker|web)\.ts|\.tools\/bin\/temporal|esbuild|cadre-stack-/;
+  const ours = /scripts\/(start|db|worker|web|embedded-node)\.[jt]s|\.tools\/bin\/temporal|esbuild|cadre-stack-/;
   for (const p of ps()) if (knownGroups.has(p.pgid) && ours.test(p.args)) killGroup(p.pgid);
   for (const c of cleanups.reverse()) await c();
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
@@ -390,12 +390,13 @@ describe('npm start (scripts/start.cjs, compiled): the whole stack on its embedd
       assert.equal(signIn.status, 200, 'the console serves its sign-in page');
       assert.match(await signIn.text(), /<html/i);
 
-      // The supervisor's four children, each in its own process group; Cadre's own run compiled with plain node, as
-      // the supervisor does (no TypeScript loader in memory).
+      // The supervisor's two children, each in its own process group: Temporal, and one Node process with the
+      // embedded Postgres, the worker and the web (scripts/embedded-node.ts), compiled and run with plain node as the
+      // supervisor is (no TypeScript loader in memory).
       const supervisor = supervisorPid(stack);
       assert.match(ps(['-p', String(supervisor)])[0]?.args ?? '', /^\S*node scripts\/start\.cjs$/);
       const children = recordChildren(supervisor);
-      for (const name of [/\btemporal server start-dev\b/, ...['db', 'worker', 'web'].map(compiledScript)]) {
+      for (const name of [/\btemporal server start-dev\b/, compiledScript('embedded-node')]) {
         const c = children.find((p) => name.test(p.args));
         assert.ok(c, `no child matching ${name} under the supervisor: ${JSON.stringify(children)}`);
         assert.equal(c.pgid, c.pid, `${c.args} should lead its own process group`);
@@ -535,12 +536,11 @@ describe('npm start (scripts/start.cjs, compiled): the whole stack on its embedd
     });
 
     // Each child SIGKILLed once, each during its own 20,000-item run of the order-counting example: the supervisor
-    // restarts it (the others stay up), the run completes, and the state-store counter rises by exactly 20,000
-    // (every item's increment applied once, none lost, none twice).
+    // restarts it (the other stays up), the run completes, and the state-store counter rises by exactly 20,000
+    // (every item's increment applied once, none lost, none twice). Killing `app` kills the database, the worker
+    // and the web at once.
     for (const [name, pattern] of [
-      ['worker', compiledScript('worker')],
-      ['web', compiledScript('web')],
-      ['db', compiledScript('db')],
+      ['app', compiledScript('embedded-node')],
       ['temporal', /\btemporal server start-dev\b/],
     ] as const) {
       it(`restarts the ${name} after SIGKILL during a 20,000-item run, which completes with every item done once`, async function () {
