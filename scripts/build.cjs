@@ -58,7 +58,8 @@ function build(base) {
   const next = `${outDir}.next-${process.pid}`;
   const old = `${outDir}.old-${process.pid}`;
   fs.rmSync(next, { recursive: true, force: true });
-  require('esbuild').buildSync({
+  const esbuild = require('esbuild');
+  esbuild.buildSync({
     absWorkingDir: base,
     entryPoints: files,
     outdir: next,
@@ -70,6 +71,9 @@ function build(base) {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
+  // The sync API leaves esbuild's service process running (about 110 MB) for later calls; there are none, and this
+  // process goes on as the supervisor.
+  esbuild.stop();
   fs.writeFileSync(path.join(next, '.built.json'), JSON.stringify({ files }) + '\n');
   try {
     fs.renameSync(outDir, old);
