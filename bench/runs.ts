@@ -5,7 +5,9 @@
 // until all closed. Cadre's web and worker and the baseline's worker each run in a process of their own, as in
 // production. Then a reviewer's decision to the next step, and events: signed webhook deliveries (BENCH_DELIVERIES,
 // default 10,000) from 10 connections to a micro-batching trigger, until every delivery's item is done. Prints
-// figures (never asserted), then two JSON lines: the one-item runs, and the deliveries.
+// figures (never asserted), then two JSON lines: the one-item runs, and the deliveries. BENCH_TRACES=jaeger runs
+// the web and the worker with tracing on, exporting over OTLP to a real Jaeger (test/support/jaeger.ts), to set
+// beside a run without (tracing is off with no OTLP endpoint). BENCH_BASELINE=off leaves out raw Temporal.
 import { createHmac, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -13,6 +15,7 @@ import path from 'node:path';
 import { mochaGlobalTeardown } from '../test/support/global';
 import { createHarness, createLiveAgent, createTestWorkspace, type Harness } from '../test/support/harness';
 import { freePort } from '../test/support/ports';
+import { startJaeger, type Jaeger } from '../test/support/jaeger';
 import { waitFor } from '../scripts/supervisor';
 import { burst, cpuMeter, percentile, post, rawRuns, root, spawnProcess, stop, waitForEnded } from './support';
 
@@ -21,8 +24,10 @@ const runs = Number(process.env.BENCH_RUNS ?? 1000);
 process.env.CADRE_TEST_TEMPORAL_FILE ??= '1';
 const approvals = Number(process.env.BENCH_APPROVALS ?? 30);
 const deliveries = Number(process.env.BENCH_DELIVERIES ?? 10_000);
+const traces = process.env.BENCH_TRACES === 'jaeger' ? 'jaeger' : 'off';
+const baseline = process.env.BENCH_BASELINE !== 'off';
 
-async function cadreRuns(h: Harness) {
+async function cadreRuns(h: Harness, jaeger: Jaeger | undefined) {
   const { workspace, key } = await createTestWorkspace(h);
   const spec = JSON.parse(fs.readFileSync(path.join(root, 'examples/route-csv-rows.json'), 'utf8'));
   const agent = await createLiveAgent(h, workspace.id, spec);
@@ -33,6 +38,9 @@ async function cadreRuns(h: Harness) {
     CADRE_LOG_LEVEL: 'info',
     CADRE_API_RATE_LIMIT: '0',
     CADRE_HTTP_ALLOW_HOSTS: '127.0.0.1', // the approval phase's webhook listens here
+    // Tracing off unless measured with it: no endpoint from the bench's own environment either.
+    OTEL_EXPORTER_OTLP_ENDPOINT: jaeger?.otlpUrl ?? '',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
   };
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -192,19 +200,29 @@ async function approvalToNextStep(h: Harness, workspaceId: string, url: string, 
 
 async function main() {
   const h = await createHarness({ worker: false });
-  const raw = await rawRuns({
-    client: h.client,
-    runs,
-    env: h.stack.env,
-    address: h.temporalConfig.address,
-    logDir: h.stack.dataDir,
-    temporalPid: h.stack.pids.temporal,
-  });
+  const jaeger = traces === 'jaeger' ? await startJaeger(h.stack.dataDir) : undefined;
+  process.once('exit', () => jaeger?.child.kill('SIGKILL')); // however the bench ends
+  const raw = baseline
+    ? await rawRuns({
+        client: h.client,
+        runs,
+        env: h.stack.env,
+        address: h.temporalConfig.address,
+        logDir: h.stack.dataDir,
+        temporalPid: h.stack.pids.temporal,
+      })
+    : undefined;
+  if (raw)
+    console.log(
+      `raw Temporal: ${runs} one-activity workflows closed in ${raw.seconds.toFixed(1)} s ` +
+        `(${(runs / raw.seconds).toFixed(1)}/s; starts p50 ${raw.starts.p50} ms, p99 ${raw.starts.p99} ms)`,
+    );
+  const cadre = await cadreRuns(h, jaeger);
   console.log(
-    `raw Temporal: ${runs} one-activity workflows closed in ${raw.seconds.toFixed(1)} s ` +
-      `(${(runs / raw.seconds).toFixed(1)}/s; starts p50 ${raw.starts.p50} ms, p99 ${raw.starts.p99} ms)`,
+    jaeger
+      ? `traces: on, exported over OTLP to Jaeger, which has spans of ${(await servicesOf(jaeger)).join(', ')}`
+      : 'traces: off (no OTLP endpoint)',
   );
-  const cadre = await cadreRuns(h);
   console.log(
     `Cadre: ${runs} one-item runs ended in ${cadre.seconds.toFixed(1)} s (${(runs / cadre.seconds).toFixed(1)}/s; ` +
       `starts p50 ${cadre.starts.p50} ms, p99 ${cadre.starts.p99} ms, longest queue wait ${cadre.queueWaitMs.toFixed(0)} ms` +
@@ -220,29 +238,34 @@ async function main() {
       `${cadre.hooks.acceptSeconds.toFixed(1)} s, p50 ${cadre.hooks.latency.p50} ms, p99 ${cadre.hooks.latency.p99} ms; ` +
       `${cadre.hooks.batches} runs)`,
   );
-  console.log(`CPU ms per run: Cadre ${JSON.stringify(cadre.cpu)}; raw Temporal ${JSON.stringify(raw.cpu)}`);
+  console.log(
+    `CPU ms per run: Cadre ${JSON.stringify(cadre.cpu)}; raw Temporal ${JSON.stringify(raw?.cpu ?? 'not measured')}`,
+  );
+  await jaeger?.stop();
   await h.close();
   await mochaGlobalTeardown();
   console.log(
     JSON.stringify({
       runs,
+      traces,
       runs_ended_per_s: Number((runs / cadre.seconds).toFixed(1)),
-      baseline_ended_per_s: Number((runs / raw.seconds).toFixed(1)),
-      ratio: Number((raw.seconds / cadre.seconds).toFixed(2)),
+      baseline_ended_per_s: raw && Number((runs / raw.seconds).toFixed(1)),
+      ratio: raw && Number((raw.seconds / cadre.seconds).toFixed(2)),
       start_p50_ms: cadre.starts.p50,
       start_p99_ms: cadre.starts.p99,
-      baseline_start_p50_ms: raw.starts.p50,
-      baseline_start_p99_ms: raw.starts.p99,
+      baseline_start_p50_ms: raw?.starts.p50,
+      baseline_start_p99_ms: raw?.starts.p99,
       max_queue_wait_ms: Math.round(cadre.queueWaitMs),
       approval_to_next_step_p50_ms: cadre.approval.p50,
       approval_to_next_step_p99_ms: cadre.approval.p99,
       cpu_ms_per_run: cadre.cpu,
-      baseline_cpu_ms_per_run: raw.cpu,
+      baseline_cpu_ms_per_run: raw?.cpu,
     }),
   );
   console.log(
     JSON.stringify({
       deliveries,
+      traces,
       deliveries_done_per_s: Number((deliveries / cadre.hooks.seconds).toFixed(1)),
       accept_p50_ms: cadre.hooks.latency.p50,
       accept_p99_ms: cadre.hooks.latency.p99,
@@ -250,6 +273,11 @@ async function main() {
       n8n_executions_per_s_reference: 213,
     }),
   );
+}
+
+/** The services Jaeger has spans of: the web's and the worker's when tracing was on. */
+async function servicesOf(jaeger: Jaeger): Promise<string[]> {
+  return ((await (await fetch(`${jaeger.queryUrl}/api/services`)).json()) as { data: string[] }).data.sort();
 }
 
 main().catch((err) => {

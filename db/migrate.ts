@@ -81,8 +81,27 @@ export async function migrate(knex: Knex): Promise<string[]> {
       'the Postgres at DATABASE_URL has no pgvector extension ("vector"): install pgvector on that server (for example the pgvector/pgvector image) or unset DATABASE_URL to use the embedded database',
     );
   }
-  // knex refuses, not waits, when another process holds its migration lock (several web processes starting at
-  // once), and two first starts can race to create its tables: wait for the other process and look again.
+  // Several web processes start at once: one migrates while the others wait for it, however long it takes on a busy
+  // machine, on a session lock the server releases should that process die with its connection.
+  const connection = await knex.client.acquireConnection();
+  try {
+    await knex.raw('select pg_advisory_lock(?)', [migrationLockKey]).connection(connection);
+    try {
+      return await migrateLatest(knex);
+    } finally {
+      await knex.raw('select pg_advisory_unlock(?)', [migrationLockKey]).connection(connection);
+    }
+  } finally {
+    await knex.client.releaseConnection(connection);
+  }
+}
+
+/** The advisory lock Cadre's processes migrate under (an arbitrary key of Cadre's own). */
+export const migrationLockKey = 0x43616472; // "Cadr"
+
+async function migrateLatest(knex: Knex): Promise<string[]> {
+  // Under the advisory lock, knex's own lock is held only by a process of a Cadre from before it (or one that
+  // stopped while migrating), and its tables' first creation cannot race: wait a minute for it, then say so.
   for (let waited = 0; ; waited += 500) {
     try {
       const [, applied] = await knex.migrate.latest({ migrationSource: source });

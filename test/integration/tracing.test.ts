@@ -4,7 +4,7 @@
 // show one trace from the HTTP request to the GenAI span, parents right, attributes present, no secret or prompt.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHarness, createLiveAgent, createTestWorkspace, spawnWorker, type Harness } from '../support/harness';
@@ -14,6 +14,7 @@ import { apiErrors, reply, startFakeAnthropic, text, toolUse, turnOf, type FakeA
 import { waitFor } from '../../scripts/supervisor';
 import { connectorApi, pollNow } from '../support/connections';
 import { runWorkflowId } from '../../model/run-identity';
+import { signWebhook } from '../../services/triggers/webhook-signature';
 import { startPostgresServer } from '../support/servers';
 import {
   ancestry,
@@ -117,6 +118,24 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
   }
 
   const traceFromJaeger = (traceId: string, ready: (t: JaegerTrace) => boolean) => jaeger!.trace(traceId, ready);
+
+  /** A webhook trigger's delivery, signed; `headers` are the sender's own (a traceparent, say). */
+  const deliver = (hook: { id: string; secret: string }, data: unknown, headers: Record<string, string> = {}) => {
+    const body = JSON.stringify(data);
+    const id = `msg_${randomUUID()}`;
+    const ts = Math.floor(Date.now() / 1000);
+    return fetch(`${url}/v1/hooks/${hook.id}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(ts),
+        'webhook-signature': signWebhook(hook.secret, id, ts, body),
+        ...headers,
+      },
+      body,
+    });
+  };
 
   it('shows a run started over the API as one trace from the HTTP request to the GenAI span, without secrets', async () => {
     await indexedSource('Office pets', 'pets.txt', 'Our office dog is called Biscuit and loves tennis balls.');
@@ -268,22 +287,7 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
     });
     assert.equal(created.status, 201, await created.clone().text());
     const hook = (await created.json()) as { id: string; secret: string };
-    const body = JSON.stringify({ invoice: 'INV-1', note: promptMarker });
-    const id = `msg_${randomUUID()}`;
-    const ts = String(Math.floor(Date.now() / 1000));
-    const mac = createHmac('sha256', Buffer.from(hook.secret.slice('whsec_'.length), 'base64'))
-      .update(`${id}.${ts}.${body}`)
-      .digest('base64');
-    const delivered = await fetch(`${url}/v1/hooks/${hook.id}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': ts,
-        'webhook-signature': `v1,${mac}`,
-      },
-      body,
-    });
+    const delivered = await deliver(hook, { invoice: 'INV-1', note: promptMarker });
     assert.ok(delivered.status < 300, await delivered.clone().text());
     let run: { id: string; status: string; trace_id: string | null } | undefined;
     await waitFor(
@@ -444,6 +448,65 @@ describe('tracing (OpenTelemetry → real Jaeger)', function () {
     } finally {
       await db.stop();
     }
+  });
+
+  it("gives a batching trigger's window a trace of its own, linked to its first delivery, which the batch's run joins", async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'batched',
+      nodes: [{ kind: 'input', id: 'in', format: 'json' }],
+    });
+    // Closed by its second delivery (full), not by the window's end: the test waits for nothing but the run.
+    const created = await api(`/v1/agents/${agent.id}/triggers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'webhook', batch: { max_wait_ms: 600_000, max_items: 2 } }),
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const hook = (await created.json()) as { id: string; secret: string };
+    // Each sender's request is in a trace of the sender's own (its traceparent): the window links to the first's.
+    const senderTraces = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')];
+    for (const [i, traceId] of senderTraces.entries()) {
+      const traceparent = `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+      const res = await deliver(hook, { invoice: `INV-${i}`, note: promptMarker }, { traceparent });
+      const body = (await res.json()) as { status: string };
+      assert.equal(res.status, 202, JSON.stringify(body));
+      assert.equal(body.status, 'accepted', 'the delivery joins the batch');
+    }
+    const [run] = await endedRuns(agent.id, 1);
+    assert.equal(run.trigger, 'webhook');
+    const trace = await runTrace(run.id);
+    assert.ok(!senderTraces.includes(trace.traceID), "the batch's trace is not a sender's");
+
+    // The window is the trace's one root, a consumer span naming its trigger and batch.
+    assert.deepEqual(
+      rootsOf(trace).map((s) => s.operationName),
+      ['delivery batch'],
+      "the window is the root of the batch run's trace",
+    );
+    const [window] = rootsOf(trace);
+    assert.equal(tag(window, 'span.kind'), 'consumer');
+    assert.equal(tag(window, 'cadre.trigger.id'), hook.id);
+    assert.match(String(tag(window, 'cadre.batch.id')), /^[0-9a-f-]{36}$/);
+    assert.equal(trace.processes[window.processID].serviceName, 'cadre-web');
+    // Linked to the request of the delivery that opened the window, in the first sender's trace.
+    const links = window.references.filter((r) => r.refType === 'FOLLOWS_FROM');
+    assert.deepEqual(
+      links.map((r) => r.traceID),
+      [senderTraces[0]],
+      JSON.stringify(window.references),
+    );
+    const request = await traceFromJaeger(senderTraces[0], (t) => t.spans.some((s) => s.spanID === links[0].spanID));
+    const linked = request.spans.find((s) => s.spanID === links[0].spanID)!;
+    assert.equal(ancestry(request, linked).at(-1)?.operationName, 'POST /v1/hooks/:id');
+
+    // The batch's run descends from the window, through the window's workflow that closed the batch and opened it.
+    const chain = ancestry(trace, runSpanOf(trace, run.id)!).map((s) => s.operationName);
+    assert.equal(chain.at(-1), 'delivery batch', chain.join(' ← '));
+    assert.ok(chain.includes('RunWorkflow:deliveryBatch'), chain.join(' ← '));
+    const opener = trace.spans.find((s) => s.operationName === 'RunActivity:openBatchRun');
+    assert.ok(opener, 'the batch run was opened in the trace');
+    assert.equal(ancestry(trace, opener).at(-1)?.spanID, window.spanID);
+    assert.ok(!JSON.stringify(trace.spans.map((s) => [s.tags, s.logs])).includes(promptMarker), 'no delivery data');
   });
 
   it("records an item that fails in its step as an event with the error, on that step's span", async () => {

@@ -64,8 +64,8 @@ function stopper(child: ChildProcess, dir: string) {
   };
 }
 
-/** Debian's PostgreSQL with password authentication (scram-sha-256). */
-export async function startPostgresServer(): Promise<DatabaseServer> {
+/** Debian's PostgreSQL (or the server whose binaries are in `bin`) with password authentication (scram-sha-256). */
+export async function startPostgresServer(opts: { bin?: string } = {}): Promise<DatabaseServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-pg-'));
   fs.chmodSync(dir, 0o755);
   const owner = pgUser();
@@ -77,7 +77,7 @@ export async function startPostgresServer(): Promise<DatabaseServer> {
     fs.chownSync(data, owner.uid, owner.gid!);
     fs.chownSync(pwfile, owner.uid, owner.gid!);
   }
-  const bin = debianPgBin();
+  const bin = opts.bin ?? debianPgBin();
   run(
     path.join(bin, 'initdb'),
     ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--no-sync'],

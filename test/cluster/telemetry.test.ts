@@ -171,9 +171,10 @@ describe('Cadre on a cluster, observed: traces in Jaeger and metrics in Promethe
     const run = (await call(1, `/runs/${runId}`)).body as { status: string; trace_id: string | null };
     assert.equal(run.status, 'completed');
     assert.match(run.trace_id ?? '', /^[0-9a-f]{32}$/);
-    const trace = await jaeger.trace(run.trace_id!, (t) =>
-      t.spans.some((s) => s.operationName === 'RunActivity:executeStep'),
-    );
+    // The worker's work on the run: this agent's set-based nodes all run in its opening (a local activity of the
+    // run's workflow task, workflows/agent-run.ts), where a model step would be an executeStep activity.
+    const isOpening = (s: JaegerSpan) => s.operationName === 'RunActivity:openRun';
+    const trace = await jaeger.trace(run.trace_id!, (t) => t.spans.some(isOpening));
     const processOf = (s: JaegerSpan) => trace.processes[s.processID];
     const instanceOf = (s: JaegerSpan) =>
       String(processOf(s).tags.find((t) => t.key === 'service.instance.id')?.value ?? '');
@@ -183,16 +184,16 @@ describe('Cadre on a cluster, observed: traces in Jaeger and metrics in Promethe
       ['POST /v1/agents/:id/run'],
     );
     assert.equal(processOf(request).serviceName, 'cadre-web');
-    const step = trace.spans.find((s) => s.operationName === 'RunActivity:executeStep')!;
-    assert.equal(processOf(step).serviceName, 'cadre-worker');
-    assert.ok(instanceOf(request) && instanceOf(step), 'each process names its instance');
-    assert.notEqual(instanceOf(request), instanceOf(step), 'the trace crosses from the web process to a worker');
+    const opening = trace.spans.find(isOpening)!;
+    assert.equal(processOf(opening).serviceName, 'cadre-worker');
+    assert.ok(instanceOf(request) && instanceOf(opening), 'each process names its instance');
+    assert.notEqual(instanceOf(request), instanceOf(opening), 'the trace crosses from the web process to a worker');
     // The web that took the request is web A: its process is the one whose pid the request span's process names.
     const pid = (s: JaegerSpan) => processOf(s).tags.find((t) => t.key === 'process.pid')?.value;
     assert.equal(pid(request), cluster.webs[0].process.child.pid);
     assert.ok(
-      cluster.workers.some((w) => w.child.pid === pid(step)),
-      `the step ran in one of the workers (pid ${String(pid(step))})`,
+      cluster.workers.some((w) => w.child.pid === pid(opening)),
+      `the run was opened in one of the workers (pid ${String(pid(opening))})`,
     );
   });
 });
