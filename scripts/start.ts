@@ -2,21 +2,86 @@
 // web in one Node process (scripts/embedded-node.ts) — as supervised children. A child that crashes once the stack
 // is up is restarted (scripts/supervisor.ts); Ctrl-C or SIGTERM stops them in reverse order and nothing is left
 // running.
-import { spawnSync } from 'node:child_process';
+//
+// This process stays up as long as Cadre does, so it imports only what supervising needs: the configuration, the
+// children's specs, a TCP or gRPC health probe, fetch. The start-time work that needs knex, pg or the Temporal SDK
+// (migrations, the demo workspace, the claim link, the checks of an external database or Temporal) runs in a
+// short-lived child, scripts/prepare.ts.
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { loadConfig } from '../cadre.config';
 import { loadTemporalConfig } from '../temporal.config';
-import { ownerClaimLink, seedDemoWorkspace } from '../db/seeds';
-import { connectDatabase, connectTemporal } from './connections';
+import type { DemoSeed } from '../db/seeds';
 import { main, StartupError } from './fail-fast';
+import type { Prepared, PrepareStep } from './prepare';
 import { Supervisor, tcpOpen, waitFor, type ChildSpec } from './supervisor';
 import { devServerArgs, ensureTemporalCli } from './temporal-cli';
+import { temporalServing } from './temporal-health';
 import { ensureEmbeddingModel } from './embedding-model';
 import { nodeScript } from '../node-script';
 import { repoRoot as root } from '../repo-root';
-import { reconcileSchedules } from '../schedules/sync';
+
+// Each child runs as this supervisor does: compiled (dist/, built by scripts/start.cjs) with plain node under
+// `npm start`, from the TypeScript sources through tsx under the tests.
+const script = (name: string) => nodeScript(require.resolve(`./${name}`));
+
+/** Runs a step of scripts/prepare.ts in its own process and returns its answer; its failure is this start's one line. */
+async function prepare(step: PrepareStep): Promise<Prepared> {
+  const [node, args] = script('prepare');
+  const child = spawn(node, [...args, step], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
+  // A supervisor that exits meanwhile (Ctrl-C, SIGTERM, a child that died) takes it along.
+  const stop = () => child.kill();
+  process.once('exit', stop);
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  process.off('exit', stop);
+  const lines = out.trimEnd().split('\n');
+  const last = lines.pop() ?? '';
+  if (lines.length > 0) console.log(lines.join('\n')); // what a library printed on the way
+  let answer: { done?: Prepared | null; error?: string } = {};
+  try {
+    answer = JSON.parse(last) as typeof answer;
+  } catch {
+    // no answer: it crashed, and what it printed on stderr says why
+  }
+  if (code !== 0 || answer.error !== undefined)
+    throw new StartupError(answer.error ?? `preparing the start (${step}) failed with exit code ${code}`);
+  return answer.done ?? {};
+}
+
+/**
+ * Resolves when the web's GET /readyz answers 2xx, else rejects with its detail. With node:http, not fetch: fetch's
+ * HTTP client (undici) would stay loaded in this process, about 7 MB more.
+ */
+function webReady(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/readyz' }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) return resolve();
+          let detail: string | undefined;
+          try {
+            detail = (JSON.parse(body) as { detail?: string }).detail;
+          } catch {
+            // not JSON: the status says enough
+          }
+          reject(new Error(`readyz answered ${status}${detail ? `: ${detail}` : ''}`));
+        });
+      })
+      .on('error', reject);
+  });
+}
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -98,17 +163,14 @@ main('cadre', async () => {
     await assertPortFree(tc.embeddedUiPort, 'CADRE_TEMPORAL_UI_PORT');
   }
   // An external Postgres is checked (reachable, pgvector, migrated) before anything starts, so a wrong
-  // DATABASE_URL fails in one line instead of after a Temporal start and stop.
-  if (!config.db.embedded) await (await connectDatabase(config, { migrate: true })).knex.destroy();
+  // DATABASE_URL fails in one line instead of after a Temporal start and stop; an external Temporal likewise.
+  if (!config.db.embedded || !tc.embedded) await prepare('check');
 
   const supervisor = new Supervisor({ cwd: root, env: process.env });
   process.on('SIGINT', () => void supervisor.shutdown(0));
   process.on('SIGTERM', () => void supervisor.shutdown(0));
   const spawnChild = (name: string, command: string, args: string[], more: Partial<ChildSpec> = {}) =>
     supervisor.start({ name, command, args, ...more });
-  // Each child runs as this supervisor does: compiled (dist/, built by scripts/start.cjs) with plain node under
-  // `npm start`, from the TypeScript sources through tsx under the tests.
-  const script = (name: string) => nodeScript(require.resolve(`./${name}`));
 
   try {
     if (tc.embedded) {
@@ -135,9 +197,7 @@ main('cadre', async () => {
           quietWhileStopping: /\blevel=WARN\b/,
         },
       );
-      await waitFor('Temporal', async () => (await connectTemporal(tc)).connection.close(), 60_000);
-    } else {
-      await (await connectTemporal(tc)).connection.close();
+      await waitFor('Temporal', () => temporalServing(tc.address), 60_000);
     }
     ensureConsoleBuilt(); // before the web starts: it serves the console it finds then
     // Vector retrieval needs the local embedding model unless another provider is chosen; without it sources
@@ -158,31 +218,15 @@ main('cadre', async () => {
         if (config.db.embedded) assertDataKept(path.join(config.db.embeddedDir, 'PG_VERSION'), 'the embedded database');
       },
     });
-    if (config.db.embedded) await waitFor('the embedded Postgres', () => tcpOpen(config.db.embeddedPort), 60_000);
-    const { knex } = await connectDatabase(config, { migrate: true });
-    const seed = await seedDemoWorkspace(knex);
-    const claim = await ownerClaimLink(knex, config.web.publicUrl);
-    // The web made Temporal's schedules match the database as it started, possibly before the examples' schedules
-    // were seeded: once more now that they are there.
-    if (seed) {
-      const temporal = await connectTemporal(tc);
-      await reconcileSchedules({ knex, temporal: temporal.client, temporalConfig: tc });
-      await temporal.connection.close();
-    }
-    await knex.destroy();
-
+    // The demo workspace and the claim link as soon as the database runs, while the web and the worker come up: the
+    // banner waits for both.
+    const prepared = (async () => {
+      if (config.db.embedded) await waitFor('the embedded Postgres', () => tcpOpen(config.db.embeddedPort), 60_000);
+      return prepare('seed');
+    })();
     // Ready means a worker polls the task queue too (api/readiness.ts): a run started after the banner runs at once.
-    await waitFor(
-      'the web process and the worker',
-      async () => {
-        const res = await fetch(`http://127.0.0.1:${config.web.port}/readyz`);
-        if (!res.ok) {
-          const { detail } = (await res.json().catch(() => ({}))) as { detail?: string };
-          throw new Error(`readyz answered ${res.status}${detail ? `: ${detail}` : ''}`);
-        }
-      },
-      300_000,
-    );
+    const ready = waitFor('the web process and the worker', () => webReady(config.web.port), 300_000);
+    const [{ seed, claim }] = await Promise.all([prepared, ready]);
 
     printBanner(config.web.publicUrl, tc.embedded ? tc.uiUrl : undefined, seed, claim);
     supervisor.healing = true;
@@ -198,7 +242,7 @@ main('cadre', async () => {
 function printBanner(
   url: string,
   temporalUi: string | undefined,
-  seed: Awaited<ReturnType<typeof seedDemoWorkspace>>,
+  seed: DemoSeed | undefined,
   claim: string | undefined,
 ) {
   const lines = ['', `  Cadre is running.`, `  Console:      ${url}`];
