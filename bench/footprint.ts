@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { maxFilesPerUpload } from '../api/source-upload';
-import { freePort } from '../test/support/ports';
+import { freePorts } from '../test/support/ports';
 import { scannedPdf } from '../test/support/source-samples';
 
 const root = path.resolve(__dirname, '..');
@@ -28,7 +28,6 @@ const withWarmStart = flag('no-warm') === undefined;
 const items = flagValue('items', 10_000);
 const pdfs = flagValue('pdfs', 20);
 const settleSeconds = flagValue('settle', 20);
-const defaultPorts = new Set([3000, 5433, 7233, 8233]);
 
 interface Proc {
   pid: number;
@@ -118,15 +117,6 @@ function printTable(title: string, rows: [string, { rssKb: number; pssKb?: numbe
     const pss = r.pssKb === undefined ? '' : String(mb(r.pssKb));
     console.log(`  ${name.padEnd(34)} ${String(mb(r.rssKb)).padStart(7)} ${pss.padStart(7)}`);
   }
-}
-
-async function freePorts(n: number): Promise<number[]> {
-  const ports: number[] = [];
-  while (ports.length < n) {
-    const p = await freePort();
-    if (!defaultPorts.has(p) && !ports.includes(p)) ports.push(p);
-  }
-  return ports;
 }
 
 interface Started {

@@ -11,10 +11,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { tcpOpen, waitFor } from '../../scripts/supervisor';
-import { freePort } from '../support/ports';
+import { freePorts } from '../support/ports';
 
 const repoRoot = path.resolve(__dirname, '../..');
-const defaultPorts = new Set([3000, 5433, 7233, 8233]);
 const apiKeyPattern = /\bcadre_[A-Za-z0-9]+_[A-Za-z0-9_-]{16,}/;
 const exampleCount = fs.readdirSync(path.join(repoRoot, 'examples')).filter((f) => f.endsWith('.json')).length;
 
@@ -40,16 +39,6 @@ const tempDirs: string[] = [];
 /** Process groups the stacks made (the supervisor's and each child's), for the leftover check and the cleanup. */
 const knownGroups = new Set<number>();
 const cleanups: (() => Promise<void> | void)[] = [];
-
-/** Free ports, distinct from each other and never the defaults of a stack someone may be running. */
-async function freePorts(n: number): Promise<number[]> {
-  const ports: number[] = [];
-  while (ports.length < n) {
-    const p = await freePort();
-    if (!defaultPorts.has(p) && !ports.includes(p)) ports.push(p);
-  }
-  return ports;
-}
 
 async function stackPorts(): Promise<Ports> {
   const [web, db, temporal, temporalUi] = await freePorts(4);

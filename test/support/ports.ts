@@ -11,3 +11,16 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** `npm start`'s own ports (web, embedded Postgres, Temporal and its UI): a stack someone may be running uses them. */
+const stackDefaults = new Set([3000, 5433, 7233, 8233]);
+
+/** `n` free ports, distinct from each other and never `npm start`'s defaults. */
+export async function freePorts(n: number): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < n) {
+    const p = await freePort();
+    if (!stackDefaults.has(p) && !ports.includes(p)) ports.push(p);
+  }
+  return ports;
+}
