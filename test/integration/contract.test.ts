@@ -137,7 +137,11 @@ describe('the API keeps its own contract (requests generated from the OpenAPI do
           const r = await send(c, as);
           sent++;
           const where = `${op.operationId} (${as}) ${c.method} ${c.path}${c.query ? `?${c.query}` : ''} ${c.body ?? ''}`;
-          if (r.status >= 500) problems.push(`${r.status} for ${where}: ${JSON.stringify(r.body).slice(0, 200)}`);
+          // A 5xx that says how the deployment is set up, not what was sent: Chat Mode without a model configured
+          // (this suite's API has none) answers the documented 503 model_not_configured to a new conversation.
+          const deployment = r.status === 503 && r.body?.code === 'model_not_configured';
+          if (r.status >= 500 && !deployment)
+            problems.push(`${r.status} for ${where}: ${JSON.stringify(r.body).slice(0, 200)}`);
           else {
             try {
               checkResponse(c.method, r.url, r.status, r.type, r.body);
