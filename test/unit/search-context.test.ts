@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { PGlite } from '@electric-sql/pglite';
 import { loadImage } from '@napi-rs/canvas';
-import { binarisedPicture, binariseRgba, otsuThreshold } from '../../activities/sources/binarise';
+import { binarisedPicture, binariseGrey, greyscale, otsuThreshold } from '../../activities/sources/binarise';
 import { documentOpening, holdsWholeDocument, textToEmbed } from '../../activities/sources/document-context';
 import { recognize, stopOcr } from '../../activities/sources/ocr';
 import { createSearchText } from '../../db/migrations/032_passage_context';
@@ -87,15 +87,23 @@ describe('search context', () => {
       const t = otsuThreshold(grey);
       assert.ok(t >= 60 && t < 200, `${t}`);
       const rgba = new Uint8ClampedArray([190, 180, 170, 255, 70, 60, 50, 255, 200, 190, 180, 255]);
-      binariseRgba(rgba);
-      assert.deepEqual([...rgba], [255, 255, 255, 255, 0, 0, 0, 255, 255, 255, 255, 255]);
+      assert.deepEqual([...binariseGrey(greyscale(rgba))], [255, 0, 255]);
     });
 
     it('reads the amounts at a photographed receipt’s edge, keeping the image’s size for boxes', async function () {
       this.timeout(120_000);
       const photo = (await receiptPhoto()).bytes; // the grounding corpus's: on a table, lit unevenly, with grain
-      const [original, bw] = await Promise.all([loadImage(photo), binarisedPicture(photo).then(loadImage)]);
-      assert.deepEqual([bw.width, bw.height], [original.width, original.height]);
+      const [original, bw] = await Promise.all([loadImage(photo), binarisedPicture(photo)]);
+      // A binary greymap: "P5", its width and height, the largest grey level, then one byte a pixel, black or white.
+      const header = /^P5\n(\d+) (\d+)\n255\n/.exec(bw.subarray(0, 32).toString('ascii'));
+      assert.ok(header, 'a PGM header');
+      assert.deepEqual([Number(header[1]), Number(header[2])], [original.width, original.height]);
+      const pixels = bw.subarray(header[0].length);
+      assert.equal(pixels.length, original.width * original.height);
+      assert.ok(
+        pixels.every((v) => v === 0 || v === 255),
+        'every pixel black or white',
+      );
       const lines = (await recognize(photo)).lines.map((l) => l.text);
       for (const line of ['1 x Club sandwich 12.90', '3 x Sparkling water 17.70', 'incl. VAT 19% 13.80'])
         assert.ok(lines.includes(line), `${line} not in ${JSON.stringify(lines)}`);
