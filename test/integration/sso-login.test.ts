@@ -34,7 +34,7 @@ describe('single sign-on: sso.login in the audit log', function () {
         issuer: idp.issuer,
         client_id: idp.clientId,
         client_secret: idp.clientSecret,
-        email_domain: 'sso.test',
+        email_domain: 'sso-login.test', // its own: a domain signs in one workspace of the shared test database
         default_role: 'operator',
       }),
     });
@@ -72,7 +72,7 @@ describe('single sign-on: sso.login in the audit log', function () {
     (await auditLog()).filter((e) => e.action === 'sso.login' && e.actor === email);
 
   it('records each sign-in as sso.login for the workspace, shown in its audit log; joining once as member.joined', async () => {
-    const email = 'sam@sso.test';
+    const email = 'sam@sso-login.test';
     const first = await signInWithSso(email);
     assert.equal(first.to, '/approvals');
     const me = await fetch(`${api.url}/v1/me`, { headers: { cookie: first.cookie } });
@@ -101,7 +101,7 @@ describe('single sign-on: sso.login in the audit log', function () {
   });
 
   it('records no sso.login when the person refuses at the provider, and says why on the sign-in page', async () => {
-    const email = 'ria@sso.test';
+    const email = 'ria@sso-login.test';
     const refused = await signInWithSso(email, { refuse: true });
     assert.match(refused.to, /^\/login\?sso_error=/);
     assert.equal(refused.cookie, '', 'no session');
