@@ -72,7 +72,7 @@ function build(base) {
     logLevel: 'warning',
   });
   // The sync API leaves esbuild's service process running (about 110 MB) for later calls; there are none, and this
-  // process goes on as the supervisor.
+  // process may go on as the CLI (scripts/cadre.cjs).
   esbuild.stop();
   fs.writeFileSync(path.join(next, '.built.json'), JSON.stringify({ files }) + '\n');
   try {
@@ -117,7 +117,14 @@ function ensureBuilt(base = root) {
 
 module.exports = { ensureBuilt, staleReason, build, sourceFiles };
 
+// `npm start` runs this as a child (scripts/start.cjs), so that the supervisor never holds what the build took.
 if (require.main === module) {
-  if (process.argv.includes('--force')) build(root);
-  else ensureBuilt(root);
+  try {
+    if (process.argv.includes('--force')) build(root);
+    else ensureBuilt(root);
+  } catch (err) {
+    // esbuild has printed what it could not compile, with file and line.
+    console.error(`cadre: building the server code failed: ${err.message.split('\n')[0]}`);
+    process.exit(1);
+  }
 }

@@ -1,10 +1,11 @@
 // Every process entry point runs through here: a problem a person can fix is printed as one line, not a stack.
-import { ConfigError } from '../cadre.config';
 
 export class StartupError extends Error {}
 
 export function oneLine(err: unknown): string {
-  if (err instanceof ConfigError || err instanceof StartupError) return err.message;
+  // cadre.config's ConfigError by its name: importing the class would load zod into the supervisor (scripts/start.ts),
+  // which reads its configuration through a short-lived child and must hold only what supervising needs.
+  if (err instanceof StartupError || (err instanceof Error && err.name === 'ConfigError')) return err.message;
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
   if (e?.code === 'EADDRINUSE')
     return `port ${e.port} on ${e.address} is already in use: stop what uses it or choose another port in the configuration`;

@@ -3,24 +3,24 @@
 // is up is restarted (scripts/supervisor.ts); Ctrl-C or SIGTERM stops them in reverse order and nothing is left
 // running.
 //
-// This process stays up as long as Cadre does, so it imports only what supervising needs: the configuration, the
-// children's specs, a TCP or gRPC health probe, fetch. The start-time work that needs knex, pg or the Temporal SDK
-// (migrations, the demo workspace, the claim link, the checks of an external database or Temporal) runs in a
-// short-lived child, scripts/prepare.ts.
+// This process stays up as long as Cadre does, and glibc keeps what a one-time job took from it, so it imports only
+// what supervising needs: the children's specs, a TCP, HTTP or gRPC health probe. Everything else runs in a child
+// that exits: reading the configuration (zod), migrations, the demo workspace, the claim link, the checks of an
+// external database or Temporal and the embedding model's install in short-lived scripts/prepare.ts steps; the
+// server code's build in `node scripts/build.cjs` (scripts/start.cjs), the Temporal CLI's in `go install`, the
+// console's in Vite.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { loadConfig } from '../cadre.config';
-import { loadTemporalConfig } from '../temporal.config';
 import type { DemoSeed } from '../db/seeds';
 import { main, StartupError } from './fail-fast';
-import type { Prepared, PrepareStep } from './prepare';
+import type { PrepareAnswers, PrepareStep } from './prepare';
 import { Supervisor, tcpOpen, waitFor, type ChildSpec } from './supervisor';
 import { devServerArgs, ensureTemporalCli } from './temporal-cli';
 import { temporalServing } from './temporal-health';
-import { ensureEmbeddingModel } from './embedding-model';
+import { embeddingModelInstalled } from './embedding-model';
 import { nodeScript } from '../node-script';
 import { repoRoot as root } from '../repo-root';
 
@@ -29,7 +29,7 @@ import { repoRoot as root } from '../repo-root';
 const script = (name: string) => nodeScript(require.resolve(`./${name}`));
 
 /** Runs a step of scripts/prepare.ts in its own process and returns its answer; its failure is this start's one line. */
-async function prepare(step: PrepareStep): Promise<Prepared> {
+async function prepare<S extends PrepareStep>(step: S): Promise<PrepareAnswers[S]> {
   const [node, args] = script('prepare');
   const child = spawn(node, [...args, step], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
   // A supervisor that exits meanwhile (Ctrl-C, SIGTERM, a child that died) takes it along.
@@ -45,7 +45,7 @@ async function prepare(step: PrepareStep): Promise<Prepared> {
   const lines = out.trimEnd().split('\n');
   const last = lines.pop() ?? '';
   if (lines.length > 0) console.log(lines.join('\n')); // what a library printed on the way
-  let answer: { done?: Prepared | null; error?: string } = {};
+  let answer: { done?: PrepareAnswers[S]; error?: string } = {};
   try {
     answer = JSON.parse(last) as typeof answer;
   } catch {
@@ -53,7 +53,7 @@ async function prepare(step: PrepareStep): Promise<Prepared> {
   }
   if (code !== 0 || answer.error !== undefined)
     throw new StartupError(answer.error ?? `preparing the start (${step}) failed with exit code ${code}`);
-  return answer.done ?? {};
+  return answer.done!;
 }
 
 /**
@@ -153,8 +153,8 @@ function assertDataKept(file: string, what: string): void {
 }
 
 main('cadre', async () => {
-  const config = loadConfig();
-  const tc = loadTemporalConfig();
+  const config = await prepare('config');
+  const tc = config.temporal;
   assertWritable(config.dataDir);
   await assertPortFree(config.web.port, 'CADRE_WEB_PORT');
   if (config.db.embedded) await assertPortFree(config.db.embeddedPort, 'CADRE_DB_PORT');
@@ -202,8 +202,9 @@ main('cadre', async () => {
     ensureConsoleBuilt(); // before the web starts: it serves the console it finds then
     // Vector retrieval needs the local embedding model unless another provider is chosen; without it sources
     // still work with full-text retrieval.
-    if ((process.env.CADRE_EMBEDDINGS || 'local') === 'local') {
-      await ensureEmbeddingModel().catch((err) =>
+    // (CADRE_EMBEDDINGS is one of local, voyage or off: the configuration step checked it.)
+    if ((process.env.CADRE_EMBEDDINGS || 'local') === 'local' && !embeddingModelInstalled()) {
+      await prepare('model').catch((err) =>
         console.warn(`vector retrieval is off: the embedding model could not be installed (${(err as Error).message})`),
       );
     }

@@ -383,7 +383,8 @@ describe('npm start (scripts/start.cjs, compiled): the whole stack on its embedd
       // embedded Postgres, the worker and the web (scripts/embedded-node.ts), compiled and run with plain node as the
       // supervisor is (no TypeScript loader in memory).
       const supervisor = supervisorPid(stack);
-      assert.match(ps(['-p', String(supervisor)])[0]?.args ?? '', /^\S*node scripts\/start\.cjs$/);
+      // Plain node with package.json's V8 flags (interpreter only), no loader (--import, --require) before the script.
+      assert.match(ps(['-p', String(supervisor)])[0]?.args ?? '', /^\S*node( --no-[a-z-]+)* scripts\/start\.cjs$/);
       const children = recordChildren(supervisor);
       for (const name of [/\btemporal server start-dev\b/, compiledScript('embedded-node')]) {
         const c = children.find((p) => name.test(p.args));
