@@ -99,6 +99,11 @@ export const queries = {
   listState: query(page(100, 500)),
   listConversations: query(page(100, 500)),
   listInboxThreads: query(page(100, 500)),
+  updateAgent: query({
+    base_version: versionNumber('base_version')
+      .optional()
+      .describe('The version the edit started from: refused (409 version_conflict) if a newer one was saved since'),
+  }),
   diffVersions: query(
     { from: versionNumber('from'), to: versionNumber('to') },
     { from: 'invalid_version', to: 'invalid_version' },

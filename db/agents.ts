@@ -146,15 +146,45 @@ export async function getVersion(knex: Knex, agentId: string, version: number): 
   return spec;
 }
 
-export function listVersions(knex: Knex, agentId: string): Promise<{ version: number; created_at: Date }[]> {
-  return knex('agent_versions').where({ agent_id: agentId }).orderBy('version', 'desc').select('version', 'created_at');
+export function listVersions(
+  knex: Knex,
+  agentId: string,
+): Promise<{ version: number; created_at: Date; saved_by: string | null }[]> {
+  return knex('agent_versions')
+    .where({ agent_id: agentId })
+    .orderBy('version', 'desc')
+    .select('version', 'created_at', 'saved_by');
 }
 
-/** Saves a new version. A Ready agent goes back to Draft: the new version has not been tested. */
-export async function updateAgent(knex: Knex, agent: AgentRow, spec: AgentSpec): Promise<AgentRow> {
+/** A save made on a version that is no longer the newest: `current` is the newest, saved by `savedBy`. */
+export class StaleVersionError extends Error {
+  constructor(
+    readonly base: number,
+    readonly current: number,
+    readonly savedBy: string | null,
+    readonly savedAt: Date | null,
+  ) {
+    super(`version ${current} was saved since version ${base}`);
+  }
+}
+
+/**
+ * Saves a new version. A Ready agent goes back to Draft: the new version has not been tested. With `baseVersion`
+ * (the version the editor started from), the save is refused with StaleVersionError unless that is still the newest:
+ * checked in the update itself, so of two saves on one version exactly one is taken.
+ */
+export async function updateAgent(
+  knex: Knex,
+  agent: AgentRow,
+  spec: AgentSpec,
+  { baseVersion, savedBy }: { baseVersion?: number; savedBy?: string } = {},
+): Promise<AgentRow> {
   return knex.transaction(async (trx) => {
     const [row] = await trx('agents')
       .where({ id: agent.id })
+      .modify((q) => {
+        if (baseVersion !== undefined) q.andWhere({ current_version: baseVersion });
+      })
       .update({
         name: spec.name,
         description: spec.description,
@@ -163,10 +193,24 @@ export async function updateAgent(knex: Knex, agent: AgentRow, spec: AgentSpec):
         updated_at: trx.fn.now(),
       })
       .returning('*');
+    if (!row) {
+      const newest = await trx('agent_versions')
+        .where({ agent_id: agent.id })
+        .orderBy('version', 'desc')
+        .first('version', 'saved_by', 'created_at');
+      // No row and no versions: the agent was deleted meanwhile, which the caller's next read reports.
+      throw new StaleVersionError(
+        baseVersion ?? 0,
+        newest?.version ?? 0,
+        newest?.saved_by ?? null,
+        newest?.created_at ?? null,
+      );
+    }
     await trx('agent_versions').insert({
       agent_id: agent.id,
       version: row.current_version,
       spec: JSON.stringify(spec),
+      saved_by: savedBy ?? null,
     });
     return row;
   });

@@ -29,6 +29,7 @@ import * as retriesAndTestRuns from './migrations/029_retries_and_test_runs';
 import * as runTraceIds from './migrations/030_run_trace_ids';
 import * as apiKeyExpiry from './migrations/031_api_key_expiry';
 import * as passageContext from './migrations/032_passage_context';
+import * as agentVersionAuthors from './migrations/033_agent_version_authors';
 
 // Migrations are imported modules rather than files knex discovers, so they run the same under tsx, a
 // compiled build or a bundler. Append new ones; never edit a released one.
@@ -63,6 +64,7 @@ const migrations: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '030_run_trace_ids': runTraceIds,
   '031_api_key_expiry': apiKeyExpiry,
   '032_passage_context': passageContext,
+  '033_agent_version_authors': agentVersionAuthors,
 };
 
 const source: Knex.MigrationSource<string> = {

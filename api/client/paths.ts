@@ -2683,7 +2683,7 @@ export interface paths {
     };
     put: {
       parameters: {
-        query?: never;
+        query?: { base_version?: number };
         path: { id: string };
       };
       requestBody: {
@@ -2966,6 +2966,7 @@ export interface paths {
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         413: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         415: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
@@ -3053,6 +3054,7 @@ export interface paths {
               data: {
                 version: number;
                 created_at: string;
+                saved_by: string | null;
               }[];
               next_cursor: string | null;
             };

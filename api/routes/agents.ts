@@ -7,6 +7,7 @@ import {
   listAgents,
   listVersions,
   setAgentState,
+  StaleVersionError,
   TransitionError,
   updateAgent,
   type AgentRow,
@@ -140,9 +141,21 @@ export function agentRoutes(deps: RouteDeps): Router {
   r.put('/agents/:id', requirePermission('manage'), ...body, async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
+    const { base_version: baseVersion } = parseQuery(queries.updateAgent, req.query);
     const spec = validateAgentSpec(req.body);
     await checkAgentCalls(knex, ws.id, spec, agent.id);
-    const updated = await updateAgent(knex, agent, spec);
+    const updated = await updateAgent(knex, agent, spec, { baseVersion, savedBy: req.auth!.actor }).catch((err) => {
+      if (!(err instanceof StaleVersionError)) throw err;
+      // Two people editing one agent: the later save is not taken over the earlier one unseen.
+      const by = err.savedBy ? ` by ${err.savedBy}` : '';
+      throw new ApiError(
+        409,
+        'version_conflict',
+        `version ${err.current} was saved${by} after you opened version ${err.base}: reload to see it, then make your change again`,
+        {},
+        { base_version: err.base, current_version: err.current, saved_by: err.savedBy, saved_at: err.savedAt },
+      );
+    });
     await recordEvent(knex, {
       workspace_id: ws.id,
       agent_id: agent.id,
@@ -187,7 +200,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     const spec = version !== undefined ? await getVersion(knex, agent.id, version) : undefined;
     if (!spec)
       throw new ApiError(404, 'version_not_found', `agent ${agent.id} has no version ${param(req, 'version')}`);
-    const updated = await updateAgent(knex, agent, spec);
+    const updated = await updateAgent(knex, agent, spec, { savedBy: req.auth!.actor });
     await recordEvent(knex, {
       workspace_id: ws.id,
       agent_id: agent.id,
@@ -374,11 +387,12 @@ export const agentRouteDocs: Route[] = [
     method: 'put',
     path: '/agents/{id}',
     id: 'updateAgent',
-    summary: 'Save a new version',
+    summary:
+      'Save a new version; with ?base_version= (the version the edit started from), 409 version_conflict if another was saved since',
     scope: 'manage',
     body: jsonSchema(agentSpecSchema),
     ok: { 200: ref('Agent') },
-    errors: [422],
+    errors: [409, 422],
   },
   {
     method: 'delete',
@@ -422,7 +436,18 @@ export const agentRouteDocs: Route[] = [
     id: 'listVersions',
     summary: 'Saved versions, newest first',
     scope: 'read',
-    ok: { 200: list(obj({ version: { type: 'integer' }, created_at: ts })) },
+    ok: {
+      200: list(
+        obj({
+          version: { type: 'integer' },
+          created_at: ts,
+          saved_by: nullable({
+            type: 'string',
+            description: "Who saved it: a person's email or an API key's name; null for version 1 and older saves",
+          }),
+        }),
+      ),
+    },
   },
   {
     method: 'get',

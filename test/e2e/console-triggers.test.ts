@@ -168,6 +168,31 @@ describe('console triggers, reviews and run counts in a browser against the real
     assert.deepEqual(problems, []);
   });
 
+  it('says what is wrong with a schedule in the builder’s words, not the API’s field paths', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'Schedule slips',
+      nodes: [{ kind: 'input', id: 'rows', format: 'csv', next: null }],
+    });
+    await page.goto(`${base}/agents/${agent.id}`);
+    await page.click('summary:has-text("Add a schedule")');
+    await page.selectOption('#s-type', 'weekly');
+    for (const d of await days()) await page.uncheck(`input[name="day_${d}"]`);
+    await page.click('button:has-text("Preview")');
+    await waitForText(/Days: choose at least one/);
+    await page.selectOption('#s-type', 'cron');
+    await page.fill('#s-cron', '61 * * *');
+    await page.click('button:has-text("Add schedule")');
+    await waitForText(/Cron expression: a cron expression has five fields/);
+    assert.equal(await page.inputValue('#s-cron'), '61 * * *', 'what was typed stays');
+    await page.fill('#s-tz', 'Mars/Olympus');
+    await page.fill('#s-cron', '0 9 * * 1');
+    await page.click('button:has-text("Preview")');
+    await waitForText(/Time zone: a time zone name/);
+    assert.doesNotMatch(await text(), /schedule\.|timezone:|Too small|IANA/);
+    await shot('schedule-builder-problems');
+    assert.equal((await h.stack.knex('triggers').where({ agent_id: agent.id })).length, 0, 'nothing added');
+  });
+
   it('adds a webhook with a filter and micro-batching from the form; its secret is a step to copy, with its URL', async () => {
     const agent = await createLiveAgent(h, workspaceId, {
       name: 'Hook target',

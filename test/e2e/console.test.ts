@@ -857,7 +857,7 @@ describe('console (ui/) against a contract-shaped fake API', function () {
   it('shows the version history with the changes between two versions, and restores one', async () => {
     const page = text(await (await get('/agents/agent-live/versions?from=1&to=3')).text());
     assert.match(page, /v3 current .*v2 .*Restore .*v1/);
-    assert.match(page, /Changes from v1 to v3 .*instructions Pay every invoice\. Pay small invoices/);
+    assert.match(page, /Changes from v1 to v3 .*Instructions Pay every invoice\. Pay small invoices/);
     assert.ok(api.calls.some((c) => c.path === '/v1/agents/agent-live/diff?from=1&to=3'));
     const restored = text(await (await post('/agents/agent-live/versions?/restore', { version: '1' })).text());
     assert.match(restored, /Version 1 restored as version 4/);

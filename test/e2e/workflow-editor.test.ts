@@ -24,6 +24,7 @@ type EditorPage = Page & {
   press(selector: string, key: string): Promise<void>;
   keyboard: { press(key: string): Promise<void> };
   goBack(): Promise<unknown>;
+  close(): Promise<void>;
 };
 
 describe('the workflow editor in a browser', function () {
@@ -419,6 +420,96 @@ describe('the workflow editor in a browser', function () {
     await save(agent.id);
     const extract = (await savedSpec(agent.id)).nodes.find((n: { id: string }) => n.id === 'extract');
     assert.deepEqual(extract.output_schema, changed);
+    assert.deepEqual(problems, [], 'no script errors');
+  });
+
+  it('says in plain words which node is not connected, and where to drag, before anything is sent', async () => {
+    await editNew('Loose ends', [
+      { kind: 'input', id: 'rows', format: 'csv', next: 'report' },
+      { kind: 'output', id: 'report', format: 'csv', file_name: 'report.csv' },
+    ]);
+    await add('transform', 'tidy');
+    await page.click('button:has-text("Save version 2")');
+    await page.waitForSelector('#problems');
+    const said = await page.innerText('#problems');
+    assert.match(
+      said,
+      /Node 'tidy' is not connected: no arrow leads to it.*Drag from the right edge of the node before it/,
+    );
+    assert.doesNotMatch(said, /cannot be reached|input node/, 'not the graph check in developer words');
+    assert.match(page.url(), /\/edit$/, 'not sent');
+    await shot('editor-unconnected-node');
+    await page.click('#problems button:has-text("Node \'tidy\'")');
+    await page.waitForSelector('[aria-label="Settings of node tidy"]');
+    await page.click('button:has-text("Delete node")');
+    await page.waitForSelector('#problems', { state: 'detached' });
+  });
+
+  it('two editors save the same version: the second is told who saved which version, keeps the edit, and reloads', async () => {
+    const agent = await editNew('Shared invoices', [
+      { kind: 'input', id: 'rows', format: 'csv', next: 'report' },
+      { kind: 'output', id: 'report', format: 'csv', file_name: 'report.csv' },
+    ]);
+    // A second member of the workspace, in a browser of their own, opens the same editor.
+    const other = { email: `ed2-${randomUUID().slice(0, 6)}@example.test`, password: 'second editor pw 12' };
+    const user = await createUser(h.stack.knex, other);
+    await addMember(h.stack.knex, workspaceId, user.id, 'editor');
+    const second = (await browser.newPage({ viewport: { width: 1366, height: 768 } })) as EditorPage;
+    second.on('pageerror', (e) => problems.push(e.message));
+    try {
+      await second.goto(`${base}/login?next=${encodeURIComponent(`/agents/${agent.id}/edit`)}`);
+      await second.fill('#email', other.email);
+      await second.fill('#password', other.password);
+      await second.click('button:has-text("Sign in")');
+      await second.waitForURL(/\/edit$/);
+      await hydrated(second);
+
+      // Both change the agent; this page saves first.
+      await page.fill('#e-instructions', 'Mine: collect every row.');
+      await second.fill('#e-instructions', 'Theirs: collect only paid rows.');
+      await save(agent.id);
+      assert.equal((await savedSpec(agent.id)).instructions, 'Mine: collect every row.');
+
+      // The second save is refused, naming who saved which version; nothing of it is written over the first.
+      await second.click('button:has-text("Save version 2")');
+      await second.waitForSelector('[role="alert"]:has-text("Not saved")');
+      const said = await second.innerText('[role="alert"]:has-text("Not saved")');
+      assert.match(said, new RegExp(`version 2 was saved by ${editor.email} after you opened version 1`));
+      assert.equal(await second.inputValue('#e-instructions'), 'Theirs: collect only paid rows.', 'the edit is kept');
+      await second.screenshot({ path: path.join(screenshots, 'editor-save-conflict.png'), fullPage: true });
+      // Pressed again, still refused: the page remembers the version the edit started from.
+      await second.click('button:has-text("Save version 2")');
+      await second.waitForSelector('[role="alert"]:has-text("Not saved")');
+      const row = await h.stack.knex('agents').where({ id: agent.id }).first();
+      assert.equal(row.current_version, 2, 'no version saved over the first');
+      assert.equal((await savedSpec(agent.id)).instructions, 'Mine: collect every row.');
+
+      // Offered the newest version: loaded, the first editor's change is on screen and the next save makes 3.
+      await second.click('button:has-text("Load version 2")');
+      await second.waitForURL(new RegExp(`/agents/${agent.id}/edit$`));
+      await hydrated(second);
+      assert.equal(await second.inputValue('#e-instructions'), 'Mine: collect every row.');
+      await second.fill('#e-instructions', 'Mine and theirs: collect every row, paid ones first.');
+      await second.click('.svelte-flow__node[data-id="report"]');
+      await second.fill('#n-id', 'summary');
+      await second.press('#n-id', 'Tab');
+      await second.waitForSelector('.svelte-flow__node[data-id="summary"]');
+      await second.click('button:has-text("Save version 3")');
+      await second.waitForURL(new RegExp(`/agents/${agent.id}\\?saved=3$`));
+
+      // The history says who saved each version, and names each change as the editor does, not by its JSON path.
+      await second.goto(`${base}/agents/${agent.id}/versions?from=2&to=3`);
+      const history = await second.innerText('main');
+      assert.match(history, new RegExp(`v3 current.*by ${other.email}`, 's'));
+      assert.match(history, new RegExp(`v2.*by ${editor.email}`, 's'));
+      assert.match(history, /Node 'rows' → Then items go to\s+report\s+summary/);
+      assert.match(history, /Node 'summary' → Name on the canvas/);
+      assert.match(history, /Instructions\s+Mine: collect every row\./);
+      assert.doesNotMatch(history, /nodes\[\d\]/);
+      await second.screenshot({ path: path.join(screenshots, 'editor-versions-in-words.png'), fullPage: true });
+    } finally {
+      await second.close();
+    }
     assert.deepEqual(problems, [], 'no script errors');
   });
 });

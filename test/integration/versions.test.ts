@@ -2,15 +2,22 @@
 import assert from 'node:assert/strict';
 import { checkedFetch } from '../support/openapi-check';
 import { createHarness, createTestWorkspace, startApi, type Harness } from '../support/harness';
+import { memberWithRole, type Person } from '../support/people';
 
 describe('agent versions', () => {
   let h: Harness;
   let api: { url: string; close(): Promise<void> };
   let key: string;
+  let ann: Person;
+  let bob: Person;
   before(async () => {
     h = await createHarness({ worker: false });
     api = await startApi(h);
-    key = (await createTestWorkspace(h)).key;
+    const t = await createTestWorkspace(h);
+    key = t.key;
+    // Two editors of the workspace, each signed in to the console.
+    ann = await memberWithRole(h.stack.knex, api.url, t.workspace.id, 'editor');
+    bob = await memberWithRole(h.stack.knex, api.url, t.workspace.id, 'editor');
   });
   after(async () => {
     await api?.close();
@@ -74,5 +81,49 @@ describe('agent versions', () => {
     const missing = await call(`/v1/agents/${id}/versions/9/restore`, 'POST');
     assert.equal(missing.status, 404);
     assert.equal(missing.body.code, 'version_not_found');
+  });
+
+  it('of two people saving edits of the same version at once, takes one and tells the other who saved which version', async () => {
+    const id = (await call('/v1/agents', 'POST', spec('first'))).body.id;
+    const [annSave, bobSave] = await Promise.all([
+      ann.call(`/agents/${id}?base_version=1`, { method: 'PUT', json: spec("Ann's change") }),
+      bob.call(`/agents/${id}?base_version=1`, { method: 'PUT', json: spec("Bob's change") }),
+    ]);
+    const saves = [annSave, bobSave];
+    assert.deepEqual(saves.map((s) => s.status).sort(), [200, 409], JSON.stringify(saves.map((s) => s.body)));
+    const [won, lost] = annSave.status === 200 ? [ann, bob] : [bob, ann];
+    const refusal = saves.find((s) => s.status === 409)!;
+    assert.match(refusal.headers.get('content-type')!, /application\/problem\+json/);
+    assert.equal(refusal.body.code, 'version_conflict');
+    assert.equal(
+      refusal.body.detail,
+      `version 2 was saved by ${won.email} after you opened version 1: reload to see it, then make your change again`,
+    );
+    assert.equal(refusal.body.current_version, 2);
+
+    // Nothing of the refused save was kept; the winner's is version 2, and the loser saves on it once reloaded.
+    const agent = (await call(`/v1/agents/${id}`)).body;
+    assert.equal(agent.current_version, 2);
+    assert.equal(agent.spec.instructions, won === ann ? "Ann's change" : "Bob's change");
+    assert.deepEqual((await call(`/v1/agents/${id}/versions`)).body.data.length, 2);
+    const again = await lost.call(`/agents/${id}?base_version=2`, { method: 'PUT', json: spec('both changes') });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.equal(again.body.current_version, 3);
+    const history = (await call(`/v1/agents/${id}/versions`)).body.data;
+    assert.deepEqual(
+      history.map((v: { version: number; saved_by: string | null }) => [v.version, v.saved_by]),
+      [
+        [3, lost.email],
+        [2, won.email],
+        [1, null],
+      ],
+      'who saved each version',
+    );
+
+    // Without base_version a save is taken as before (scripts that own their agent); a bad one is a 400.
+    assert.equal((await call(`/v1/agents/${id}`, 'PUT', spec('scripted'))).status, 200);
+    const bad = await call(`/v1/agents/${id}?base_version=two`, 'PUT', spec('x'));
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'invalid_base_version');
   });
 });

@@ -52,6 +52,13 @@ export function edges(node: SpecNode): Edge[] {
 const GRAPH_FIELDS = new Set(['id', 'kind', 'next', 'branches', 'otherwise']);
 
 /** The kind-specific settings of a node, as label/value pairs; empty defaults are left out. */
+/** Fields of plain values (a transform's `set`, `cast`, `rename`): shown as "name: value" lines, not as JSON. */
+const isFlat = (raw: unknown): raw is Record<string, string | number | boolean> =>
+  typeof raw === 'object' &&
+  raw !== null &&
+  !Array.isArray(raw) &&
+  Object.values(raw).every((v) => ['string', 'number', 'boolean'].includes(typeof v));
+
 export function settings(node: SpecNode): { label: string; value: string; long: boolean }[] {
   const rows: { label: string; value: string; long: boolean }[] = [];
   for (const [key, raw] of Object.entries(node)) {
@@ -62,6 +69,10 @@ export function settings(node: SpecNode): { label: string; value: string; long: 
     if (key === 'when') value = describeConditions(raw as Conditions);
     else if (typeof raw === 'string') value = raw;
     else if (Array.isArray(raw) && raw.every((v) => typeof v === 'string')) value = raw.join(', ');
+    else if (isFlat(raw))
+      value = Object.entries(raw)
+        .map(([k, v]) => `${k}: ${String(v)}`)
+        .join('\n');
     else value = JSON.stringify(raw, null, 2);
     rows.push({ label: key.replace(/_/g, ' '), value, long: value.length > 80 || value.includes('\n') });
   }

@@ -3,5 +3,7 @@ import { body, client, type AgentSpecBody } from './api';
 
 export const editorApi = {
   tools: async () => (await body(client.GET('/tools'))).data,
-  save: (id: string, spec: AgentSpecBody) => body(client.PUT('/agents/{id}', { params: { path: { id } }, body: spec })),
+  /** Saves a new version, refused (409) if one newer than `baseVersion`, the version the edit started from, was saved. */
+  save: (id: string, spec: AgentSpecBody, baseVersion?: number) =>
+    body(client.PUT('/agents/{id}', { params: { path: { id }, query: { base_version: baseVersion } }, body: spec })),
 };

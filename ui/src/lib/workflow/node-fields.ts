@@ -27,9 +27,14 @@ export const WIDGET_KEYS = new Set([
 /** Fields that hold sentences, not a word. */
 export const LONG_KEYS = new Set(['instructions', 'message', 'reason', 'query', 'input']);
 
-/** What each field is for, in plain words (the schema carries types, not explanations). */
+/**
+ * What each field is for, in plain words (the schema carries types, not explanations); "kind.field" when a field
+ * means something else in one kind of node. See helpOf.
+ */
 export const FIELD_HELP: Record<string, string> = {
-  format: 'How the run’s input becomes items (input), or the file the items are collected into (output).',
+  format: 'The file the items are collected into: json, csv, xlsx (a spreadsheet) or markdown (a table).',
+  'input.format':
+    'How the run’s input is split into items: csv or tsv (one item a row, the first row names the fields), lines (one item a line), json (one item an entry of a list), files (one item a file), auto (tries json, then csv, then lines).',
   instructions: 'What the model does with each item, in plain English. {{field}} puts in an item’s value.',
   message: 'What the approver reads. {{field}} puts in an item’s value.',
   reason: 'What the reviewer reads. {{field}} puts in an item’s value.',
@@ -79,3 +84,7 @@ export function storedOf(field: SchemaField, typed: string | boolean): unknown {
   if (field.input === 'json') return JSON.parse(text);
   return text;
 }
+
+/** The help shown under a node's field: its kind's own words, else the field's. */
+export const helpOf = (kind: string, key: string): string | undefined =>
+  FIELD_HELP[`${kind}.${key}`] ?? FIELD_HELP[key];

@@ -16,6 +16,8 @@ type Issue = z.core.$ZodIssue;
 
 const FIELD_WORDS: Record<string, string> = {
   op: 'comparison',
+  next: 'Then items go to',
+  otherwise: 'Otherwise, items go to',
   field: 'field',
   value: 'value',
   id: 'Name on the canvas',
@@ -30,7 +32,7 @@ const wordOf = (key: string) => FIELD_WORDS[key] ?? labelOf(key);
  * A path inside a node, as a person reads it: ['branches', 0, 'when', 'all', 1, 'value'] → "Branch 1, condition 2"
  * and the field "value".
  */
-function where(path: PropertyKey[]): { place: string; field: string } {
+export function where(path: PropertyKey[]): { place: string; field: string } {
   const parts: string[] = [];
   let field = '';
   for (let i = 0; i < path.length; i++) {
@@ -108,6 +110,36 @@ function conditionProblems(when: Conditions | undefined, place: string): string[
 
 const nodeLabel = (id: string) => `Node '${id}'`;
 
+/**
+ * The graph checks (model/agent.ts graphProblems) in the canvas's words: what is wrong and what to do on the canvas,
+ * not "cannot be reached from the input node". A message not listed here is shown as the API words it.
+ */
+function graphWords(message: string): { node: string | null; text: string } {
+  let m = /^node "([^"]+)" cannot be reached from the input node$/.exec(message);
+  if (m)
+    return {
+      node: m[1],
+      text: `${nodeLabel(m[1])} is not connected: no arrow leads to it, so no item would reach it. Drag from the right edge of the node before it onto this node, or delete it.`,
+    };
+  m = /^the graph has a cycle: (.+)$/.exec(message);
+  if (m)
+    return {
+      node: m[1].split(' → ')[0],
+      text: `Workflow: the nodes ${m[1]} lead back round in a loop, so an item would never finish. Send one of them somewhere else.`,
+    };
+  m = /^node id "([^"]+)" is used twice$/.exec(message);
+  if (m) return { node: m[1], text: `Workflow: two nodes are called '${m[1]}'. Rename one of them.` };
+  m = /^node "([^"]+)" points to "([^"]+)", which does not exist$/.exec(message);
+  if (m)
+    return {
+      node: m[1],
+      text: `${nodeLabel(m[1])} leads to '${m[2]}', and there is no node of that name. Choose where its items go.`,
+    };
+  if (/exactly one "input" node/.test(message))
+    return { node: null, text: 'Workflow: it needs exactly one Input node, where the items come in.' };
+  return { node: /node "([^"]+)"/.exec(message)?.[1] ?? null, text: `Workflow: ${message}` };
+}
+
 export function specProblems(spec: AgentSpec): Problem[] {
   const out: Problem[] = [];
   const nodes: SpecNode[] = Array.isArray(spec.nodes) ? spec.nodes : [];
@@ -129,9 +161,7 @@ export function specProblems(spec: AgentSpec): Problem[] {
         const subject = [place, field].filter(Boolean).join(': ') || 'It';
         out.push({ node: nodes[index]?.id ?? null, text: `${nodeLabel(id)} → ${subject} ${wordsOf(issue)}` });
       } else if (top === 'nodes') {
-        // The graph's own checks already speak plainly; they name the node they are about.
-        const named = /node "([^"]+)"/.exec(issue.message)?.[1] ?? null;
-        out.push({ node: named, text: `Workflow: ${issue.message}` });
+        out.push(graphWords(issue.message));
       } else {
         const { place, field } = where(issue.path);
         out.push({ node: null, text: `${[place, field].filter(Boolean).join(': ')} ${wordsOf(issue)}` });

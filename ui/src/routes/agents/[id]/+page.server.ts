@@ -5,6 +5,7 @@ import { triggersApi, type ScheduleBody, type TriggerBody } from '$lib/server/tr
 import { agentsApi } from '$lib/server/agents-api';
 import { connectionsApi, type Connection } from '$lib/server/connections-api';
 import { fieldGroups, readFields } from '$lib/schema-form';
+import { scheduleProblem } from '$lib/schedule-problems';
 import type { AgentState } from '$lib/api-types';
 import type { ActionOutcome } from '$lib/action-outcome';
 import type { Actions, PageServerLoad } from './$types';
@@ -189,7 +190,8 @@ export const actions: Actions = {
       return `Fires ${preview.description}.`;
     });
     const draft = draftOf(form);
-    if ('status' in outcome) return fail(outcome.status, { ...outcome.data, draft });
+    if ('status' in outcome)
+      return fail(outcome.status, { ...outcome.data, message: scheduleProblem(outcome.data.message), draft });
     return { ...outcome, preview, draft };
   },
 
@@ -201,7 +203,9 @@ export const actions: Actions = {
       return `Schedule added: ${t.schedule?.description}.`;
     });
     // Refused: the builder shows what was typed again, with the reason.
-    return 'status' in outcome ? fail(outcome.status, { ...outcome.data, draft: draftOf(form) }) : outcome;
+    return 'status' in outcome
+      ? fail(outcome.status, { ...outcome.data, message: scheduleProblem(outcome.data.message), draft: draftOf(form) })
+      : outcome;
   },
 
   addWebhook: async ({ params, request }) => {

@@ -51,7 +51,10 @@ async function mcpToolsOf(connections: Connection[]) {
 
 export const actions: Actions = {
   save: async ({ params, request }) => {
-    const raw = (await request.formData()).get('spec');
+    const form = await request.formData();
+    const raw = form.get('spec');
+    // The version the edit started from: kept across a refused save, so a second press is checked against it too.
+    const base = Number(form.get('base_version')) || undefined;
     let spec: AgentSpecBody;
     try {
       // As the editor built it: the API checks it and names each problem (422).
@@ -61,10 +64,18 @@ export const actions: Actions = {
     }
     let saved = 0;
     try {
-      saved = (await editorApi.save(params.id, spec)).current_version;
+      saved = (await editorApi.save(params.id, spec, base)).current_version;
     } catch (e) {
-      // The API's refusal (422 names each problem) goes back to the editor with what was typed.
-      if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message, spec: raw });
+      // The API's refusal goes back to the editor with what was typed: 422 names each problem, 409 who saved a newer
+      // version meanwhile (two people editing one agent).
+      if (isHttpError(e))
+        return fail(e.status, {
+          ok: false,
+          message: e.body.message,
+          spec: raw,
+          base_version: base,
+          conflict: e.status === 409,
+        });
       throw e;
     }
     redirect(303, `/agents/${params.id}?saved=${saved}`);

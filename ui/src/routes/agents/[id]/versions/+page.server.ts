@@ -13,12 +13,22 @@ export const load: PageServerLoad = async ({ params, url }) => {
   const newest = agent.current_version;
   const to = Number(url.searchParams.get('to')) || newest;
   const from = Number(url.searchParams.get('from')) || Math.max(1, to - 1);
-  const [diff, shown] = await Promise.all([
+  const [diff, shown, before] = await Promise.all([
     from !== to ? versionsApi.diff(params.id, from, to) : { from, to, changes: [] },
     // The workflow of the version compared to, drawn above its changes.
     versionsApi.get(params.id, to),
+    // Its nodes' names, for a change to a node the newer version no longer has.
+    from !== to ? versionsApi.get(params.id, from) : null,
   ]);
-  return { agent, versions: versions.data, diff, nodes: (shown.spec.nodes ?? []) as SpecNode[] };
+  const ids = (spec: { nodes?: unknown } | undefined) =>
+    ((spec?.nodes ?? []) as SpecNode[]).map((n) => (typeof n?.id === 'string' ? n.id : ''));
+  return {
+    agent,
+    versions: versions.data,
+    diff,
+    nodes: (shown.spec.nodes ?? []) as SpecNode[],
+    nodeIds: { to: ids(shown.spec), from: ids(before?.spec) },
+  };
 };
 
 export const actions: Actions = {
