@@ -13,7 +13,8 @@ if (resolve(process.cwd()) !== resolve(uiDir)) process.chdir(uiDir);
 const { sveltekit } = await import('@sveltejs/kit/vite');
 
 export default defineConfig({
-  root: uiDir,
+  // No `root`: SvelteKit sets it to the working directory (ui/, above) and prints a notice for each build
+  // environment when one is given.
   // Dependencies are installed at the repository root, not in ui/.
   cacheDir: `${repoDir}node_modules/.vite-ui`,
   server: { fs: { allow: [repoDir] } },

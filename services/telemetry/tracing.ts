@@ -235,7 +235,7 @@ export function tracingWorkerOptions(): Pick<WorkerOptions, 'interceptors' | 'si
   const t = temporalOtel();
   const { processor, resource } = tracing;
   // The interceptors' sink hands over spans of the OpenTelemetry JS 1.x shape (parentSpanId,
-  // instrumentationLibrary); the 3.x exporter reads parentSpanContext and instrumentationScope.
+  // instrumentationLibrary); the 2.x exporter reads parentSpanContext and instrumentationScope.
   const workflowSpans = {
     onStart: () => undefined,
     onEnd: (

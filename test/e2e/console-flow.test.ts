@@ -11,7 +11,7 @@ import { createApp } from '../../api/app';
 import { apiAdapters } from '../../scripts/api-adapters';
 import { createLogger } from '../../api/logger';
 import { createInvitation } from '../../db/invitations';
-import { startOidcProvider } from '../support/oidc-provider';
+import { configureWorkspaceSso, startOidcProvider } from '../support/oidc-provider';
 import { iou, textPdf } from '../support/source-samples';
 import { secretBox } from '../../db/secret-box';
 import { buildConsole, consoleHandler } from '../support/console-build';
@@ -480,18 +480,7 @@ describe('console flow in a browser against the real stack', function () {
   it('signs in with single sign-on through a real OpenID Connect provider, joining with the default role', async () => {
     const idp = await startOidcProvider(`${base}/v1/auth/sso/callback`);
     try {
-      const configured = await fetch(`${base}/v1/workspace/sso`, {
-        method: 'PUT',
-        headers: { authorization: `Bearer ${workspaceKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          issuer: idp.issuer,
-          client_id: idp.clientId,
-          client_secret: idp.clientSecret,
-          email_domain: 'sso.test',
-          default_role: 'operator',
-        }),
-      });
-      assert.equal(configured.status, 200, await configured.text());
+      await configureWorkspaceSso(base, workspaceKey, idp, 'sso.test');
 
       await page.goto(`${base}/dashboard`);
       if (await page.$('.whoami')) {

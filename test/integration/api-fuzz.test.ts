@@ -8,7 +8,7 @@
 // for its shape (400/422 invalid_*), one it calls invalid is not accepted. Seeded (FUZZ_SEED) and bounded in count.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { checkResponse } from '../support/openapi-check';
+import { checkResponse, isDeploymentAnswer, semanticBodies, sentLast } from '../support/openapi-check';
 import { memberWithRole, type Person } from '../support/people';
 import {
   createHarness,
@@ -165,30 +165,9 @@ describe('generated requests over the whole OpenAPI document (api-fuzz)', functi
     await h?.close();
   });
 
-  // Operations that end the session, the account or the key the rest uses: sent last, with the key only.
-  const last = new Set(['signOut', 'signOutEverywhere', 'deleteAccount']);
-  // Operations whose valid bodies are also held to rules JSON Schema cannot say, which the server is right to
-  // enforce: an agent spec's graph (exactly one input node, every `next` names a node, no cycles), a trigger's
-  // time zone (an IANA name), cron line and the agent it chains from.
-  const semanticBodies = new Set([
-    'createAgent',
-    'updateAgent',
-    'importAgent',
-    'createTrigger',
-    'updateTrigger',
-    'previewSchedule',
-  ]);
-
   // The same kind of rule anywhere else: a time zone is an IANA name the runtime knows (a connector's calendar); a
   // key's expiry is a time still to come.
   const semanticRefusals = [/not a time zone/, /expires_at: must be in the future/];
-
-  // A 5xx that says how the deployment is set up, not what was sent: Chat Mode without a model configured (this
-  // suite's API has none) answers the documented 503 model_not_configured to any new conversation or question.
-  const deploymentAnswers: Record<string, string> = {
-    createConversation: 'model_not_configured',
-    askChat: 'model_not_configured',
-  };
 
   /**
    * The codes of a refusal for the request's shape: its body (invalid_body), or one of its parameters
@@ -457,13 +436,13 @@ describe('generated requests over the whole OpenAPI document (api-fuzz)', functi
     const invalidAccepted: string[] = [];
     const operations = Object.entries<Json>(doc.paths)
       .flatMap(([template, ops]) => Object.entries<Json>(ops).map(([method, op]) => ({ template, method, op })))
-      .sort((a, b) => Number(last.has(a.op.operationId)) - Number(last.has(b.op.operationId)));
+      .sort((a, b) => Number(sentLast.has(a.op.operationId)) - Number(sentLast.has(b.op.operationId)));
     let sent = 0;
     const started = Date.now();
     const hostileAs = (id: string): As =>
-      last.has(id) || operations.findIndex((o) => o.op.operationId === id) % 2 === 0 ? 'key' : 'session';
+      sentLast.has(id) || operations.findIndex((o) => o.op.operationId === id) % 2 === 0 ? 'key' : 'session';
     for (const { template, method, op } of operations) {
-      for (const as of last.has(op.operationId) ? (['key'] as const) : (['key', 'session'] as const)) {
+      for (const as of sentLast.has(op.operationId) ? (['key'] as const) : (['key', 'session'] as const)) {
         for (const c of casesOf(template, method.toUpperCase(), op, sampler, as)) {
           // Hostile requests claim nothing about validity: each goes out once, as one or the other in turn.
           if (c.valid === undefined && !c.badCookie && as !== hostileAs(op.operationId)) continue;
@@ -472,8 +451,8 @@ describe('generated requests over the whole OpenAPI document (api-fuzz)', functi
           const bodyText = typeof c.body === 'string' ? c.body.slice(0, 160) : c.body ? '(multipart)' : '';
           const where = `${op.operationId} (${as}, ${c.strategy}) ${c.method} ${c.path}${c.query ? `?${c.query.slice(0, 120)}` : ''} ${bodyText}`;
           const said = `${r.status} ${r.body?.code ?? ''}: ${String(r.body?.detail ?? '').slice(0, 160)}`;
-          const deployment = r.status === 503 && deploymentAnswers[op.operationId] === r.body?.code;
-          if (r.status >= 500 && !deployment) serverErrors.push(`${where} → ${said}`);
+          if (r.status >= 500 && !isDeploymentAnswer(op.operationId, r.status, r.body))
+            serverErrors.push(`${where} → ${said}`);
           else if (r.status >= 400 && !r.type.startsWith('application/problem+json'))
             notProblems.push(`${where} → ${r.status} ${r.type}`);
           else {

@@ -4,7 +4,7 @@
 // `member.joined`), and one that the person refuses at the provider records none.
 import assert from 'node:assert/strict';
 import { consentAt } from '../support/oauth-consent';
-import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
+import { configureWorkspaceSso, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider';
 import { createHarness, createTestWorkspace, startApi, type Harness } from '../support/harness';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are checked field by field
@@ -27,18 +27,7 @@ describe('single sign-on: sso.login in the audit log', function () {
     const t = await createTestWorkspace(h);
     key = t.key;
     workspaceId = t.workspace.id;
-    const configured = await fetch(`${api.url}/v1/workspace/sso`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        issuer: idp.issuer,
-        client_id: idp.clientId,
-        client_secret: idp.clientSecret,
-        email_domain: 'sso-login.test', // its own: a domain signs in one workspace of the shared test database
-        default_role: 'operator',
-      }),
-    });
-    assert.equal(configured.status, 200, await configured.text());
+    await configureWorkspaceSso(api.url, key, idp, 'sso-login.test'); // the console flow has sso.test
   });
   after(async () => {
     await idp?.close();

@@ -2,6 +2,7 @@
 // on a free loopback port. Its development sign-in pages accept any login name; the account's email is that
 // name, verified. With `connections`, a second client stands for an OAuth 2.0 connection: it may refresh tokens
 // (offline_access), and the provider revokes (RFC 7009) and introspects (RFC 7662) tokens.
+import assert from 'node:assert/strict';
 import http, { type Server } from 'node:http';
 
 export interface TestOidcProvider {
@@ -70,4 +71,29 @@ export async function startOidcProvider(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Points a workspace's single sign-on at the provider (PUT /v1/workspace/sso, with an owner's key): people whose
+ * email is at `emailDomain` sign in there and join as operators. One domain signs in one workspace of the shared
+ * test database, so each suite names its own.
+ */
+export async function configureWorkspaceSso(
+  apiUrl: string,
+  key: string,
+  idp: TestOidcProvider,
+  emailDomain: string,
+): Promise<void> {
+  const res = await fetch(`${apiUrl}/v1/workspace/sso`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      issuer: idp.issuer,
+      client_id: idp.clientId,
+      client_secret: idp.clientSecret,
+      email_domain: emailDomain,
+      default_role: 'operator',
+    }),
+  });
+  assert.equal(res.status, 200, await res.text());
 }

@@ -64,4 +64,34 @@ export async function checkedFetch(url: string, init: RequestInit = {}): Promise
   return res;
 }
 
+/** Operations that end the session, the account or the key the rest of a suite uses: sent last, with the key only. */
+export const sentLast = new Set(['signOut', 'signOutEverywhere', 'deleteAccount']);
+
+/**
+ * Operations whose valid bodies are also held to rules JSON Schema cannot say, which the server is right to enforce:
+ * an agent spec's graph (exactly one input node, every `next` names a node, no cycles), a trigger's time zone (an
+ * IANA name), cron line and the agent it chains from. A body generated from the schema alone may break them.
+ */
+export const semanticBodies = new Set([
+  'createAgent',
+  'updateAgent',
+  'importAgent',
+  'createTrigger',
+  'updateTrigger',
+  'previewSchedule',
+]);
+
+/**
+ * A 5xx that says how the test deployment is set up, not what was sent: Chat Mode without a model configured (the
+ * suites' API has none) answers the documented 503 model_not_configured to any new conversation or question.
+ */
+const deploymentAnswers: Record<string, string> = {
+  createConversation: 'model_not_configured',
+  askChat: 'model_not_configured',
+};
+
+export function isDeploymentAnswer(operationId: string, status: number, body: unknown): boolean {
+  return status === 503 && deploymentAnswers[operationId] === (body as { code?: unknown } | undefined)?.code;
+}
+
 export { doc as openApiDoc };
