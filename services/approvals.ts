@@ -41,10 +41,13 @@ export async function decideApproval(
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError) && !(err instanceof WorkflowUpdateFailedError)) throw err;
     refuseClosed((await getApproval(deps.knex, workspaceId, approval.id)) ?? approval);
-    // Someone else decided first (their decision may still be on its way to the database)…
+    // Someone else decided first (their decision may still be on its way to the database, so the workflow says whose
+    // it was)…
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === 'ApprovalDecided')
-      throw new ApiError(409, 'approval_decided', cause.message);
+    if (cause instanceof ApplicationFailure && cause.type === 'ApprovalDecided') {
+      const first = cause.details?.[0] as { approve?: boolean; by?: string } | undefined;
+      throw alreadyDecided(first?.approve === false ? 'rejected' : 'approved', first?.by);
+    }
     // …or the run has ended, or is ending (its workflow is gone, or refuses updates while it is cancelled).
     throw runEnded();
   }
@@ -54,10 +57,12 @@ export async function decideApproval(
 const runEnded = () =>
   new ApiError(409, 'approval_closed', 'the run this approval belongs to has ended; it can no longer be decided');
 
+/** Says what the decision was and who took it, so a reviewer who was a moment late knows what happened. */
+const alreadyDecided = (status: string, by: string | null | undefined) =>
+  new ApiError(409, 'approval_decided', `this approval is already ${status.replace('_', ' ')}${by ? ` by ${by}` : ''}`);
+
 /** 409 unless the approval still waits on a person: decided already, or closed with its run. */
-function refuseClosed(approval: { status: string }) {
+function refuseClosed(approval: { status: string; decided_by?: string | null }) {
   if (approval.status === 'cancelled') throw runEnded();
-  if (!['pending', 'escalated'].includes(approval.status)) {
-    throw new ApiError(409, 'approval_decided', `this approval is already ${approval.status.replace('_', ' ')}`);
-  }
+  if (!['pending', 'escalated'].includes(approval.status)) throw alreadyDecided(approval.status, approval.decided_by);
 }

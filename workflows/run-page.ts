@@ -68,9 +68,16 @@ export function openDesk(runId: string) {
   // Thrown as an ApplicationFailure: from the handler, it fails that one update (answered 409 by the API). Two
   // decisions taken in one workflow task both pass the validator, and the later one only learns here that it lost;
   // any other error would fail the whole workflow task, and with it every decision in it.
+  // The failure names the decision taken and who took it (its row may not be written yet), for the one who lost.
   const validate = (d: ApprovalDecision) => {
-    if (decisions.has(d.approvalId))
-      throw ApplicationFailure.nonRetryable(`approval ${d.approvalId} is already decided`, 'ApprovalDecided');
+    const first = decisions.get(d.approvalId);
+    if (first)
+      throw ApplicationFailure.create({
+        message: `approval ${d.approvalId} is already decided`,
+        type: 'ApprovalDecided',
+        nonRetryable: true,
+        details: [{ approve: first.approve, by: first.by }],
+      });
   };
   const accept = async (d: ApprovalDecision) => {
     // The approval row is committed by the page activity just before this workflow learns of it, so a fast

@@ -29,9 +29,12 @@ const runEnded = () =>
   new ApiError(409, 'review_closed', 'the run holding this item has ended; it can no longer be decided');
 
 /** 409 unless the review still waits on a person: decided already, or closed with its run. */
-function refuseClosed(review: { status: unknown }) {
+function refuseClosed(review: { status: unknown; decided_by?: unknown }) {
   if (review.status === 'cancelled') throw runEnded();
-  if (review.status !== 'pending') throw new ApiError(409, 'review_decided', `this item was already ${review.status}`);
+  // Says who decided, so a reviewer who was a moment late knows what happened.
+  const by = review.decided_by ? ` by ${review.decided_by}` : '';
+  if (review.status !== 'pending')
+    throw new ApiError(409, 'review_decided', `this item was already ${review.status}${by}`);
 }
 
 export function reviewRoutes(deps: RouteDeps): Router {

@@ -12,6 +12,7 @@ import { apiAdapters } from '../../scripts/api-adapters';
 import { createLogger } from '../../api/logger';
 import { createInvitation } from '../../db/invitations';
 import { configureWorkspaceSso, startOidcProvider } from '../support/oidc-provider';
+import { memberWithRole } from '../support/people';
 import { iou, textPdf } from '../support/source-samples';
 import { secretBox } from '../../db/secret-box';
 import { buildConsole, consoleHandler } from '../support/console-build';
@@ -196,6 +197,7 @@ describe('console flow in a browser against the real stack', function () {
     await page.click('button:has-text("Invite")');
     const invite = (await text('.invite-url')).trim();
     assert.match(invite, /\/invite\//);
+    assert.ok(await page.$('.invite-link button:has-text("Copy link")'), 'the link shown once can be copied');
     await shot('settings');
   });
 
@@ -330,7 +332,8 @@ describe('console flow in a browser against the real stack', function () {
       "(() => { const v = document.querySelector('.viewport'); v.scrollTop = v.scrollHeight; v.dispatchEvent(new Event('scroll')); })()",
     );
     // Items are numbered from 1 for people: the last of 10,000 is item 10000 (its seq is 9999).
-    await page.waitForSelector('[role="row"][aria-rowindex="10000"]:has-text("10000")');
+    // Its number shows while the row still loads; a click then has no item to open, so wait for its status.
+    await page.waitForSelector('[role="row"][aria-rowindex="10000"]:has-text("10000"):has-text("Done")');
     await page.click('[role="row"][aria-rowindex="10000"]');
     await waitForText(/Item 10000/);
     assert.match(await text(), /"n": 9999/);
@@ -348,6 +351,9 @@ describe('console flow in a browser against the real stack', function () {
     await page.goto(`${base}/runs/${run.id}`);
     await waitForText(/2 waiting for a person/);
     assert.doesNotMatch(await text(), /left$/m, 'no time left is promised for items waiting on people');
+    // The run says where its flagged items are decided, without opening an item first.
+    assert.match(await text('[data-testid="flagged"]'), /2 items were flagged for review and wait for a person/);
+    assert.ok(await page.$(`[data-testid="flagged"] a[href="/reviews?run_id=${run.id}"]:has-text("Review them")`));
     await page.click('[role="row"][aria-rowindex="2"]');
     await page.click('a:has-text("Review this item")');
     await page.waitForURL(new RegExp(`/reviews\\?run_id=${run.id}$`));
@@ -376,6 +382,100 @@ describe('console flow in a browser against the real stack', function () {
     );
     await page.goto(`${base}/reviews?run_id=${run.id}`);
     await waitForText(/Nothing is waiting for review/);
+    assert.deepEqual(problems, []);
+  });
+
+  it('two reviewers decide the same approval and the same flagged item at once: one counts, the other is told whose', async () => {
+    /** A signed-in operator in a browser of their own. */
+    const reviewer = async () => {
+      const who = await memberWithRole(h.stack.knex, base, workspaceId, 'operator');
+      const p = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      p.on('pageerror', (e) => problems.push(e.message));
+      await p.goto(`${base}/login`);
+      await p.waitForSelector('html[data-hydrated]');
+      await p.fill('#email', who.email);
+      await p.fill('#password', who.password);
+      await p.click('button:has-text("Sign in")');
+      await p.waitForURL(/\/dashboard$/);
+      return { p, email: who.email };
+    };
+    const [ann, bob] = [await reviewer(), await reviewer()];
+    const until = async (p: Page, pattern: RegExp) => {
+      const deadline = Date.now() + 60_000;
+      while (!pattern.test(await p.innerText('main'))) {
+        if (Date.now() > deadline)
+          throw new Error(`never showed ${pattern}: ${(await p.innerText('main')).slice(0, 500)}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    };
+    const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+    // The same approval: Ann approves while Bob rejects.
+    const gated = await createLiveAgent(h, workspaceId, {
+      name: 'Two reviewers, one approval',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'json', next: 'gate' },
+        { kind: 'approval', id: 'gate', message: 'Pay {{amount}} to {{payee}}?' },
+      ],
+    });
+    const run = await startTestRun(h, workspaceId, gated.id, JSON.stringify([{ payee: 'Umbrella', amount: 7000 }]));
+    await waitForRun(h, run.id, (r) => r.status === 'needs_review');
+    for (const { p } of [ann, bob]) {
+      await p.goto(`${base}/runs/${run.id}`);
+      await p.waitForSelector('html[data-hydrated]');
+      await p.waitForSelector('button:has-text("Approve")');
+    }
+    await Promise.all([ann.p.click('button:has-text("Approve")'), bob.p.click('button:has-text("Reject")')]);
+    // Both have their answer once each page shows its notice.
+    for (const { p } of [ann, bob]) await p.waitForSelector('.notice-ok, .notice-error');
+    const decided = await h.stack.knex('approvals').where({ run_id: run.id }).first('status', 'decided_by');
+    const winner = decided.decided_by === ann.email ? ann : bob;
+    const loser = winner === ann ? bob : ann;
+    assert.equal(decided.status, winner === ann ? 'approved' : 'rejected');
+    await until(winner.p, winner === ann ? /Approved: the run continues\./ : /Rejected\./);
+    // The one who lost reads what was decided and by whom, and the page shows that decision, not the form.
+    await until(
+      loser.p,
+      new RegExp(
+        `Your decision was not applied: this approval is already ${decided.status} by ${escape(winner.email)}\\.`,
+      ),
+    );
+    await until(loser.p, new RegExp(`Decided by ${escape(winner.email)}`));
+    assert.equal(await loser.p.$('button:has-text("Approve")'), null, 'no form left to send');
+    assert.doesNotMatch(await loser.p.innerText('main'), /409|approval_decided|Conflict/);
+    await loser.p.screenshot({ path: path.join(shots, 'two-reviewers-approval.png'), fullPage: true });
+
+    // The same flagged item: Ann accepts while Bob rejects it with a reason.
+    const spec = JSON.parse(fs.readFileSync(path.join(repoDir, 'examples/route-csv-rows.json'), 'utf8'));
+    const flagging = await createLiveAgent(h, workspaceId, { ...spec, name: 'Two reviewers, one item' });
+    const flagged = await startTestRun(h, workspaceId, flagging.id, 'invoice,vendor,amount\nINV-8,Globex,28250');
+    await waitForRun(h, flagged.id, (r) => Number(r.needs_review) === 1);
+    for (const { p } of [ann, bob]) {
+      await p.goto(`${base}/reviews?run_id=${flagged.id}`);
+      await p.waitForSelector('html[data-hydrated]');
+      await p.waitForSelector('li.review');
+    }
+    await bob.p.check('li.review input[value="reject"]');
+    await bob.p.fill('li.review input[name="reason"]', 'looks like a duplicate');
+    await Promise.all([
+      ann.p.click('li.review button:has-text("Accept")'),
+      bob.p.click('li.review button:has-text("Reject")'),
+    ]);
+    for (const { p } of [ann, bob]) await p.waitForSelector('.notice-ok, .notice-error');
+    const review = await h.stack.knex('item_reviews').where({ run_id: flagged.id }).first('status', 'decided_by');
+    const first = review.decided_by === ann.email ? ann : bob;
+    const second = first === ann ? bob : ann;
+    assert.equal(review.status, first === ann ? 'accepted' : 'rejected');
+    await until(first.p, first === ann ? /Accepted\./ : /Rejected: the item fails with your reason/);
+    await until(
+      second.p,
+      new RegExp(
+        `Item 1 — your decision was not applied: this item was already ${review.status} by ${escape(first.email)}\\.`,
+      ),
+    );
+    await until(second.p, /Nothing is waiting for review/);
+    await second.p.screenshot({ path: path.join(shots, 'two-reviewers-review.png'), fullPage: true });
+    assert.equal((await waitForRun(h, flagged.id)).status, 'completed');
     assert.deepEqual(problems, []);
   });
 
@@ -519,6 +619,15 @@ describe('console flow in a browser against the real stack', function () {
     });
     const run = await startTestRun(h, workspaceId, agent.id, 'hello');
     await waitForRun(h, run.id, (r) => r.status === 'needs_review');
+    const flagger = await createLiveAgent(h, workspaceId, {
+      name: 'Viewer review check',
+      nodes: [
+        { kind: 'input', id: 'in', format: 'lines', next: 'flag' },
+        { kind: 'flag_for_review', id: 'flag', reason: 'check {{text}}' },
+      ],
+    });
+    const flagged = await startTestRun(h, workspaceId, flagger.id, 'hello');
+    await waitForRun(h, flagged.id, (r) => r.status === 'needs_review');
 
     await page.goto(`${base}/dashboard`);
     if (await page.$('.whoami')) {
@@ -549,6 +658,11 @@ describe('console flow in a browser against the real stack', function () {
     assert.equal(await page.$('button:has-text("Approve")'), null, 'no Approve');
     assert.equal(await page.$('button:has-text("Cancel run")'), null, 'no Cancel');
     await shot('viewer-run');
+    await page.goto(`${base}/reviews?run_id=${flagged.id}`);
+    await waitForText(/check hello/);
+    assert.match(await text(), /Waiting for a reviewer \(your role can view flagged items, not decide them\)/);
+    assert.equal(await page.$('li.review button'), null, 'no Accept, Reject or Send');
+    await shot('viewer-review');
 
     // The same pages for an editor show those controls (the checks above look for the right things).
     await page.click('.whoami button:has-text("Sign out")');
@@ -567,6 +681,9 @@ describe('console flow in a browser against the real stack', function () {
     await page.goto(`${base}/runs/${run.id}`);
     await waitForText(/Send hello\?/);
     assert.ok(await page.$('button:has-text("Approve")'));
+    await page.goto(`${base}/reviews?run_id=${flagged.id}`);
+    await waitForText(/check hello/);
+    assert.ok(await page.$('li.review button:has-text("Accept")'));
     assert.deepEqual(problems, []);
   });
 });

@@ -216,11 +216,12 @@ describe('every console page: accessibility, keyboard, and a phone-width layout'
     assert.deepEqual(consolePages(), Object.keys(urls).sort());
   });
 
-  it('has no serious or critical axe-core violation on any page', async () => {
-    const anonymous = await newPage({ viewport: { width: 1280, height: 900 } });
+  /** Every page's serious and critical axe-core violations, read by `signedIn` or by someone not signed in. */
+  async function axeViolations(signedIn: Page, viewport: object): Promise<string[]> {
+    const anonymous = await newPage(viewport);
     const found: string[] = [];
     for (const route of Object.keys(urls).sort()) {
-      const p = publicPages.includes(route) ? anonymous : page;
+      const p = publicPages.includes(route) ? anonymous : signedIn;
       await p.goto(`${base}${urls[route]}`);
       await hydrated(p);
       const results = await new AxeBuilder({
@@ -238,7 +239,21 @@ describe('every console page: accessibility, keyboard, and a phone-width layout'
       }
     }
     await anonymous.close();
+    return found;
+  }
+
+  it('has no serious or critical axe-core violation on any page', async () => {
+    const found = await axeViolations(page, { viewport: { width: 1280, height: 900 } });
     assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
+  });
+
+  it('has none at a phone’s width either, where wide tables scroll and must take the keyboard', async () => {
+    const phone = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
+    const signedIn = await newPage(phone);
+    await signIn(signedIn);
+    const found = await axeViolations(signedIn, phone);
+    await signedIn.close();
+    assert.deepEqual(found, [], `axe-core violations at 390 px:\n${found.join('\n')}`);
   });
 
   it('offers "Skip to content" as the first stop of the keyboard, and it moves to the page', async () => {
@@ -278,6 +293,19 @@ describe('every console page: accessibility, keyboard, and a phone-width layout'
       run.main <= 0 && run.page <= 0,
       `nothing is cut off: ${JSON.stringify(run)}; sticking out: ${await widest(phone)}`,
     );
+    // The items table's columns each keep their own room at this width (the output once had none, its header
+    // drawn over the error's).
+    const columns = (await phone.evaluate(
+      `[...document.querySelectorAll('[role="table"][aria-label="Items"] [role="columnheader"]')].map((c) => { const r = c.getBoundingClientRect(); return { name: c.textContent.trim(), left: r.left, right: r.right }; })`,
+    )) as { name: string; left: number; right: number }[];
+    assert.deepEqual(
+      columns.map((c) => c.name),
+      ['#', 'Status', 'Output', 'Error'],
+    );
+    for (let i = 1; i < columns.length; i++)
+      assert.ok(columns[i - 1].right <= columns[i].left, `${columns[i - 1].name} does not run into ${columns[i].name}`);
+    const output = columns.find((c) => c.name === 'Output')!;
+    assert.ok(output.right - output.left >= 60, `the output column has room: ${JSON.stringify(columns)}`);
     assert.match(await phone.innerText('main'), /Pay 18250 to Globex Corporation International\?/);
     assert.ok(await phone.$('button:has-text("Approve")'), 'an approval can be decided from the phone');
     await shot(phone, 'phone-run-details');
@@ -291,7 +319,16 @@ describe('every console page: accessibility, keyboard, and a phone-width layout'
 
     // The other pages a person reaches from a phone fit too.
     const wide: string[] = [];
-    for (const route of ['/approvals', '/reviews', '/runs', '/dashboard', '/agents', '/agents/[id]', '/settings']) {
+    for (const route of [
+      '/approvals',
+      '/reviews',
+      '/runs',
+      '/dashboard',
+      '/agents',
+      '/agents/[id]',
+      '/settings',
+      '/chat',
+    ]) {
       await phone.goto(`${base}${urls[route]}`);
       const o = await overflow(phone);
       if (o.main > 0 || o.page > 0) wide.push(`${route}: ${JSON.stringify(o)} ${await widest(phone)}`);

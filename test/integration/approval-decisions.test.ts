@@ -100,6 +100,9 @@ describe('deciding approvals and reviews', function () {
       const winner = answers.indexOf(won[0]);
       const status = decisions[winner] === 'approve' ? 'approved' : 'rejected';
       assert.equal(won[0].body.status, status);
+      // Each one who lost is told what was decided and by whom, whether or not the decision had reached the database.
+      for (const lost of answers.filter((a) => a.status !== 200))
+        assert.equal(lost.body.detail, `this approval is already ${status} by ${won[0].body.decided_by}`);
       assert.equal(won[0].body.reason, `reviewer ${winner}`);
       const row = await h.stack.knex('approvals').where({ id: approval.id }).first();
       assert.equal(row.status, status);
@@ -168,6 +171,8 @@ describe('deciding approvals and reviews', function () {
       for (const lost of answers.filter((a) => a.status !== 200)) isProblem(lost, 409, 'review_decided');
       const winner = bodies[answers.indexOf(won[0])];
       assert.equal(won[0].body.status, winner.action === 'accept' ? 'accepted' : 'rejected');
+      for (const lost of answers.filter((a) => a.status !== 200))
+        assert.equal(lost.body.detail, `this item was already ${won[0].body.status} by ${won[0].body.decided_by}`);
     }
     const done = await waitForRun(h, run.id);
     assert.equal(done.status, 'completed');

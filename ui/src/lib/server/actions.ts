@@ -5,16 +5,25 @@ import { api } from './api';
 
 /**
  * Runs the API call behind a form action. A refusal (409 already decided, 422 invalid state change, …) comes back
- * to the form as a notice on the same page rather than replacing the page with an error.
+ * to the form as a notice on the same page rather than replacing the page with an error; `refused` words it for the
+ * page (the API's detail, by default).
  */
-export async function attempt(call: () => Promise<string>) {
+export async function attempt(call: () => Promise<string>, refused = (message: string, _status: number) => message) {
   try {
     return { ok: true, message: await call() } satisfies ActionOutcome;
   } catch (e) {
-    if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message } satisfies ActionOutcome);
+    if (isHttpError(e))
+      return fail(e.status, { ok: false, message: refused(e.body.message, e.status) } satisfies ActionOutcome);
     throw e;
   }
 }
+
+/**
+ * A decision that lost to another reviewer's (409: decided already, or the run ended): said plainly, with the API's
+ * account of what was decided and by whom. The page reloads on a 409 ($lib/decision-forms) to show it.
+ */
+const notApplied = (item?: string) => (message: string, status: number) =>
+  status === 409 ? `${item ? `Item ${item} — your` : 'Your'} decision was not applied: ${message}.` : message;
 
 export function formText(form: FormData, name: string): string {
   const value = form.get(name);
@@ -45,7 +54,7 @@ export const decideApproval = async ({ request }: RequestEvent) => {
       : decision === 'approve'
         ? 'Approved: the run continues.'
         : 'Approved with your edits: the run continues with them.';
-  });
+  }, notApplied());
 };
 
 /** A reviewer's decision on a flagged item: accept (optionally with an edited output), reject, or send on. */
@@ -67,19 +76,22 @@ export const decideReview = async ({ request }: RequestEvent) => {
   }
   const reason = formText(form, 'reason') || undefined;
   const nodeId = formText(form, 'node_id') || undefined;
-  return attempt(async () => {
-    await api.decideReview(reviewId, {
-      action: action as 'accept' | 'reject' | 'send_to',
-      ...(output ? { output } : {}),
-      ...(action === 'reject' && reason ? { reason } : {}),
-      ...(action === 'send_to' && nodeId ? { node_id: nodeId } : {}),
-    });
-    return action === 'reject'
-      ? 'Rejected: the item fails with your reason.'
-      : action === 'send_to'
-        ? `Sent on to "${nodeId}".`
-        : output
-          ? 'Accepted with your output.'
-          : 'Accepted.';
-  });
+  return attempt(
+    async () => {
+      await api.decideReview(reviewId, {
+        action: action as 'accept' | 'reject' | 'send_to',
+        ...(output ? { output } : {}),
+        ...(action === 'reject' && reason ? { reason } : {}),
+        ...(action === 'send_to' && nodeId ? { node_id: nodeId } : {}),
+      });
+      return action === 'reject'
+        ? 'Rejected: the item fails with your reason.'
+        : action === 'send_to'
+          ? `Sent on to "${nodeId}".`
+          : output
+            ? 'Accepted with your output.'
+            : 'Accepted.';
+    },
+    notApplied(formText(form, 'item')),
+  );
 };

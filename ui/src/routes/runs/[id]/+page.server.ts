@@ -23,10 +23,12 @@ export const load: PageServerLoad = async ({ params, url }) => {
   const requested = url.searchParams.get('items');
   const itemStatus = ITEM_FILTERS.find((s) => s === requested);
   // The first 100 items come with the page; the rest load as they scroll into view (ItemsTable).
-  const [run, items, logs] = await Promise.all([
+  const [run, items, logs, reviews] = await Promise.all([
     api.getRun(params.id),
     panel(api.listRunItems(params.id, { status: itemStatus, limit: 100 })),
     panel(api.listRunLogs(params.id, { limit: 200 })),
+    // Flagged items are decided on the Review page: the run says how many wait there and links to them.
+    panel(api.listReviews({ status: 'pending', run_id: params.id })),
   ]);
 
   const { input, ...rest } = run;
@@ -40,6 +42,7 @@ export const load: PageServerLoad = async ({ params, url }) => {
     itemStatus: itemStatus ?? null,
     items,
     logs,
+    flagged: reviews.value?.data.length ?? 0,
   };
 };
 
