@@ -18,6 +18,7 @@ export const temporalEnvSchema = z.object({
   CADRE_TEMPORAL_UI_PORT: envPort.default(8233),
   CADRE_WORKER_MAX_ACTIVITIES: positiveInt.default(100),
   CADRE_WORKER_MAX_WORKFLOW_TASKS: positiveInt.default(40),
+  CADRE_WORKFLOW_THREAD: z.enum(['true', 'false']).optional(),
 });
 
 /** Custom search attributes every run workflow carries, so Temporal's visibility finds an agent's runs. */
@@ -30,6 +31,7 @@ export const searchAttributes = {
 export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = parseEnv(temporalEnvSchema, env);
   const embedded = e.TEMPORAL_ADDRESS === undefined;
+  const workflowThread = (e.CADRE_WORKFLOW_THREAD ?? (embedded ? 'false' : 'true')) === 'true';
   const tls =
     e.TEMPORAL_TLS_CERT && e.TEMPORAL_TLS_KEY
       ? { clientCertPair: { crt: fs.readFileSync(e.TEMPORAL_TLS_CERT), key: fs.readFileSync(e.TEMPORAL_TLS_KEY) } }
@@ -53,6 +55,13 @@ export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env) {
       // allow, rather than the SDK's default of 3: when several steps of a page end together, the rest would
       // otherwise wait for a matching round trip.
       maxEagerActivityReservationsPerWorkflowTask: e.CADRE_WORKER_MAX_ACTIVITIES,
+      // With the embedded Temporal (one host, `npm start`), workflows run in their sandbox on the worker's main
+      // thread (the SDK's debugMode), not in a thread of their own, which held a V8 isolate with its own copy of the
+      // SDK, gRPC and protobuf: about 20 MB of an idle worker (npm run bench:footprint). A workflow task that runs
+      // longer than the limit still fails, as in the thread (debugMode alone would wait forever). Against a Temporal
+      // cluster (production) workers keep the SDK's thread, so workflow code never shares the event loop of the
+      // activities. CADRE_WORKFLOW_THREAD overrides either default.
+      ...(workflowThread ? {} : { debugMode: true, isolateExecutionTimeout: '5s' as const }),
     },
     timeouts: {
       /** Database and set-based page activities: short, retried. */

@@ -1,10 +1,11 @@
 // The embedded database process: PGlite with pgvector on 127.0.0.1, data under CADRE_DATA_DIR. `npm start` runs it
-// in a thread of the process of the web and the worker instead (scripts/embedded-node.ts) through startDb.
+// in a thread of the process of the web and the worker instead (scripts/embedded-node.ts), with the same
+// startEmbeddedPostgres.
 import { embeddedDbPassword, loadConfig } from '../cadre.config';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded';
 import { main } from './fail-fast';
 
-export async function startDb(): Promise<EmbeddedPostgres> {
+async function startDb(): Promise<EmbeddedPostgres> {
   const config = loadConfig();
   const pg = await startEmbeddedPostgres({
     dataDir: config.db.embeddedDir,

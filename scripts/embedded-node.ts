@@ -9,13 +9,22 @@
 // stops the web, then the worker (its tasks in flight finish or are handed back), then the database (its WAL is
 // flushed). Production keeps the web and the worker apart, each scalable on its own (scripts/web.ts,
 // scripts/worker.ts, docker/).
-import { Worker as Thread, isMainThread, parentPort } from 'node:worker_threads';
-import { loadConfig } from '../cadre.config';
+import { Worker as Thread, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { embeddedDbPassword, loadConfig, type CadreConfig } from '../cadre.config';
+import type { startEmbeddedPostgres } from '../db/embedded';
 import { main } from './fail-fast';
 
+type DbSettings = Parameters<typeof startEmbeddedPostgres>[0];
+
 /** Starts the database thread; resolves with its stop once it accepts connections. */
-function startDbThread(onCrash: (why: string) => void): Promise<() => Promise<void>> {
-  const thread = new Thread(__filename);
+function startDbThread(config: CadreConfig, onCrash: (why: string) => void): Promise<() => Promise<void>> {
+  // Its settings come from here: the configuration module would load zod in the thread too (3.4 MB of its heap).
+  const settings: DbSettings = {
+    dataDir: config.db.embeddedDir,
+    port: config.db.embeddedPort,
+    password: embeddedDbPassword(config),
+  };
+  const thread = new Thread(__filename, { workerData: settings });
   let stopping = false;
   const exited = new Promise<void>((resolve) =>
     thread.once('exit', (code) => {
@@ -40,8 +49,10 @@ function startDbThread(onCrash: (why: string) => void): Promise<() => Promise<vo
 async function runDbThread(): Promise<void> {
   // Loaded in the thread only (a dynamic import() of a .ts module is not compiled by tsx's CommonJS hook).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startDb }: typeof import('./db') = require('./db');
-  const pg = await startDb();
+  const { startEmbeddedPostgres: start }: typeof import('../db/embedded') = require('../db/embedded');
+  const settings = workerData as DbSettings;
+  const pg = await start(settings);
+  console.log(`embedded Postgres (PGlite + pgvector) on 127.0.0.1:${pg.port}, data in ${settings.dataDir}`);
   parentPort!.once('message', () => void pg.stop().then(() => process.exit(0)));
   parentPort!.postMessage('ready');
 }
@@ -63,7 +74,8 @@ async function run(): Promise<void> {
   process.once('SIGTERM', () => void stopAll());
   process.once('SIGINT', () => void stopAll());
 
-  if (loadConfig().db.embedded) stops.push(await startDbThread(crash));
+  const config = loadConfig();
+  if (config.db.embedded) stops.push(await startDbThread(config, crash));
   // Loaded here, not in the database thread. web.ts first: its first import sets up tracing, which must come before
   // http, express and pg load.
   /* eslint-disable @typescript-eslint/no-require-imports */

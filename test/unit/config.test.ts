@@ -283,6 +283,8 @@ describe('loadTemporalConfig', () => {
         maxConcurrentActivityTaskExecutions: 100,
         maxConcurrentWorkflowTaskExecutions: 40,
         maxEagerActivityReservationsPerWorkflowTask: 100,
+        debugMode: true,
+        isolateExecutionTimeout: '5s',
       },
       timeouts: { db: '1 minute', tool: '2 minutes', llm: '10 minutes' },
       searchAttributes,
@@ -304,6 +306,7 @@ describe('loadTemporalConfig', () => {
       CADRE_TEMPORAL_UI_PORT: '9000',
       CADRE_WORKER_MAX_ACTIVITIES: '7',
       CADRE_WORKER_MAX_WORKFLOW_TASKS: '3',
+      CADRE_WORKFLOW_THREAD: 'true',
     });
     assert.equal(t.embedded, false);
     assert.equal(t.address, 'temporal.internal:7233');
@@ -317,6 +320,17 @@ describe('loadTemporalConfig', () => {
       maxEagerActivityReservationsPerWorkflowTask: 7,
     });
     assert.equal(t.tls, undefined);
+  });
+
+  it("runs workflows on the worker's main thread with the embedded Temporal, in the SDK's thread against a cluster; CADRE_WORKFLOW_THREAD overrides either, another value is refused", () => {
+    assert.equal('debugMode' in loadTemporalConfig({ CADRE_WORKFLOW_THREAD: 'true' }).worker, false);
+    assert.equal('debugMode' in loadTemporalConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233' }).worker, false);
+    assert.equal(
+      loadTemporalConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233', CADRE_WORKFLOW_THREAD: 'false' }).worker
+        .debugMode,
+      true,
+    );
+    assert.throws(() => loadTemporalConfig({ CADRE_WORKFLOW_THREAD: 'yes' }), /CADRE_WORKFLOW_THREAD/);
   });
 
   it('turns TLS on for an API key', () => {
