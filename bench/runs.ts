@@ -84,6 +84,13 @@ async function cadreRuns(h: Harness, jaeger: Jaeger | undefined) {
   const startSeconds = (performance.now() - t0) / 1000;
   const ended = await waitForEnded(h.stack.knex, agent.id, warm + runs, 600_000, measuredFrom);
   const cpu = meter(runs);
+  // Said at once: a failure in a later phase (approvals, deliveries) must not lose the one-item runs' figures.
+  console.log(
+    `Cadre: ${runs} one-item runs ended in ${ended.seconds.toFixed(1)} s (${(runs / ended.seconds).toFixed(1)}/s; ` +
+      `starts p50 ${starts.p50} ms, p99 ${starts.p99} ms, longest queue wait ${ended.queueWaitMs.toFixed(0)} ms` +
+      (ended.unexpected ? `; ${ended.unexpected} runs did not complete` : '') +
+      ')',
+  );
   const approval = await approvalToNextStep(h, workspace.id, url, key);
   const hooks = await batchedDeliveries(h, workspace.id, url, key, pool, spec);
   pool.destroy();
@@ -222,12 +229,6 @@ async function main() {
     jaeger
       ? `traces: on, exported over OTLP to Jaeger, which has spans of ${(await servicesOf(jaeger)).join(', ')}`
       : 'traces: off (no OTLP endpoint)',
-  );
-  console.log(
-    `Cadre: ${runs} one-item runs ended in ${cadre.seconds.toFixed(1)} s (${(runs / cadre.seconds).toFixed(1)}/s; ` +
-      `starts p50 ${cadre.starts.p50} ms, p99 ${cadre.starts.p99} ms, longest queue wait ${cadre.queueWaitMs.toFixed(0)} ms` +
-      (cadre.unexpected ? `; ${cadre.unexpected} runs did not complete` : '') +
-      ')',
   );
   console.log(
     `approval decided → next step started (${approvals} runs one at a time): p50 ${cadre.approval.p50} ms, p99 ${cadre.approval.p99} ms`,

@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { NamespaceNotFoundError } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { spawnDetached } from '../scripts/priority';
 import { waitFor } from '../scripts/supervisor';
@@ -237,34 +238,117 @@ export async function rawRuns(opts: {
     );
     return { child, log };
   });
-  for (const w of workers) {
-    await waitFor(
-      'the baseline worker',
-      async () => {
-        if (!fs.readFileSync(w.log, 'utf8').includes('baseline worker ready')) throw new Error('not ready');
-      },
-      120_000,
-    );
-  }
+  await waitForNamespace(opts.client);
+  for (const w of workers) await untilReady(w.child, w.log, 'baseline worker ready', 120_000);
   const start = (i: number, prefix: string) =>
-    opts.client.workflow.start('baselineOneActivity', { taskQueue, workflowId: `${prefix}-${i}`, args: [i] });
-  const closed = (prefix: string, n: number) =>
-    Promise.all(Array.from({ length: n }, (_, i) => opts.client.workflow.getHandle(`${prefix}-${i}`).result()));
+    againIfStarved(() =>
+      opts.client.workflow
+        .start('baselineOneActivity', { taskQueue, workflowId: `${prefix}-${i}`, args: [i] })
+        .catch((err) => {
+          // A start sent again whose first attempt had landed after all.
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        }),
+    );
   const warm = 50;
   const warmId = `warm-${randomUUID()}`;
   await burst(warm, (i) => start(i, warmId));
-  await closed(warmId, warm);
+  await closedOn(opts.client, taskQueue, warm, 600_000);
 
   const pids = Object.fromEntries(workers.map((w, i) => [`worker${workers.length > 1 ? i + 1 : ''}`, w.child.pid!]));
   const meter = cpuMeter({ bench: process.pid, ...pids });
   const temporalMeter = cpuMeter({ temporal: opts.temporalPid }, opts.measure);
   const prefix = `raw-${randomUUID()}`;
+  const startedAt = Date.now();
   const t0 = performance.now();
   const starts = await burst(opts.runs, (i) => start(i, prefix));
   const startSeconds = (performance.now() - t0) / 1000;
-  await closed(prefix, opts.runs); // the last to close sets the time
-  const seconds = (performance.now() - t0) / 1000;
+  const lastClosed = await closedOn(opts.client, taskQueue, warm + opts.runs, 600_000);
+  const seconds = (lastClosed - startedAt) / 1000; // the last to close sets the time, as the server recorded it
   const cpu = { ...meter(opts.runs), ...temporalMeter(opts.runs) };
   await Promise.all(workers.map((w) => stop(w.child)));
   return { starts, startSeconds, seconds, cpu };
+}
+
+/** Resolves once the server answers for the client's namespace, before the baseline's worker and starts use it. */
+async function waitForNamespace(client: Client): Promise<void> {
+  await waitFor(
+    `the namespace ${client.options.namespace}`,
+    () => client.workflowService.describeNamespace({ namespace: client.options.namespace }),
+    120_000,
+  );
+}
+
+/**
+ * Resolves once a spawned process has written `line` to its log; rejects at once, with what it wrote, if it exits
+ * first (a worker that failed to start is not a worker still starting).
+ */
+async function untilReady(child: ChildProcess, log: string, line: string, timeoutMs: number): Promise<void> {
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code, signal) =>
+      reject(
+        new Error(
+          `${log} ended (${code ?? signal}) before it was ready:\n${fs.readFileSync(log, 'utf8').slice(-4000)}`,
+        ),
+      ),
+    ),
+  );
+  exited.catch(() => undefined); // once ready, a later exit (the stop at the end) is no error
+  const ready = waitFor(
+    path.basename(log, '.log'),
+    async () => {
+      if (!fs.readFileSync(log, 'utf8').includes(line)) throw new Error('not ready');
+    },
+    timeoutMs,
+  );
+  await Promise.race([ready, exited]);
+}
+
+/**
+ * Waits until `count` workflows of the task queue have closed, by asking the server how many have, every 250 ms (as
+ * Cadre's side reads its runs table); resolves with the time the last one closed (ms since the epoch), as the server
+ * recorded it. Waiting on each workflow's result instead held one history long-poll per workflow open on the server
+ * being measured: a thousand of them on the dev server's SQLite file failed ("GetWorkflowExecution: failed.
+ * interrupted") on a loaded machine, and they cost the server CPU that was counted against the baseline.
+ */
+async function closedOn(client: Client, taskQueue: string, count: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running'`;
+  for (;;) {
+    const { count: closed } = await againIfStarved(() => client.workflow.count(query));
+    if (closed >= count) break;
+    if (Date.now() > deadline) throw new Error(`only ${closed} of ${count} baseline workflows closed in time`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const closed = await againIfStarved(async () => {
+    const all = [];
+    for await (const wf of client.workflow.list({ query })) all.push(wf);
+    return all;
+  });
+  const last = Math.max(...closed.map((wf) => wf.closeTime?.getTime() ?? 0));
+  const notCompleted = closed
+    .filter((wf) => wf.status.name !== 'COMPLETED')
+    .map((wf) => `${wf.workflowId}: ${wf.status.name}`);
+  if (notCompleted.length > 0)
+    throw new Error(`baseline workflows did not complete: ${notCompleted.slice(0, 5).join(', ')}`);
+  return last;
+}
+
+/**
+ * Sends a call to the Temporal server again (for up to a minute) when it answers "namespace not found" for the
+ * namespace the baseline has already described. On a machine loaded by other work, the dev server (at background
+ * priority, as under `npm start`) is starved: its SQLite reads run past their deadlines and are interrupted, and
+ * Temporal 1.29 answers a namespace lookup whose read failed so as "not found"
+ * (its log: "GetNamespace operation failed. Error interrupted (9)", then "Namespace default is not found."), which
+ * the client, unlike "unavailable", does not retry: one such answer ended bench:runs at a load average of 20 to 35.
+ */
+async function againIfStarved<T>(call: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (let wait = 100; ; wait = Math.min(2 * wait, 2_000)) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof NamespaceNotFoundError) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 }

@@ -1,7 +1,8 @@
 // OpenTelemetry tracing, configured the standard way (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME,
-// OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES, OTEL_BSP_*, …) and off unless an OTLP endpoint is named. Off, no
-// OpenTelemetry package is even loaded (they are required on demand below, never imported), so a process without
-// tracing keeps its idle memory; the helpers then just run what they wrap.
+// OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES, OTEL_BSP_*, …) and off unless an OTLP endpoint is named. Off, none
+// of the SDK, its exporters, instrumentations or Temporal's interceptors is loaded (they are required on demand below,
+// never imported; only prom-client loads the bare @opentelemetry/api), so a process without tracing keeps its idle
+// memory; the helpers then just run what they wrap (test/integration/tracing-off.test.ts).
 //
 // On: the Node SDK with the http, express and pg instrumentations (defaults that record no SQL parameter values and
 // no headers; query parameters that carry credentials are redacted), spans exported over OTLP/HTTP (protobuf), and
