@@ -68,6 +68,7 @@ export async function eraseAccount(knex: Knex, userId: string): Promise<string[]
     await trx('audit_events').where({ actor: user.email }).update({ actor: deletedLabel });
     await trx('approvals').where({ decided_by: user.email }).update({ decided_by: deletedLabel });
     await trx('item_reviews').where({ decided_by: user.email }).update({ decided_by: deletedLabel });
+    await trx('agent_versions').where({ saved_by: user.email }).update({ saved_by: deletedLabel });
     // What the person made in workspaces that stay (shared ones) keeps its history, without their address.
     for (const table of ['source_versions', 'connections', 'skills', 'skill_versions', 'wizard_sessions'])
       await trx(table).where({ created_by: user.email }).update({ created_by: deletedLabel });
