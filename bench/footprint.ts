@@ -3,7 +3,7 @@
 // waits until 20 s after it is healthy, then prints the memory of every process of the tree (npm, the supervisor,
 // the Temporal dev server, the embedded Postgres, the worker, the web and whatever they started), named by role,
 // and the total against n8n's idle figure (481 MB). With --run, then peak memory per process (sampled every
-// 250 ms) during a run of 10,000 CSV rows (--items=N) of the order-counting example, started over the API with
+// 250 ms) and the API's answer times during a run of 10,000 CSV rows (--items=N) of the order-counting example, started over the API with
 // the key the banner prints, and then during the indexing of 20 scanned PDFs (--pdfs=N; image-only pages, read by
 // OCR) uploaded in one request. Then stops it with SIGTERM to its process group and times a warm start: `npm start`
 // again on the same data dir with everything built (--no-warm skips it). Stops everything at the end, on failure
@@ -361,7 +361,10 @@ async function peakDuringIndexing(key: string, baseUrl: string, tree: () => Proc
   };
 }
 
-/** Starts a run of `items` rows of the order-counting example with the banner's key; peak RSS while it runs. */
+/**
+ * Starts a run of `items` rows of the order-counting example with the banner's key; peak RSS while it runs, and how
+ * fast the API answers meanwhile (GET of the run every 200 ms): the web shares its process with the worker.
+ */
 async function peakDuringRun(key: string, baseUrl: string, tree: () => Proc[]) {
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const agents = (await (await fetch(`${baseUrl}/v1/agents`, { headers })).json()) as {
@@ -370,6 +373,7 @@ async function peakDuringRun(key: string, baseUrl: string, tree: () => Proc[]) {
   const agent = agents.data.find((a) => a.name === 'Count orders and write an XLSX report');
   if (!agent) throw new Error(`no order-counting example agent among ${agents.data.map((a) => a.name).join(', ')}`);
   const rows = Array.from({ length: items }, (_, i) => `O-${i},${(i % 7) + 1}`);
+  const answers: number[] = [];
   const t = performance.now();
   const {
     result: ended,
@@ -387,8 +391,10 @@ async function peakDuringRun(key: string, baseUrl: string, tree: () => Proc[]) {
     const deadline = Date.now() + 600_000;
     while (last.status === 'running') {
       if (Date.now() > deadline) throw new Error(`the run is still running after 600 s: ${JSON.stringify(last)}`);
-      await sleep(1000);
+      await sleep(200);
+      const asked = performance.now();
       last = (await (await fetch(`${baseUrl}/v1/runs/${run.id}`, { headers })).json()) as typeof run;
+      answers.push(performance.now() - asked);
     }
     return last;
   });
@@ -396,11 +402,20 @@ async function peakDuringRun(key: string, baseUrl: string, tree: () => Proc[]) {
   console.log(
     `\n${items}-item run of "${agent.name}": ${ended.status}, ${ended.counts.done ?? 0} done, ${ended.counts.failed ?? 0} failed, in ${seconds.toFixed(1)} s`,
   );
+  answers.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Number((answers[Math.min(answers.length - 1, Math.floor(q * answers.length))] ?? 0).toFixed(1));
+  console.log(
+    `GET /v1/runs/{id} meanwhile (${answers.length} asks): p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`,
+  );
   printPeak(peak, peakTotal);
   return {
     run_items: items,
     run_status: ended.status,
     run_s: Number(seconds.toFixed(1)),
+    run_get_p50_ms: at(0.5),
+    run_get_p99_ms: at(0.99),
+    run_get_max_ms: at(1),
     peak_rss_mb: mb(peakTotal),
     peak_by_role_mb: Object.fromEntries([...peak].map(([k, v]) => [k, mb(v)])),
   };
