@@ -72,14 +72,7 @@ async function start(): Promise<Embedder> {
   hf.env.allowRemoteModels = false;
   hf.env.allowLocalModels = true;
   hf.env.localModelPath = `${modelsDir}${path.sep}`;
-  const extract = await hf.pipeline('feature-extraction', modelId, {
-    dtype: 'q8',
-    device: 'cpu',
-    // No memory arena: onnxruntime's keeps its largest run's memory for the life of the process (about 350 MB more
-    // after embedding 64 long passages, measured alone); without it that memory goes back after each run, at the
-    // cost of slower embedding (about 1.6 times as long in the same measurement; OCR dominates a scan's indexing).
-    session_options: { enableCpuMemArena: false, enableMemPattern: false },
-  });
+  const extract = await hf.pipeline('feature-extraction', modelId, { dtype: 'q8', device: 'cpu' });
   return {
     model: `${modelId} (int8)`,
     column: 'embedding',
