@@ -217,6 +217,14 @@ main('cadre', async () => {
     // work memory stayed with the process; --max-semi-space-size=2 (MB) keeps each thread's young generation small.
     const [node, appArgs] = script('embedded-node');
     spawnChild('app', node, ['--liftoff-only', '--max-semi-space-size=2', ...appArgs], {
+      // glibc's malloc, told to keep less: two arenas, not one per thread (of 17), and blocks of 256 kB or more (a
+      // page's pictures, the embedding model's tensors) in maps of their own given back when freed, where glibc's
+      // moving threshold kept them in its arenas: the indexing of 20 scanned PDFs peaked 130–150 MB lower
+      // (npm run bench:footprint -- --run). A value set by the user wins.
+      env: {
+        MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+        MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '262144',
+      },
       // Postgres replays its write-ahead log on the next start, so a killed PGlite comes back whole.
       beforeRestart: () => {
         if (config.db.embedded) assertDataKept(path.join(config.db.embeddedDir, 'PG_VERSION'), 'the embedded database');

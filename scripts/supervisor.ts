@@ -13,6 +13,8 @@ export interface ChildSpec {
   name: string;
   command: string;
   args: string[];
+  /** Variables added to the supervisor's environment for this child. */
+  env?: NodeJS.ProcessEnv;
   /** Checked before each restart (not before the first start): throws when starting again would be unsafe. */
   beforeRestart?: () => Promise<void> | void;
   /** Work that can wait in a queue: runs at a lower CPU priority than the API (scripts/priority.ts). */
@@ -73,7 +75,7 @@ export class Supervised {
     const child = spawnDetached(
       command,
       args,
-      { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd, env: { ...env, ...this.spec.env }, stdio: ['ignore', 'pipe', 'pipe'] },
       background && !lowerWhen,
     );
     this.child = child;

@@ -1,6 +1,7 @@
 // Pages are read by OCR in black and white: a photo's grey paper, shading and colour cast make the recogniser
 // misread figures ("13 80" for "13.80" at a receipt's right edge), and a threshold chosen from the page's own
 // histogram (Otsu's method) separates ink from paper. The image keeps its size, so boxes stay in its pixels.
+import type { Canvas, SKRSContext2D } from '@napi-rs/canvas';
 
 /** Luma (ITU-R BT.601) of each RGBA pixel. */
 export function greyscale(rgba: Uint8ClampedArray | Uint8Array): Uint8Array {
@@ -47,19 +48,48 @@ export function binariseGrey(grey: Uint8Array): Uint8Array {
   return grey;
 }
 
+/** Rows of the canvas read at a time: a whole 300 dpi page's RGBA copy would be another 34 MB in hand. */
+const bandRows = 256;
+
 /**
- * A PNG or JPEG page in black and white, of the same size, for the recogniser. As a binary greymap (PGM, "P5"), which
+ * A drawn page in black and white, of the same size, for the recogniser. As a binary greymap (PGM, "P5"), which
  * Leptonica reads as is: encoding a PNG here and decoding it again in the recogniser's WebAssembly cost about 0.6 s
- * of a 300 dpi page's OCR (npm run bench:sources).
+ * of a 300 dpi page's OCR (npm run bench:sources). The grey levels are written straight into the greymap.
  */
+export function binarisedCanvas(ctx: Pick<SKRSContext2D, 'getImageData'>, width: number, height: number): Buffer {
+  const header = Buffer.from(`P5\n${width} ${height}\n255\n`, 'ascii');
+  const pgm = Buffer.allocUnsafe(header.length + width * height);
+  header.copy(pgm);
+  const grey = pgm.subarray(header.length);
+  for (let y = 0; y < height; y += bandRows) {
+    const rows = Math.min(bandRows, height - y);
+    grey.set(greyscale(ctx.getImageData(0, y, width, rows).data), y * width);
+  }
+  binariseGrey(grey);
+  return pgm;
+}
+
+/** A PNG or JPEG page in black and white (binarisedCanvas), of the same size. */
 export async function binarisedPicture(image: Buffer): Promise<Buffer> {
   const { createCanvas, loadImage } = await import('@napi-rs/canvas'); // loaded on first use: a native library
   const img = await loadImage(image);
   const canvas = createCanvas(img.width, img.height);
-  const ctx = canvas.getContext('2d');
-  ctx.fillStyle = 'white';
-  ctx.fillRect(0, 0, img.width, img.height);
-  ctx.drawImage(img, 0, 0);
-  const grey = binariseGrey(greyscale(ctx.getImageData(0, 0, img.width, img.height).data));
-  return Buffer.concat([Buffer.from(`P5\n${img.width} ${img.height}\n255\n`, 'ascii'), grey]);
+  try {
+    const ctx = canvas.getContext('2d');
+    ctx.fillStyle = 'white';
+    ctx.fillRect(0, 0, img.width, img.height);
+    ctx.drawImage(img, 0, 0);
+    return binarisedCanvas(ctx, img.width, img.height);
+  } finally {
+    freeCanvas(canvas);
+  }
+}
+
+/**
+ * Gives a canvas's pixels back now. Its memory is native, unseen by the garbage collector, which collected a page's
+ * canvases (34 MB each at 300 dpi) long after they were dropped: shrunk to one pixel, it lets its surface go at once.
+ */
+export function freeCanvas(canvas: Pick<Canvas, 'width' | 'height'>): void {
+  canvas.width = 1;
+  canvas.height = 1;
 }

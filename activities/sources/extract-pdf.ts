@@ -4,7 +4,9 @@ import path from 'node:path';
 import { UnreadableDocumentError } from '../../services/sources/formats';
 import { paragraphsFromLines, scaleBox, type Extraction, type Line, type Paragraph } from './layout';
 import { readPage, type Block, type TextRun } from './pdf-layout';
-import { recognize, withOcrSlot } from './ocr';
+import type { Canvas } from '@napi-rs/canvas';
+import { binarisedCanvas, freeCanvas } from './binarise';
+import { recognizeBinarised, withOcrSlot, type OcrPage } from './ocr';
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 type PdfDocument = Awaited<ReturnType<PdfJs['getDocument']>['promise']>;
@@ -82,7 +84,7 @@ export async function extractPdfPages(bytes: Uint8Array, from: number, to: numbe
         out.pages.push({ page: n, width: viewport.width, height: viewport.height, unit: 'pt' });
         out.paragraphs.push(...paragraphsOfBlocks(readPage(runs), n));
       } else {
-        const ocr = await withOcrSlot(async () => recognize(await render(page, ocrScale)));
+        const { ocr, image } = await withOcrSlot(() => readScan(page));
         const toPoints = 1 / ocrScale;
         const ocrLines: Line[] = ocr.lines.map((l) => ({
           ...l,
@@ -96,7 +98,7 @@ export async function extractPdfPages(bytes: Uint8Array, from: number, to: numbe
           unit: 'pt',
           ocr: true,
           ocrConfidence: ocr.confidence,
-          image: await render(page, pictureScale),
+          image,
         });
         out.paragraphs.push(...paragraphsFromLines(ocrLines, n, ocr.paragraphStarts));
       }
@@ -197,6 +199,15 @@ export async function renderPdfPage(bytes: Uint8Array, pageNumber: number): Prom
 }
 
 async function render(page: PdfPage, scale: number): Promise<Buffer> {
+  const canvas = await draw(page, scale);
+  try {
+    return canvas.toBuffer('image/png');
+  } finally {
+    freeCanvas(canvas);
+  }
+}
+
+async function draw(page: PdfPage, scale: number): Promise<Canvas> {
   const viewport = page.getViewport({ scale });
   const { createCanvas } = await import('@napi-rs/canvas'); // loaded on first use
   const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
@@ -204,5 +215,39 @@ async function render(page: PdfPage, scale: number): Promise<Buffer> {
   ctx.fillStyle = 'white';
   ctx.fillRect(0, 0, canvas.width, canvas.height);
   await page.render({ canvasContext: ctx as never, canvas: canvas as never, viewport }).promise;
-  return canvas.toBuffer('image/png');
+  return canvas;
+}
+
+/**
+ * A page without text, drawn once at 300 dpi: read in black and white by OCR, and scaled down to the picture kept
+ * for citations. Drawing it again at 144 dpi decoded the scan's image a second time, and the 300 dpi page went
+ * through a PNG and back before OCR; the canvas is given back before the recogniser starts, so only the greymap
+ * (a byte a pixel) waits through OCR.
+ */
+async function readScan(page: PdfPage): Promise<{ ocr: OcrPage; image: Buffer }> {
+  const scan = await draw(page, ocrScale);
+  let blackAndWhite: Buffer;
+  let image: Buffer;
+  try {
+    blackAndWhite = binarisedCanvas(scan.getContext('2d'), scan.width, scan.height);
+    const { width, height } = page.getViewport({ scale: pictureScale });
+    image = await scaledPicture(scan, Math.ceil(width), Math.ceil(height));
+  } finally {
+    freeCanvas(scan);
+  }
+  return { ocr: await recognizeBinarised(blackAndWhite), image };
+}
+
+/** The canvas scaled down to `width` × `height`, as PNG. */
+async function scaledPicture(source: Canvas, width: number, height: number): Promise<Buffer> {
+  const { createCanvas } = await import('@napi-rs/canvas');
+  const canvas = createCanvas(width, height);
+  try {
+    const ctx = canvas.getContext('2d');
+    ctx.imageSmoothingQuality = 'high';
+    ctx.drawImage(source, 0, 0, canvas.width, canvas.height);
+    return canvas.toBuffer('image/png');
+  } finally {
+    freeCanvas(canvas);
+  }
 }

@@ -89,7 +89,11 @@ const box = (b: TBox) => ({ x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 -
 
 /** Recognises a PNG or JPEG, in black and white (binarise.ts): lines and words with their boxes (in the image's pixels) and confidence. */
 export async function recognize(image: Buffer): Promise<OcrPage> {
-  const blackAndWhite = await binarisedPicture(image);
+  return recognizeBinarised(await binarisedPicture(image));
+}
+
+/** Recognises a page already in black and white, as a binary greymap (binarise.ts's binarisedCanvas). */
+export async function recognizeBinarised(blackAndWhite: Buffer): Promise<OcrPage> {
   const result = await withPool((s) => s.addJob('recognize', blackAndWhite, {}, { blocks: true, text: false }));
   const lines: Line[] = [];
   const paragraphStarts = new Set<number>();

@@ -83,6 +83,24 @@ describe('supervisor (scripts/supervisor.ts)', function () {
     assert.ok(!alive(steadyPid) && !alive(flaky.child.pid), 'shutdown stops every child');
   });
 
+  it("gives a child the variables of its spec on top of its own environment (the app's malloc settings)", async () => {
+    const h = harness();
+    const out = path.join(dir, 'env.json');
+    h.supervisor.start(
+      nodeChild(
+        'app',
+        `require("fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify({ arenas: process.env.MALLOC_ARENA_MAX, path: process.env.PATH })); ${stayUp}`,
+        { env: { MALLOC_ARENA_MAX: '2' } },
+      ),
+    );
+    await until('the child wrote its environment', () => fs.existsSync(out) && fs.statSync(out).size > 0);
+    const seen = JSON.parse(fs.readFileSync(out, 'utf8')) as { arenas: string; path: string };
+    assert.equal(seen.arenas, '2');
+    assert.equal(seen.path, process.env.PATH, 'the rest of the environment is kept');
+    await h.supervisor.shutdown(0);
+    assert.equal(await h.exited, 0);
+  });
+
   it("leaves out a child's lines marked quiet (Temporal's harmless start-up ERROR) and prints the rest", async () => {
     const h = harness();
     const printed: string[] = [];
