@@ -161,6 +161,7 @@ describe('deciding approvals and reviews', function () {
     let reviews: Json[];
     while ((reviews = (await call(`/reviews?status=pending&run_id=${run.id}`)).body.data).length < 3)
       await new Promise((r) => setTimeout(r, 100));
+    const winners: string[] = [];
     for (const review of reviews) {
       const bodies = [0, 1, 2, 3, 4].map((i) =>
         i % 2 === 0 ? { action: 'accept' } : { action: 'reject', reason: `reviewer ${i} says no` },
@@ -170,13 +171,17 @@ describe('deciding approvals and reviews', function () {
       assert.equal(won.length, 1, JSON.stringify(answers.map((a) => [a.status, a.body.code ?? a.body.status])));
       for (const lost of answers.filter((a) => a.status !== 200)) isProblem(lost, 409, 'review_decided');
       const winner = bodies[answers.indexOf(won[0])];
+      winners.push(winner.action);
       assert.equal(won[0].body.status, winner.action === 'accept' ? 'accepted' : 'rejected');
       for (const lost of answers.filter((a) => a.status !== 200))
         assert.equal(lost.body.detail, `this item was already ${won[0].body.status} by ${won[0].body.decided_by}`);
     }
     const done = await waitForRun(h, run.id);
-    assert.equal(done.status, 'completed');
-    assert.equal(Number(done.done) + Number(done.failed), 3);
+    // Which decision wins each race is chance: a run whose every item was rejected ends failed, as any run whose
+    // every item failed does.
+    assert.equal(done.status, winners.every((w) => w === 'reject') ? 'failed' : 'completed');
+    assert.equal(Number(done.done), winners.filter((w) => w === 'accept').length);
+    assert.equal(Number(done.failed), winners.filter((w) => w === 'reject').length);
     const { workflow_id: workflowId } = await h.stack.knex('item_reviews').where({ id: reviews[0].id }).first();
     assert.deepEqual(await failedTasks(workflowId), []);
   });
