@@ -3,6 +3,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { AgentNode } from './agent';
 import type { ItemData } from './interpreter';
+import { jsonProblem, tableProblem } from './input-problems';
 
 export class InputError extends Error {}
 
@@ -12,8 +13,8 @@ function fromJson(text: string): ItemData[] {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (err) {
-    throw new InputError(`input is not valid JSON: ${(err as Error).message}`);
+  } catch {
+    throw new InputError(`input is not valid JSON: ${jsonProblem(text)}`);
   }
   const list = Array.isArray(value) ? value : [value];
   return list.map((v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as ItemData) : { value: v }));
@@ -23,7 +24,8 @@ function fromDelimited(text: string, delimiter: ',' | '\t'): ItemData[] {
   try {
     return parseCsv(text, { columns: true, delimiter, skip_empty_lines: true, trim: true, bom: true });
   } catch (err) {
-    throw new InputError(`input is not valid ${delimiter === ',' ? 'CSV' : 'TSV'}: ${(err as Error).message}`);
+    const header = text.split(/\r?\n/, 1)[0];
+    throw new InputError(`input is not valid ${delimiter === ',' ? 'CSV' : 'TSV'}: ${tableProblem(err, header)}`);
   }
 }
 

@@ -42,6 +42,38 @@ describe('parseInput', () => {
       assertInputError(() => parseInput(node('json'), 'hello'), /^input is not valid JSON: /);
     });
 
+    it("says where the JSON goes wrong and what usually causes it, not the parser's words", () => {
+      const problem = (text: string) => {
+        try {
+          parseInput(node('json'), text);
+        } catch (err) {
+          return (err as Error).message.replace(/^input is not valid JSON: /, '');
+        }
+        throw new Error('parsed');
+      };
+      assert.equal(
+        problem('[{"a": 1},\n {"a": 2 "b": 3}]'),
+        'line 2, column 10, at “"b": 3}]”: check for a missing comma, quote or bracket just before it',
+      );
+      assert.equal(
+        problem('[{"a": 1},\n {"a": 2'),
+        'it ends too soon (line 2): a closing ] or }, or a closing quote, is missing',
+      );
+      assert.equal(
+        problem('{"a": "unterminated'),
+        'it ends too soon (line 1): a closing ] or }, or a closing quote, is missing',
+      );
+      assert.equal(
+        problem('payee,amount\nAcme,120'),
+        'it starts with “payee,amount”, and JSON starts with [ (a list of items) or { (one item)',
+      );
+      assert.equal(
+        problem('{"a": 1}\n{"a": 2}'),
+        'it is complete before line 2, column 1 (“{"a": 2}”): remove what follows, or put all items in one list [ … ] with commas between them',
+      );
+      assert.equal(problem('{"a": "two\nlines"}'), 'line 1 ends inside quotes: close the quote before the line ends');
+    });
+
     it('rejects an empty array as holding no items', () => {
       assertInputError(() => parseInput(node('json'), '[]'), 'input holds no items');
     });
@@ -70,7 +102,21 @@ describe('parseInput', () => {
     });
 
     it('rejects rows with the wrong number of fields as invalid CSV', () => {
-      assertInputError(() => parseInput(node('csv'), 'a,b\n1,2,3\n'), /^input is not valid CSV: /);
+      assertInputError(
+        () => parseInput(node('csv'), 'a,b\n1,2\n1,2,3\n'),
+        'input is not valid CSV: line 3 has 3 values, and the header (line 1) names 2 columns: a,b',
+      );
+    });
+
+    it('says which line has a stray or unclosed quote', () => {
+      assertInputError(
+        () => parseInput(node('csv'), 'a,b\n1,"open\n'),
+        'input is not valid CSV: a quote opened on line 2 is never closed',
+      );
+      assertInputError(
+        () => parseInput(node('csv'), 'a,b\n1,5" screen\n'),
+        'input is not valid CSV: line 2 has a quote inside a value: put the whole value in quotes and write a quote inside it twice ("")',
+      );
     });
 
     it('a header with no rows holds no items', () => {
