@@ -28,6 +28,8 @@ export const cadreEnvSchema = z.object({
   CADRE_PUBLIC_URL: envOptionalString,
   CADRE_DB_PORT: envPort.default(5433),
   CADRE_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  /** How `npm start` prints its processes' logs: short lines a person reads, or their JSON unchanged. */
+  CADRE_LOG_FORMAT: z.enum(['readable', 'json']).default('readable'),
   CADRE_API_BODY_LIMIT: z.string().default('1mb'),
   /** Requests a second per API key, on average (bursts of ten seconds' worth); over it → 429. 0 turns it off. */
   CADRE_API_RATE_LIMIT: z.coerce.number().int().min(0).default(100),
@@ -239,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     previousSecretKeys: e.CADRE_SECRET_KEY_PREVIOUS,
     accountRecoverySeconds: e.CADRE_ACCOUNT_RECOVERY_SECONDS,
     logLevel: e.CADRE_LOG_LEVEL,
+    logFormat: e.CADRE_LOG_FORMAT,
     metrics: {
       token: e.CADRE_METRICS_TOKEN,
       host: e.CADRE_METRICS_HOST,

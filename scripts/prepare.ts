@@ -27,6 +27,7 @@ export interface Prepared {
 /** What the supervisor needs of the configuration: plain values, so that it never loads zod. */
 export interface StartConfig {
   dataDir: string;
+  logFormat: 'readable' | 'json';
   web: { port: number; publicUrl: string };
   db: { embedded: boolean; embeddedPort: number; embeddedDir: string };
   temporal: {
@@ -54,6 +55,7 @@ function config(): StartConfig {
   const tc = loadTemporalConfig();
   return {
     dataDir: c.dataDir,
+    logFormat: c.logFormat,
     web: { port: c.web.port, publicUrl: c.web.publicUrl },
     db: { embedded: c.db.embedded, embeddedPort: c.db.embeddedPort, embeddedDir: c.db.embeddedDir },
     temporal: {

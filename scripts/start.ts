@@ -109,8 +109,14 @@ function ensureConsoleBuilt(): void {
   console.log('building the console (ui/)…');
   const r = spawnSync(process.execPath, [viteCli(), 'build', '--config', 'ui/vite.config.ts', '--logLevel', 'warn'], {
     cwd: root,
-    stdio: 'inherit',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
   });
+  // SvelteKit's adapter ends with "Run npm run preview to preview your production build locally.", advice for its
+  // own projects that a newcomer here would follow; everything else the build says is kept.
+  const said = r.stdout.split('\n').filter((line) => line.trim() !== '' && !/npm run preview/.test(line));
+  if (said.length > 0) console.log(said.join('\n'));
   if (r.status !== 0)
     throw new StartupError('building the console failed (see above); "npm run build:ui" shows the same');
 }
@@ -166,7 +172,11 @@ main('cadre', async () => {
   // DATABASE_URL fails in one line instead of after a Temporal start and stop; an external Temporal likewise.
   if (!config.db.embedded || !tc.embedded) await prepare('check');
 
-  const supervisor = new Supervisor({ cwd: root, env: process.env });
+  const supervisor = new Supervisor({
+    cwd: root,
+    env: process.env,
+    readableLogs: config.logFormat === 'readable',
+  });
   process.on('SIGINT', () => void supervisor.shutdown(0));
   process.on('SIGTERM', () => void supervisor.shutdown(0));
   const spawnChild = (name: string, command: string, args: string[], more: Partial<ChildSpec> = {}) =>

@@ -6,6 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import readline from 'node:readline';
 import { lowerPriority, spawnDetached } from './priority';
+import { readableLogLine } from './readable-log';
 
 const colors = { temporal: 35, db: 34, worker: 33, web: 32 } as Record<string, number>;
 
@@ -83,7 +84,10 @@ export class Supervised {
     for (const stream of [child.stdout!, child.stderr!]) {
       readline.createInterface({ input: stream }).on('line', (line) => {
         const harmless = quiet?.test(line) || (this.stopping && quietWhileStopping?.test(line));
-        if (!harmless) process.stdout.write(prefix + line + '\n');
+        if (!harmless) {
+          const shown = this.owner.opts.readableLogs ? readableLogLine(line) : line;
+          process.stdout.write(shown.replace(/^/gm, prefix) + '\n');
+        }
         if (lowerWhen?.test(line) && child.pid) {
           lowerWhen = undefined;
           lowerPriority(child.pid);
@@ -157,6 +161,8 @@ export interface SupervisorOptions {
   env: NodeJS.ProcessEnv;
   policy: RestartPolicy;
   log: (line: string) => void;
+  /** The children's JSON log lines shown as short lines a person reads (scripts/readable-log.ts). */
+  readableLogs?: boolean;
   /** Called once everything has stopped after a shutdown. */
   exit: (code: number) => void;
 }

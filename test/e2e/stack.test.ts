@@ -475,6 +475,13 @@ describe('npm start (scripts/start.cjs, compiled): the whole stack on its embedd
       assert.equal(flagged.length, 1, JSON.stringify(items.body.data));
       assert.ok(JSON.stringify(flagged[0].data).includes('INV-2'), 'the large invoice is the flagged one');
 
+      // What the terminal shows a person: the run's request as one short line, no JSON log object, and no advice
+      // from the console's build that does not apply here ("Run npm run preview …").
+      const runRequest = new RegExp(`^\\[app\\] POST /v1/agents/${agentId}/run → 202 in \\d+ ms$`, 'm');
+      await waitForOutput(stack, (o) => runRequest.test(o), 'the run request in the log', 30_000);
+      assert.doesNotMatch(stack.output(), /^\[app\] \{/m, 'a JSON log line in the terminal');
+      assert.doesNotMatch(stack.output(), /npm run preview/);
+
       first = { apiKey, runId: run.id, agentId };
     });
 
