@@ -6,6 +6,9 @@ import { ApiError } from './problem';
 
 export async function loadAgent(knex: Knex, workspaceId: string, id: string): Promise<AgentRow> {
   const agent = await getAgent(knex, workspaceId, id);
-  if (!agent) throw new ApiError(404, 'agent_not_found', `no agent ${id} in this workspace`);
+  if (!agent) throw agentNotFound(id);
   return agent;
 }
+
+/** The answer about an agent that is not (or no longer) in the workspace. */
+export const agentNotFound = (id: string) => new ApiError(404, 'agent_not_found', `no agent ${id} in this workspace`);

@@ -58,7 +58,8 @@ const query = <S extends z.ZodRawShape>(shape: S, codes: Partial<Record<keyof S 
   codes,
 });
 
-const versionNumber = (name: string) => wholeNumber(name, 1, 999_999_999, `${name} must be a version number`);
+const versionNumber = (name: string) =>
+  wholeNumber(name, 1, 999_999_999, `${name} must be a version number: a whole number from 1 to 999999999`);
 
 export const queries = {
   discoverSso: query({
@@ -103,6 +104,13 @@ export const queries = {
     base_version: versionNumber('base_version')
       .optional()
       .describe('The version the edit started from: refused (409 version_conflict) if a newer one was saved since'),
+  }),
+  restoreVersion: query({
+    base_version: versionNumber('base_version')
+      .optional()
+      .describe(
+        'The version shown when restoring was asked: refused (409 version_conflict) if a newer one was saved since',
+      ),
   }),
   diffVersions: query(
     { from: versionNumber('from'), to: versionNumber('to') },
@@ -163,6 +171,11 @@ export const queries = {
  */
 export function parseQuery<S extends z.ZodRawShape>(q: Query<S>, given: unknown): z.output<z.ZodObject<S>> {
   checkQuery(given);
+  // Express reads `?a=1&a=2` as an array: no parameter of this API takes more than one value, so which was meant
+  // is not guessed.
+  for (const name of Object.keys(q.schema.shape))
+    if (Array.isArray((given as Record<string, unknown> | undefined)?.[name]))
+      throw new ApiError(400, q.codes[name] ?? `invalid_${name}`, `${name} is given more than once: give it once`);
   const result = q.schema.safeParse(given);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

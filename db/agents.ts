@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AgentSpec } from '../model/agent';
 import { decodeTimeCursor, timeCursorPage } from './runs';
+import { recordEvent } from './timeline';
 import { unusableConnections } from './connections';
 import { unresolvedSkills } from './skills';
 import { parseSkillRef } from '../model/skill';
@@ -43,14 +44,15 @@ export class TransitionError extends Error {
 export class AgentLimitError extends Error {}
 
 /**
- * Creates an agent at version 1. With `limit` (the plan's number of agents), the workspace row is locked while
- * agents are counted, so concurrent creates at the edge never make more than the limit.
+ * Creates an agent at version 1, saved by `savedBy` (a person's email or an API key's name, as updateAgent's). With
+ * `limit` (the plan's number of agents), the workspace row is locked while agents are counted, so concurrent
+ * creates at the edge never make more than the limit.
  */
 export async function createAgent(
   knex: Knex,
   workspaceId: string,
   spec: AgentSpec,
-  limit: number | null = null,
+  { limit = null, savedBy }: { limit?: number | null; savedBy?: string } = {},
 ): Promise<AgentRow> {
   return knex.transaction(async (trx) => {
     if (limit !== null) {
@@ -61,7 +63,12 @@ export async function createAgent(
     const [agent] = await trx('agents')
       .insert({ id, workspace_id: workspaceId, name: spec.name, description: spec.description, current_version: 1 })
       .returning('*');
-    await trx('agent_versions').insert({ agent_id: id, version: 1, spec: JSON.stringify(spec) });
+    await trx('agent_versions').insert({
+      agent_id: id,
+      version: 1,
+      spec: JSON.stringify(spec),
+      saved_by: savedBy ?? null,
+    });
     return agent;
   });
 }
@@ -156,7 +163,10 @@ export function listVersions(
     .select('version', 'created_at', 'saved_by');
 }
 
-/** A save made on a version that is no longer the newest: `current` is the newest, saved by `savedBy`. */
+/**
+ * A save made on a version that is not the newest: `current` is the newest, saved by `savedBy`. `base` may also be
+ * one the agent has not reached (`base > current`), which no editor can have opened.
+ */
 export class StaleVersionError extends Error {
   constructor(
     readonly base: number,
@@ -164,23 +174,41 @@ export class StaleVersionError extends Error {
     readonly savedBy: string | null,
     readonly savedAt: Date | null,
   ) {
-    super(`version ${current} was saved since version ${base}`);
+    super(`version ${current} is the newest, not version ${base}`);
   }
+}
+
+/** A save of an agent deleted since the caller read it. */
+export class AgentGoneError extends Error {
+  constructor(readonly agentId: string) {
+    super(`agent ${agentId} was deleted`);
+  }
+}
+
+export interface SaveOptions {
+  /** The version the edit started from: the save is refused (StaleVersionError) unless it is still the newest. */
+  baseVersion?: number;
+  /** Who saves it: a person's email or an API key's name. */
+  savedBy?: string;
+  /** The timeline entry of the save (kind `agent_updated`), written in its transaction: a save is never without it. */
+  event?: (saved: AgentRow) => { message: string; details?: Record<string, unknown> };
 }
 
 /**
  * Saves a new version. A Ready agent goes back to Draft: the new version has not been tested. With `baseVersion`
  * (the version the editor started from), the save is refused with StaleVersionError unless that is still the newest:
- * checked in the update itself, so of two saves on one version exactly one is taken.
+ * checked in the update itself, so of two saves on one version exactly one is taken. An agent deleted before the
+ * save lands (the update waits for a delete under way) is AgentGoneError, nothing written; a delete that lands after
+ * it removes the agent with every version and timeline entry, the new ones included.
  */
 export async function updateAgent(
   knex: Knex,
   agent: AgentRow,
   spec: AgentSpec,
-  { baseVersion, savedBy }: { baseVersion?: number; savedBy?: string } = {},
+  { baseVersion, savedBy, event }: SaveOptions = {},
 ): Promise<AgentRow> {
   return knex.transaction(async (trx) => {
-    const [row] = await trx('agents')
+    const [row]: AgentRow[] = await trx('agents')
       .where({ id: agent.id })
       .modify((q) => {
         if (baseVersion !== undefined) q.andWhere({ current_version: baseVersion });
@@ -194,14 +222,16 @@ export async function updateAgent(
       })
       .returning('*');
     if (!row) {
+      const now: Pick<AgentRow, 'current_version'> | undefined = await trx('agents')
+        .where({ id: agent.id })
+        .first('current_version');
+      if (!now || baseVersion === undefined) throw new AgentGoneError(agent.id);
       const newest = await trx('agent_versions')
-        .where({ agent_id: agent.id })
-        .orderBy('version', 'desc')
-        .first('version', 'saved_by', 'created_at');
-      // No row and no versions: the agent was deleted meanwhile, which the caller's next read reports.
+        .where({ agent_id: agent.id, version: now.current_version })
+        .first('saved_by', 'created_at');
       throw new StaleVersionError(
-        baseVersion ?? 0,
-        newest?.version ?? 0,
+        baseVersion,
+        now.current_version,
         newest?.saved_by ?? null,
         newest?.created_at ?? null,
       );
@@ -212,6 +242,13 @@ export async function updateAgent(
       spec: JSON.stringify(spec),
       saved_by: savedBy ?? null,
     });
+    if (event)
+      await recordEvent(trx, {
+        workspace_id: row.workspace_id,
+        agent_id: row.id,
+        kind: 'agent_updated',
+        ...event(row),
+      });
     return row;
   });
 }

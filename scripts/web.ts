@@ -7,6 +7,7 @@ import type { RequestHandler } from 'express';
 import { loadConfig } from '../cadre.config';
 import { loadTemporalConfig } from '../temporal.config';
 import { createApp, createServer } from '../api/app';
+import { consoleWithAssets } from '../api/console-assets';
 import { apiAdapters } from './api-adapters';
 import { createLogger } from '../api/logger';
 import { loadSecretBox } from '../db/secret-box';
@@ -134,5 +135,6 @@ async function loadConsole(knex: import('knex').Knex, port: number): Promise<Req
   // documents of up to 50 MB each (the API enforces the per-file limits with clear messages).
   process.env.BODY_SIZE_LIMIT ??= '256M';
   const mod = await import(consoleBuild);
-  return mod.handler as RequestHandler;
+  // Its built files served by us first: a rebuild while this process runs must not crash it (api/console-assets.ts).
+  return consoleWithAssets(path.join(path.dirname(consoleBuild), 'client'), mod.handler as RequestHandler);
 }

@@ -3098,14 +3098,16 @@ export interface paths {
   '/agents/{id}/versions/{version}/restore': {
     post: {
       parameters: {
-        query?: never;
+        query?: { base_version?: number };
         path: { id: string; version: string };
       };
       responses: {
         200: { content: { 'application/json': components['schemas']['Agent'] } };
+        400: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         401: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         403: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         404: { content: { 'application/problem+json': components['schemas']['Problem'] } };
+        409: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         422: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         429: { content: { 'application/problem+json': components['schemas']['Problem'] } };
         431: { content: { 'application/problem+json': components['schemas']['Problem'] } };

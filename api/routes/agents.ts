@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { anyObject, jsonSchema, list, nullable, obj, ref, runBody, ts, type Route } from '../openapi-schemas';
 import {
+  AgentGoneError,
   deleteAgent,
   getAgentHint,
   getVersion,
@@ -11,6 +12,7 @@ import {
   TransitionError,
   updateAgent,
   type AgentRow,
+  type SaveOptions,
 } from '../../db/agents';
 import { lastRunPerAgent, runsThisMonthPerAgent } from '../../db/runs';
 import { recordEvent } from '../../db/timeline';
@@ -25,7 +27,7 @@ import { agentSpecSchema, type AgentSpec } from '../../model/agent';
 import { jsonDiff } from '../json-diff';
 import { createAgentWithinPlan } from '../agent-creation';
 import { bodies } from '../request-bodies';
-import { loadAgent as loadAgentOr404 } from '../loaders';
+import { agentNotFound, loadAgent as loadAgentOr404 } from '../loaders';
 import { checkAgentCalls, validateAgentSpec } from '../agent-validation';
 import { sourceWarnings } from '../source-warnings';
 import { skillWarnings } from '../skill-warnings';
@@ -80,13 +82,14 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.json({ data, next_cursor: agents.next_cursor });
   });
 
-  const createWithinPlan = (ws: Workspace, spec: AgentSpec, by: string) => createAgentWithinPlan(knex, ws, spec, by);
+  const createWithinPlan = (ws: Workspace, spec: AgentSpec, actor: string, how?: string) =>
+    createAgentWithinPlan(knex, ws, spec, actor, how);
   const createFromBody: RequestHandler = async (req, res) => {
     const ws = req.auth!.workspace;
     const spec = validateAgentSpec(req.body);
     await checkAgentCalls(knex, ws.id, spec);
     const sameName = await agentNameWarnings(knex, ws.id, spec.name);
-    const agent = await createWithinPlan(ws, spec, byCaller(req));
+    const agent = await createWithinPlan(ws, spec, req.auth!.actor);
     const warnings = [
       ...sameName,
       ...(await sourceWarnings(knex, ws.id, spec)),
@@ -102,9 +105,10 @@ export function agentRoutes(deps: RouteDeps): Router {
   r.post('/agents/:id/duplicate', requirePermission('manage'), async (req, res) => {
     const ws = req.auth!.workspace;
     const source = await loadAgent(ws.id, param(req, 'id'));
-    const original = (await getVersion(knex, source.id, source.current_version))!;
+    const original = await getVersion(knex, source.id, source.current_version);
+    if (!original) throw agentNotFound(source.id); // deleted since it was read
     const spec = { ...original, name: `${original.name} (copy)` };
-    const agent = await createWithinPlan(ws, spec, `${byCaller(req)}, duplicated from ${source.name}`);
+    const agent = await createWithinPlan(ws, spec, req.auth!.actor, `, duplicated from ${source.name}`);
     res.status(201).location(`/v1/agents/${agent.id}`).json(agentJson(agent, { spec }));
   });
 
@@ -138,30 +142,41 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.json(agentJson(agent, { spec: await getVersion(knex, agent.id, agent.current_version) }));
   });
 
+  /**
+   * Saves a version of the agent as the caller (PUT, restore): a stale `baseVersion` is 409 version_conflict, and an
+   * agent deleted since it was read is 404 as any save to a missing agent.
+   */
+  const saveVersion = (req: Request, agent: AgentRow, spec: AgentSpec, options: Omit<SaveOptions, 'savedBy'>) =>
+    updateAgent(knex, agent, spec, { ...options, savedBy: req.auth!.actor }).catch((err) => {
+      if (err instanceof AgentGoneError) throw agentNotFound(agent.id);
+      if (!(err instanceof StaleVersionError)) throw err;
+      // Two people editing one agent: the later save is not taken over the earlier one unseen.
+      const by = err.savedBy ? ` by ${err.savedBy}` : '';
+      const detail =
+        err.base > err.current
+          ? `the agent has no version ${err.base}: its newest is version ${err.current}${by}; reload to see it, then make your change again`
+          : `version ${err.current} was saved${by} after you opened version ${err.base}: reload to see it, then make your change again`;
+      throw new ApiError(
+        409,
+        'version_conflict',
+        detail,
+        {},
+        { base_version: err.base, current_version: err.current, saved_by: err.savedBy, saved_at: err.savedAt },
+      );
+    });
+
   r.put('/agents/:id', requirePermission('manage'), ...body, async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
     const { base_version: baseVersion } = parseQuery(queries.updateAgent, req.query);
     const spec = validateAgentSpec(req.body);
     await checkAgentCalls(knex, ws.id, spec, agent.id);
-    const updated = await updateAgent(knex, agent, spec, { baseVersion, savedBy: req.auth!.actor }).catch((err) => {
-      if (!(err instanceof StaleVersionError)) throw err;
-      // Two people editing one agent: the later save is not taken over the earlier one unseen.
-      const by = err.savedBy ? ` by ${err.savedBy}` : '';
-      throw new ApiError(
-        409,
-        'version_conflict',
-        `version ${err.current} was saved${by} after you opened version ${err.base}: reload to see it, then make your change again`,
-        {},
-        { base_version: err.base, current_version: err.current, saved_by: err.savedBy, saved_at: err.savedAt },
-      );
-    });
-    await recordEvent(knex, {
-      workspace_id: ws.id,
-      agent_id: agent.id,
-      kind: 'agent_updated',
-      message: `configuration changed: version ${updated.current_version} saved ${byCaller(req)}`,
-      details: { version: updated.current_version, previous_version: agent.current_version },
+    const updated = await saveVersion(req, agent, spec, {
+      baseVersion,
+      event: (saved) => ({
+        message: `configuration changed: version ${saved.current_version} saved ${byCaller(req)}`,
+        details: { version: saved.current_version, previous_version: saved.current_version - 1 },
+      }),
     });
     const warnings = [
       ...(await agentNameWarnings(knex, ws.id, spec.name, agent.id)),
@@ -192,21 +207,26 @@ export function agentRoutes(deps: RouteDeps): Router {
     res.json({ version: Number(param(req, 'version')), spec });
   });
 
-  // Restoring writes the old spec as a new version: history only grows, and running runs keep theirs.
+  // Restoring writes the old spec as a new version: history only grows, and running runs keep theirs. With
+  // ?base_version= (the version the person was looking at), it is refused as a stale PUT is.
   r.post('/agents/:id/versions/:version/restore', requirePermission('manage'), async (req, res) => {
     const ws = req.auth!.workspace;
     const agent = await loadAgent(ws.id, param(req, 'id'));
+    const { base_version: baseVersion } = parseQuery(queries.restoreVersion, req.query);
     const version = versionNumber(param(req, 'version'));
     const spec = version !== undefined ? await getVersion(knex, agent.id, version) : undefined;
     if (!spec)
       throw new ApiError(404, 'version_not_found', `agent ${agent.id} has no version ${param(req, 'version')}`);
-    const updated = await updateAgent(knex, agent, spec, { savedBy: req.auth!.actor });
-    await recordEvent(knex, {
-      workspace_id: ws.id,
-      agent_id: agent.id,
-      kind: 'agent_updated',
-      message: `version ${version} restored as version ${updated.current_version} ${byCaller(req)}`,
-      details: { version: updated.current_version, restored_from: version, previous_version: agent.current_version },
+    const updated = await saveVersion(req, agent, spec, {
+      baseVersion,
+      event: (saved) => ({
+        message: `version ${version} restored as version ${saved.current_version} ${byCaller(req)}`,
+        details: {
+          version: saved.current_version,
+          restored_from: version,
+          previous_version: saved.current_version - 1,
+        },
+      }),
     });
     res.json(agentJson(updated, { spec }));
   });
@@ -392,7 +412,7 @@ export const agentRouteDocs: Route[] = [
     scope: 'manage',
     body: jsonSchema(agentSpecSchema),
     ok: { 200: ref('Agent') },
-    errors: [409, 422],
+    errors: [404, 409, 422],
   },
   {
     method: 'delete',
@@ -443,7 +463,8 @@ export const agentRouteDocs: Route[] = [
           created_at: ts,
           saved_by: nullable({
             type: 'string',
-            description: "Who saved it: a person's email or an API key's name; null for version 1 and older saves",
+            description:
+              "Who saved it: a person's email or an API key's name; null for agents made by the command line or the shipped examples, and for saves before authors were kept",
           }),
         }),
       ),
@@ -461,9 +482,11 @@ export const agentRouteDocs: Route[] = [
     method: 'post',
     path: '/agents/{id}/versions/{version}/restore',
     id: 'restoreVersion',
-    summary: 'Save an old version again as the newest',
+    summary:
+      'Save an old version again as the newest; with ?base_version= (the version shown), 409 version_conflict if another was saved since',
     scope: 'manage',
     ok: { 200: ref('Agent') },
+    errors: [404, 409],
   },
   {
     method: 'get',

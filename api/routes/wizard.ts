@@ -241,7 +241,7 @@ export function wizardRoutes(deps: WizardDeps): Router {
       );
     await checkAgentCalls(knex, ws.id, session.spec);
     const warnings = await agentNameWarnings(knex, ws.id, session.spec.name);
-    const agent = await createAgentWithinPlan(knex, ws, session.spec, `by ${req.auth!.actor} with the creation wizard`);
+    const agent = await createAgentWithinPlan(knex, ws, session.spec, req.auth!.actor, ' with the creation wizard');
     await updateWizardSession(knex, session, { agent_id: agent.id });
     res
       .status(201)

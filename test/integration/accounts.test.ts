@@ -575,6 +575,12 @@ describe('Account deletion', () => {
         ).status,
         200,
       );
+      // And creates one there: version 1 records them as its author.
+      const theirs = await p.call('/agents', {
+        json: { name: 'Theirs', nodes: [{ kind: 'input', id: 'in', next: null }] },
+      });
+      assert.equal(theirs.status, 201, JSON.stringify(theirs.body));
+      assert.equal((await p.call(`/agents/${theirs.body.id}/versions`)).body.data[0].saved_by, p.email);
 
       const skill = await p.call('/skills', {
         method: 'POST',
@@ -606,6 +612,11 @@ describe('Account deletion', () => {
         (await h.stack.knex('agents').where({ id: sharedAgent.id }).first('id'))?.id,
         sharedAgent.id,
         'the shared workspace keeps its agent',
+      );
+      assert.deepEqual(
+        await h.stack.knex('agent_versions').where({ agent_id: theirs.body.id }).pluck('saved_by'),
+        ['a deleted account'],
+        'and the agent they created, without their address',
       );
       const recover = await new Person(api.url).call('/auth/recover', {
         json: { email: p.email, password: p.password },

@@ -308,6 +308,16 @@ describe('generated requests over the whole OpenAPI document (api-fuzz)', functi
         query: queryParams.map((p) => `${p.name}=${encodeURIComponent(sampler.pick(odd))}`).join('&'),
         body: bodyText,
       });
+      // Express reads a repeated parameter as an array; each of these parameters takes one value.
+      const twice = validQuery('max');
+      const [name, value] = Object.entries(twice)[0] ?? [];
+      if (name)
+        add({
+          strategy: `query ${name} given twice`,
+          query: `${queryOf(twice)}&${queryOf({ [name]: value })}`,
+          body: jsonSchema ? JSON.stringify(sampler.valid(jsonSchema, 'min')) : undefined,
+          valid: false,
+        });
       if (queryParams.some((p) => p.name === 'cursor'))
         for (const parts of [
           ['x'],

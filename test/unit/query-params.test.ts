@@ -92,6 +92,11 @@ describe('query parameters (api/query-params.ts)', () => {
       'limit must be a whole number from 1 to 1000',
     );
     assert.equal(problemOf(() => parseQuery(queries.listRuns, { limit: ['1', '2'] })).code, 'invalid_limit');
+    // `?base_version=1&base_version=2`, as Express reads it: which one was meant is not guessed.
+    assert.deepEqual(
+      problemOf(() => parseQuery(queries.updateAgent, { base_version: ['1', '2'] })),
+      { status: 400, code: 'invalid_base_version', message: 'base_version is given more than once: give it once' },
+    );
     assert.equal(problemOf(() => parseQuery(queries.listRuns, { status: 'bogus' })).code, 'invalid_status');
     assert.equal(problemOf(() => parseQuery(queries.listRuns, { from: 'yesterday' })).code, 'invalid_date');
     // What JavaScript would read as a number or a date, the document's integer and date-time do not.
