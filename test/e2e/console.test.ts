@@ -859,9 +859,12 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.match(page, /v3 current .*v2 .*Restore .*v1/);
     assert.match(page, /Changes from v1 to v3 .*Instructions Pay every invoice\. Pay small invoices/);
     assert.ok(api.calls.some((c) => c.path === '/v1/agents/agent-live/diff?from=1&to=3'));
-    const restored = text(await (await post('/agents/agent-live/versions?/restore', { version: '1' })).text());
+    const restored = text(
+      await (await post('/agents/agent-live/versions?/restore', { version: '1', base_version: '3' })).text(),
+    );
     assert.match(restored, /Version 1 restored as version 4/);
-    assert.equal(callsTo('POST', '/v1/agents/agent-live/versions/1/restore').length, 1);
+    // Over the newest version the page showed only: one saved meanwhile is not overwritten unseen.
+    assert.equal(callsTo('POST', '/v1/agents/agent-live/versions/1/restore?base_version=3').length, 1);
   });
 
   it('shows the API’s reason when it refuses a state change', async () => {

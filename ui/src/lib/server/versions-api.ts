@@ -7,10 +7,11 @@ export const versionsApi = {
     body(client.GET('/agents/{id}/versions/{version}', { params: { path: { id, version: String(version) } } })),
   diff: (id: string, from: number, to: number) =>
     body(client.GET('/agents/{id}/diff', { params: { path: { id }, query: { from, to } } })),
-  restore: (id: string, version: number) =>
+  /** Refused (409) when a version newer than `base` was saved since the page showed `base` as the newest. */
+  restore: (id: string, version: number, base?: number) =>
     body(
       client.POST('/agents/{id}/versions/{version}/restore', {
-        params: { path: { id, version: String(version) } },
+        params: { path: { id, version: String(version) }, query: base ? { base_version: base } : {} },
       }),
     ),
 };

@@ -71,7 +71,10 @@ export const actions: Actions = {
       if (isHttpError(e))
         return fail(e.status, {
           ok: false,
-          message: e.body.message,
+          message:
+            e.status === 404
+              ? 'This agent was deleted while you were editing it, so your change was not saved. Your edit is still on this page: create a new agent to keep it.'
+              : e.body.message,
           spec: raw,
           base_version: base,
           conflict: e.status === 409,

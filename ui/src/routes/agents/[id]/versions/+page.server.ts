@@ -44,10 +44,17 @@ export const actions: Actions = {
     return outcome;
   },
   restore: async ({ params, request }) => {
-    const version = Number(formText(await request.formData(), 'version'));
-    return attempt(async () => {
-      const agent = await versionsApi.restore(params.id, version);
-      return `Version ${version} restored as version ${agent.current_version}.`;
-    });
+    const form = await request.formData();
+    const version = Number(formText(form, 'version'));
+    // The newest version the page showed: restoring over a newer one someone saved meanwhile is refused (409), saying
+    // who saved it.
+    const base = Number(formText(form, 'base_version')) || undefined;
+    return attempt(
+      async () => {
+        const agent = await versionsApi.restore(params.id, version, base);
+        return `Version ${version} restored as version ${agent.current_version}.`;
+      },
+      (message, status) => (status === 409 ? `Version ${version} was not restored: ${message}.` : message),
+    );
   },
 };
