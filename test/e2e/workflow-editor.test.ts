@@ -2,12 +2,15 @@
 // example (examples/route-csv-rows.json) from a new agent on the canvas without typing JSON (nodes from the palette,
 // connected by dragging from one node's exit to another node, the branch's condition by form), deletes and undoes,
 // sees a validation problem named by node and field, is warned before leaving with unsaved changes, saves, and runs
-// the agent to completion. Screenshots go to test-output/screenshots (ignored by git).
+// the agent to completion. A tool's arguments that are objects or lists (headers, a webhook's body, a state value, a
+// file's rows, HubSpot's filters) are edited as rows, entries and fields, on a phone too, with no JSON box.
+// Screenshots go to test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import { addMember, createUser } from '../../db/accounts';
 import { loadSecretBox } from '../../db/secret-box';
 import { agentSpecSchema } from '../../model/agent';
@@ -420,6 +423,214 @@ describe('the workflow editor in a browser', function () {
     await save(agent.id);
     const extract = (await savedSpec(agent.id)).nodes.find((n: { id: string }) => n.id === 'extract');
     assert.deepEqual(extract.output_schema, changed);
+    assert.deepEqual(problems, [], 'no script errors');
+  });
+
+  it("edits a tool's object and list arguments by form, with no JSON box: headers, a body, a state value, rows", async () => {
+    // The notify-webhook example, then two tool nodes added from the palette: a state value and a file's rows.
+    const example = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '..', '..', 'examples', 'notify-webhook.json'), 'utf8'),
+    );
+    const agent = await editNew(example.name, example.nodes);
+    const noJsonBox = async (id: string) =>
+      assert.equal((await page.$$(`[aria-label="Settings of node ${id}"] textarea`)).length, 0, `no JSON in ${id}`);
+
+    // Headers: name → value rows, the first added from the keyboard.
+    await open('notify');
+    await page.press('#n-arg-headers-add', 'Enter');
+    await page.fill('#n-arg-headers-key-0', 'X-Source');
+    await page.fill('#n-arg-headers-value-0', 'cadre');
+    await page.click('#n-arg-headers-add');
+    await page.fill('#n-arg-headers-key-1', 'X-Item');
+    await page.fill('#n-arg-headers-value-1', '{{id}}');
+
+    // The body (a value of any shape) opens as the fields it has; one renamed, three added, one of them an object.
+    assert.equal(await page.inputValue('#n-arg-body-mode'), 'fields');
+    assert.equal(await page.inputValue('#n-arg-body-key-0'), 'id');
+    assert.equal(await page.inputValue('#n-arg-body-value-1'), '{{amount}}');
+    await page.fill('#n-arg-body-key-0', 'invoice');
+    await page.click('#n-arg-body-add');
+    await page.fill('#n-arg-body-key-2', 'currency');
+    await page.fill('#n-arg-body-value-2', 'EUR');
+    await page.click('#n-arg-body-add');
+    await page.fill('#n-arg-body-key-3', 'urgent');
+    await page.fill('#n-arg-body-value-3', 'true');
+    await page.click('#n-arg-body-add');
+    await page.fill('#n-arg-body-key-4', 'customer');
+    await page.selectOption('#n-arg-body-value-4-mode', 'fields');
+    await page.click('#n-arg-body-value-4-add');
+    await page.fill('#n-arg-body-value-4-key-0', 'name');
+    await page.fill('#n-arg-body-value-4-value-0', '{{payee}}');
+    await noJsonBox('notify');
+    await shot('editor-arguments-by-form');
+
+    // A state value given as fields, a number among them.
+    await add('tool', 'remember');
+    await page.selectOption('#e-tool', 'state.set');
+    await page.fill('#n-arg-key', 'last_large');
+    assert.equal(await page.inputValue('#n-arg-value-mode'), 'text', 'an empty value starts as text');
+    await page.selectOption('#n-arg-value-mode', 'fields');
+    for (const [i, [name, value]] of [
+      ['id', '{{id}}'],
+      ['amount', '{{amount}}'],
+      ['count', '1'],
+    ].entries()) {
+      await page.click('#n-arg-value-add');
+      await page.fill(`#n-arg-value-key-${i}`, name);
+      await page.fill(`#n-arg-value-value-${i}`, value);
+    }
+    await noJsonBox('remember');
+
+    // A file's rows: a list of entries, each of name → value rows.
+    await add('tool', 'book');
+    await page.selectOption('#e-tool', 'file.generate');
+    await page.fill('#n-arg-file_name', 'large-amounts.csv');
+    await page.click('#n-arg-rows-add');
+    for (const [i, [name, value]] of [
+      ['supplier', '{{payee}}'],
+      ['amount', '{{amount}}'],
+      ['paid', 'false'],
+    ].entries()) {
+      await page.click('#n-arg-rows-0-add');
+      await page.fill(`#n-arg-rows-0-key-${i}`, name);
+      await page.fill(`#n-arg-rows-0-value-${i}`, value);
+    }
+    await noJsonBox('book');
+    await page.selectOption('#n-next', 'remember');
+    await open('notify');
+    await page.selectOption('#n-next', 'book');
+
+    // The Advanced view is the same state: what the form built is there, and a change there shows in the form.
+    const body = {
+      invoice: '{{id}}',
+      amount: '{{amount}}',
+      currency: 'EUR',
+      urgent: true,
+      customer: { name: '{{payee}}' },
+    };
+    await page.click('summary:has-text("Advanced: this node as JSON")');
+    const notifyJson = JSON.parse(await page.inputValue('#e-node'));
+    assert.deepEqual(notifyJson.arguments.body, body);
+    notifyJson.arguments.body.currency = 'USD';
+    await page.fill('#e-node', JSON.stringify(notifyJson, null, 2));
+    await page.waitForFunction(`document.querySelector('#n-arg-body-value-2').value === 'USD'`);
+    await page.fill('#n-arg-body-value-2', 'EUR');
+
+    await save(agent.id);
+    const saved = (await page.evaluate(`fetch('/v1/agents/${agent.id}').then((r) => r.json())`)) as {
+      current_version: number;
+      spec: { nodes: { id: string; arguments?: unknown }[] };
+    };
+    assert.equal(saved.current_version, 2);
+    const argumentsOf = (id: string) => saved.spec.nodes.find((n) => n.id === id)?.arguments;
+    assert.deepEqual(argumentsOf('notify'), {
+      method: 'POST',
+      url: 'https://example.com/finance-webhook',
+      body,
+      headers: { 'X-Source': 'cadre', 'X-Item': '{{id}}' },
+    });
+    assert.deepEqual(argumentsOf('remember'), {
+      key: 'last_large',
+      value: { id: '{{id}}', amount: '{{amount}}', count: 1 },
+    });
+    assert.deepEqual(argumentsOf('book'), {
+      file_name: 'large-amounts.csv',
+      rows: [{ supplier: '{{payee}}', amount: '{{amount}}', paid: false }],
+    });
+    assert.deepEqual(problems, [], 'no script errors');
+  });
+
+  it("draws a tool's arguments on a phone: labelled for axe-core, nothing wider than the screen", async () => {
+    const agent = await editNew('Invoice a customer', [
+      { kind: 'input', id: 'rows', format: 'csv', next: 'invoice' },
+      {
+        kind: 'tool',
+        id: 'invoice',
+        tool: 'hubspot.find',
+        arguments: {
+          type: 'contacts',
+          filters: [{ property: 'email', operator: 'EQ', value: '{{email}}' }],
+          sort: { property: 'createdate' },
+          properties: ['email', 'firstname'],
+        },
+        next: 'keep',
+      },
+      // A value of no set shape given as text, and a list given as a template that holds the whole list.
+      { kind: 'tool', id: 'keep', tool: 'state.set', arguments: { key: 'last', value: '{{email}}' }, next: 'invite' },
+      {
+        kind: 'tool',
+        id: 'invite',
+        tool: 'calendar.create_event',
+        arguments: { title: 'Onboarding', attendees: '{{attendees}}' },
+      },
+    ]);
+    // A page of its own context at 390 px (axe-core analyses pages of contexts made by newContext).
+    const context = await (
+      browser as unknown as {
+        newContext(o: object): Promise<{ newPage(): Promise<EditorPage>; close(): Promise<void> }>;
+      }
+    ).newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const phone = await context.newPage();
+    phone.on('pageerror', (e) => problems.push(e.message));
+    /** The node's form fits the screen and axe-core finds nothing serious in it. */
+    async function fitsAndLabelled(id: string) {
+      const form = `[aria-label="Settings of node ${id}"]`;
+      const overflow = (await phone.evaluate(
+        `(() => { const f = document.querySelector('${form}'); return f.scrollWidth - f.clientWidth; })()`,
+      )) as number;
+      assert.ok(overflow <= 0, `the form of ${id} fits the screen (${overflow} px too wide)`);
+      const results = await new AxeBuilder({
+        page: phone as unknown as ConstructorParameters<typeof AxeBuilder>[0]['page'],
+      })
+        .include(form)
+        .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+        .analyze();
+      const serious = results.violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(' | ')}`);
+      assert.deepEqual(serious, [], `axe-core violations in ${id}:\n${serious.join('\n')}`);
+    }
+    const openOnPhone = async (id: string) => {
+      await phone.click(`.svelte-flow__node[data-id="${id}"]`);
+      await phone.waitForSelector(`[aria-label="Settings of node ${id}"]`);
+    };
+    try {
+      await phone.goto(`${base}/login?next=${encodeURIComponent(`/agents/${agent.id}/edit`)}`);
+      await hydrated(phone);
+      await phone.fill('#email', editor.email);
+      await phone.fill('#password', editor.password);
+      await phone.click('button:has-text("Sign in")');
+      await phone.waitForURL(/\/edit$/);
+      await hydrated(phone);
+      await openOnPhone('invoice');
+      // A list of objects as entries with a field each, its enum a choice; an object's fields; a list of texts.
+      assert.equal(await phone.inputValue('#n-arg-filters-0-property'), 'email');
+      assert.equal(await phone.inputValue('#n-arg-filters-0-operator'), 'EQ');
+      assert.equal(await phone.inputValue('#n-arg-sort-property'), 'createdate');
+      assert.equal(await phone.inputValue('#n-arg-sort-direction'), 'ASCENDING', "the tool's default, shown");
+      assert.equal(await phone.inputValue('#n-arg-properties-1'), 'firstname');
+      await phone.click('#n-arg-filters-add');
+      await phone.waitForSelector('#n-arg-filters-1-property');
+      await fitsAndLabelled('invoice');
+      await phone.screenshot({ path: path.join(screenshots, 'editor-arguments-phone.png'), fullPage: true });
+
+      await openOnPhone('keep');
+      assert.equal(await phone.inputValue('#n-arg-value-mode'), 'text');
+      assert.equal(await phone.inputValue('#n-arg-value'), '{{email}}');
+      await fitsAndLabelled('keep');
+
+      // The template stays as it is, with a way to fill the list in entry by entry instead.
+      await openOnPhone('invite');
+      assert.equal(await phone.inputValue('#n-arg-attendees'), '{{attendees}}');
+      await fitsAndLabelled('invite');
+      await phone.click('#n-arg-attendees-form');
+      await phone.click('#n-arg-attendees-add');
+      await phone.fill('#n-arg-attendees-0', 'ada@example.com');
+      await phone.click('summary:has-text("Advanced: this node as JSON")');
+      assert.deepEqual(JSON.parse(await phone.inputValue('#e-node')).arguments.attendees, ['ada@example.com']);
+    } finally {
+      await context.close();
+    }
     assert.deepEqual(problems, [], 'no script errors');
   });
 

@@ -1,6 +1,7 @@
 // A tool node's arguments when its tool changes in the editor: what the new tool takes is kept, what it requires is
 // added blank for the person to fill in, and a tool acting through a connection gets one of the agent's.
 import type { SpecNode } from '$lib/api-types';
+import { shapeWords, type JsonSchema } from '$lib/workflow/argument-shapes';
 
 export interface ToolEntry {
   name: string;
@@ -8,7 +9,7 @@ export interface ToolEntry {
 }
 
 interface ObjectSchema {
-  properties?: Record<string, { type?: string | string[]; description?: string }>;
+  properties?: Record<string, JsonSchema>;
   required?: string[];
 }
 
@@ -17,12 +18,15 @@ const blank: Record<string, unknown> = { string: '', array: [], object: {}, numb
 export const argumentNames = (tool: ToolEntry | undefined) =>
   Object.keys((tool?.input_schema as ObjectSchema | undefined)?.properties ?? {});
 
-/** What a tool takes, from its input schema: each argument's name, type, description and whether it must be given. */
+/**
+ * What a tool takes, from its input schema: each argument's name, what it holds in words ("list of text", "names and
+ * values"), its description and whether it must be given.
+ */
 export function describeArguments(tool: ToolEntry | undefined) {
   const schema = (tool?.input_schema ?? {}) as ObjectSchema;
   return Object.entries(schema.properties ?? {}).map(([name, p]) => ({
     name,
-    type: [p.type ?? 'any'].flat().join(' or '),
+    holds: shapeWords(p),
     description: p.description ?? '',
     required: (schema.required ?? []).includes(name),
   }));

@@ -49,13 +49,22 @@ export const FIELD_HELP: Record<string, string> = {
   wait: 'Wait for the other agent’s run to finish before going on.',
 };
 
+const jsonSchemas = Object.fromEntries(
+  nodeSchema.options.map((option) => [
+    option.shape.kind.value,
+    z.toJSONSchema(option, { io: 'input', unrepresentable: 'any' }),
+  ]),
+);
 const schemas: Record<string, SchemaField[]> = Object.fromEntries(
-  nodeSchema.options.map((option) => {
-    const json = z.toJSONSchema(option, { io: 'input', unrepresentable: 'any' });
+  Object.entries(jsonSchemas).map(([kind, json]) => {
     const fields = fieldGroups(json as Parameters<typeof fieldGroups>[0], 'options').flatMap((g) => g.fields);
-    return [option.shape.kind.value, fields.filter((f) => !WIDGET_KEYS.has(f.path[0]))];
+    return [kind, fields.filter((f) => !WIDGET_KEYS.has(f.path[0]))];
   }),
 );
+
+/** The JSON Schema of one property of a node kind (a transform's `set`), for the widgets drawn from schemas. */
+export const propertySchemaOf = (kind: string, key: string): Record<string, unknown> | undefined =>
+  (jsonSchemas[kind] as { properties?: Record<string, Record<string, unknown>> } | undefined)?.properties?.[key];
 
 /** The plain fields of a node kind, in the schema's order. */
 export const plainFieldsOf = (kind: string): SchemaField[] => schemas[kind] ?? [];
