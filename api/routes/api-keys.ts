@@ -44,10 +44,13 @@ export function apiKeyRoutes(deps: RouteDeps): Router {
   });
 
   r.delete('/api-keys/:id', requirePermission('admin'), async (req, res) => {
-    if (!(await revokeApiKey(knex, req.auth!.workspace.id, param(req, 'id')))) {
+    const ws = req.auth!.workspace.id;
+    if (!(await revokeApiKey(knex, ws, param(req, 'id')))) {
       throw new ApiError(404, 'api_key_not_found', `no active API key ${param(req, 'id')} in this workspace`);
     }
-    await auditRequest(knex, req, 'api_key.revoked', param(req, 'id'));
+    // Named as when it was created, so the audit log reads "revoked CI pipeline", not an id.
+    const revoked = (await listApiKeys(knex, ws)).find((k) => k.id === param(req, 'id'));
+    await auditRequest(knex, req, 'api_key.revoked', revoked?.name ?? param(req, 'id'), { id: param(req, 'id') });
     res.status(204).end();
   });
 

@@ -41,6 +41,7 @@ interface Page {
   selectOption(selector: string, value: string): Promise<unknown>;
   waitForURL(url: string | RegExp): Promise<void>;
   waitForSelector(selector: string, options?: { timeout?: number }): Promise<unknown>;
+  waitForFunction(script: string): Promise<unknown>;
   innerText(selector: string): Promise<string>;
   screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
   url(): string;
@@ -235,8 +236,19 @@ describe('console flow in a browser against the real stack', function () {
     await page.waitForSelector('button:has-text("Pause")');
     await shot('agent');
 
-    // A real run: the progress bar moves as a person approves.
-    await page.fill('#run-input', 'item,amount\nHotel,180\nTrain,64\nLunch,18');
+    // A real run, its CSV taken from a file on the person's computer (a spreadsheet's export, CRLF and all):
+    // the box says what the agent reads and shows the file before it runs. The progress bar moves as a person approves.
+    assert.match(await text('#run-input-help'), /CSV, its first line naming the columns/);
+    await page.setInputFiles('#run-file', [
+      {
+        name: 'expenses.csv',
+        mimeType: 'text/csv',
+        buffer: Buffer.from('item,amount\r\nHotel,180\r\nTrain,64\r\nLunch,18\r\n'),
+      },
+    ]);
+    await page.waitForFunction(
+      `document.querySelector('#run-input').value === 'item,amount\\nHotel,180\\nTrain,64\\nLunch,18\\n'`,
+    );
     await page.click('.run-form button');
     await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
     const runUrl = page.url();
@@ -267,6 +279,9 @@ describe('console flow in a browser against the real stack', function () {
     await page.click('button:has-text("Cancel run")');
     await waitForText(/Cancelled/);
     await shot('run-cancelled');
+    // The runs list counts items in words, the one not run apart: no "1 / 0 / 0 of 1" to decode.
+    await page.goto(`${base}/runs?status=cancelled`);
+    assert.match(await text('table'), /Cancelled\s+Expense approver v2\s+Manual\s+0 of 1 done, 1 not run/);
 
     // Run Mode: a public link, no edit rights from there.
     await page.goto(`${base}/agents/${id}`);
@@ -336,7 +351,9 @@ describe('console flow in a browser against the real stack', function () {
     await page.waitForSelector('[role="row"][aria-rowindex="10000"]:has-text("10000"):has-text("Done")');
     await page.click('[role="row"][aria-rowindex="10000"]');
     await waitForText(/Item 10000/);
-    assert.match(await text(), /"n": 9999/);
+    // Its data as named values, not JSON.
+    assert.match(await text('.inspect'), /\bn\s+9999\b/);
+    assert.doesNotMatch(await text('.inspect'), /"n":/);
     await shot('run-10000-items');
     assert.deepEqual(problems, []);
   });
@@ -455,18 +472,24 @@ describe('console flow in a browser against the real stack', function () {
       await p.waitForSelector('html[data-hydrated]');
       await p.waitForSelector('li.review');
     }
-    await bob.p.check('li.review input[value="reject"]');
-    await bob.p.fill('li.review input[name="reason"]', 'looks like a duplicate');
+    // Both accept it with an edit of their own, typed in the card's fields.
+    for (const [{ p }, vendor] of [
+      [ann, 'Globex (Ann)'],
+      [bob, 'Globex (Bob)'],
+    ] as const) {
+      await p.check('li.review input[value="edit"]');
+      await p.fill('li.review .editor .field:has(label:text-is("vendor")) input', vendor);
+    }
     await Promise.all([
-      ann.p.click('li.review button:has-text("Accept")'),
-      bob.p.click('li.review button:has-text("Reject")'),
+      ann.p.click('li.review button:has-text("Accept with these edits")'),
+      bob.p.click('li.review button:has-text("Accept with these edits")'),
     ]);
     for (const { p } of [ann, bob]) await p.waitForSelector('.notice-ok, .notice-error');
     const review = await h.stack.knex('item_reviews').where({ run_id: flagged.id }).first('status', 'decided_by');
     const first = review.decided_by === ann.email ? ann : bob;
     const second = first === ann ? bob : ann;
-    assert.equal(review.status, first === ann ? 'accepted' : 'rejected');
-    await until(first.p, first === ann ? /Accepted\./ : /Rejected: the item fails with your reason/);
+    assert.equal(review.status, 'accepted');
+    await until(first.p, /Accepted with your output\./);
     await until(
       second.p,
       new RegExp(
@@ -476,6 +499,11 @@ describe('console flow in a browser against the real stack', function () {
     await until(second.p, /Nothing is waiting for review/);
     await second.p.screenshot({ path: path.join(shots, 'two-reviewers-review.png'), fullPage: true });
     assert.equal((await waitForRun(h, flagged.id)).status, 'completed');
+    // The edit that counted is the winner's alone: the other's never reached the item.
+    const [item] = await h.stack.knex('run_items').where({ run_id: flagged.id }).select('output', 'data');
+    const edited = item.output ?? item.data;
+    assert.equal(edited.vendor, first === ann ? 'Globex (Ann)' : 'Globex (Bob)');
+    assert.equal(edited.amount, 28250, 'the fields not edited keep their kind');
     assert.deepEqual(problems, []);
   });
 
@@ -684,6 +712,20 @@ describe('console flow in a browser against the real stack', function () {
     await page.goto(`${base}/reviews?run_id=${flagged.id}`);
     await waitForText(/check hello/);
     assert.ok(await page.$('li.review button:has-text("Accept")'));
+
+    // An admin makes Ed a viewer while his run page is open (the change Settings' role select makes). His next
+    // click is refused in words, and the page then shows what a viewer has: no Approve to try again.
+    await page.goto(`${base}/runs/${run.id}`);
+    await page.waitForSelector('html[data-hydrated]');
+    const ed = await h.stack.knex('users').where({ email: 'ed@example.test' }).first('id');
+    await h.stack.knex('memberships').where({ user_id: ed.id, workspace_id: workspaceId }).update({ role: 'viewer' });
+    await page.click('button:has-text("Approve")');
+    await waitForText(/your role in this workspace \(viewer\) does not allow this/);
+    await waitForText(/Waiting for a reviewer \(your role can view approvals, not decide them\)/);
+    assert.equal(await page.$('button:has-text("Approve")'), null, 'no Approve left to try again');
+    assert.match(await text('.whoami'), /ed@example\.test · viewer/);
+    await shot('role-changed-while-open');
+    assert.equal((await h.stack.knex('approvals').where({ run_id: run.id }).first('status')).status, 'pending');
     assert.deepEqual(problems, []);
   });
 });

@@ -334,6 +334,16 @@ describe('every console page: accessibility, keyboard, and a phone-width layout'
       if (o.main > 0 || o.page > 0) wide.push(`${route}: ${JSON.stringify(o)} ${await widest(phone)}`);
     }
     await shot(phone, 'phone-settings');
+
+    // Chat with no model (none is configured here): a fact about the installation, not an error of the person's,
+    // and no "start a conversation" beside a button that cannot.
+    await phone.goto(`${base}/chat`);
+    const chat = await phone.innerText('main');
+    assert.match(chat, /Chat needs an AI model, and none is set up\.\s+Whoever runs Cadre can add one/);
+    assert.doesNotMatch(chat, /Start a new conversation/);
+    assert.equal(await phone.$('main [role="alert"]'), null, 'not shown as an error');
+    assert.ok(await phone.$('main button:has-text("New conversation")[disabled]'));
+    await shot(phone, 'phone-chat-no-model');
     await phone.close();
     assert.deepEqual(wide, []);
     assert.deepEqual(problems, []);

@@ -126,8 +126,10 @@ describe('settings in a browser: two-factor, API keys, the audit log, roles', fu
     // The workspace's audit log shows these, with who did them.
     await page.goto(`${base}/settings`);
     const audit = await text('section[aria-labelledby="audit"]');
-    for (const action of ['login.succeeded', 'login.failed', 'two_factor.enabled'])
-      assert.match(audit, new RegExp(`${owner.email.replace(/\./g, '\\.')}\\s+${action.replace('.', '\\.')}`));
+    // In words, not the API's codes (login.succeeded, two_factor.enabled…).
+    for (const action of ['Signed in', 'Sign-in failed', 'Turned on two-factor'])
+      assert.match(audit, new RegExp(`${owner.email.replace(/\./g, '\\.')}\\s+${action}`));
+    assert.doesNotMatch(audit, /login\.succeeded|two_factor\./);
   });
 
   it('creates an API key with its scopes and expiry, shows it once, sees it used, and revokes it', async () => {
@@ -175,6 +177,11 @@ describe('settings in a browser: two-factor, API keys, the audit log, roles', fu
     assert.match(await text(row), /revoked/);
     const refused = await fetch(`${base}/v1/agents`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(refused.status, 401);
+    // The audit log names the key revoked as it named it created, not by its id.
+    await page.goto(`${base}/settings`);
+    const audit = await text('section[aria-labelledby="audit"]');
+    assert.match(audit, /Revoked an API key\s+Nightly export/);
+    assert.match(audit, /Created an API key\s+Nightly export/);
   });
 
   it('keeps what was typed when the new-agent form is refused, and warns of a second agent with the same name', async () => {

@@ -269,9 +269,13 @@ describe('console triggers, reviews and run counts in a browser against the real
     await waitForText(/Item 4: check A-4/);
     const titles = (await text('.queue')).match(/Item \d: check A-\d/g);
     assert.deepEqual(titles, ['Item 1: check A-1', 'Item 2: check A-2', 'Item 3: check A-3', 'Item 4: check A-4']);
-    // The data is shown once per card: the edit box appears only when asked for.
-    assert.equal((await text('li.review:has-text("A-1") .data')).match(/"invoice": "A-1"/g)?.length, 1);
-    assert.equal(await page.$('li.review textarea'), null);
+    // The data is shown once per card, as named values (not JSON): the edit fields appear only when asked for.
+    const shown = await text('li.review:has-text("A-1") .data');
+    assert.equal(shown.match(/A-1/g)?.length, 1);
+    assert.match(shown, /\binvoice\s+A-1\b/);
+    assert.match(shown, /\bvendor\s+Acme\b/);
+    assert.doesNotMatch(shown, /[{}"]/, 'no JSON shown to people');
+    assert.equal(await page.$('li.review .editor'), null);
     await shot('review-cards');
 
     const card = (invoice: string) => `li.review:has-text("check ${invoice}")`;
@@ -279,9 +283,13 @@ describe('console triggers, reviews and run counts in a browser against the real
     await page.click(`${card('A-1')} button:has-text("Accept")`);
     await decided('A-1');
     assert.match(await text(), /Accepted\./);
+    // The card and its button are gone: the answer takes the focus, not the top of the page.
+    assert.equal(await page.evaluate('document.activeElement?.textContent?.trim()'), 'Accepted.');
 
+    // Accepting with edits changes a field in a box of its own: no JSON to write.
     await page.check(`${card('A-2')} input[value="edit"]`);
-    await page.fill(`${card('A-2')} textarea`, '{"invoice": "A-2", "vendor": "Globex Ltd"}');
+    assert.equal(await page.$(`${card('A-2')} textarea`), null);
+    await page.fill(`${card('A-2')} .editor .field:has(label:text-is("vendor")) input`, 'Globex Ltd');
     await page.click(`${card('A-2')} button:has-text("Accept with these edits")`);
     await decided('A-2');
     assert.match(await text(), /Accepted with your output/);
@@ -296,6 +304,8 @@ describe('console triggers, reviews and run counts in a browser against the real
     const offered = await text(`${card('A-4')} select[name="node_id"]`);
     assert.match(offered, /fix/);
     assert.doesNotMatch(offered, /\bcheck\b/, 'not the step that flagged it');
+    assert.doesNotMatch(offered, /\brows\b/, 'not the input node, which would read the item again as new input');
+    assert.match(offered, /^Choose a step/, 'no step is chosen for the reviewer');
     await page.selectOption(`${card('A-4')} select[name="node_id"]`, 'fix');
     await shot('review-send-to');
     await page.click(`${card('A-4')} button:has-text("Send")`);
@@ -310,6 +320,7 @@ describe('console triggers, reviews and run counts in a browser against the real
       ['done', 'done', 'failed', 'done'],
     );
     assert.equal(rows[1].output?.vendor ?? rows[1].data.vendor, 'Globex Ltd', 'accepted with the edit');
+    assert.equal((rows[1].output ?? rows[1].data).invoice, 'A-2', 'the fields not edited go on as they were');
     assert.match(rows[2].error, /duplicate invoice/);
     assert.equal((rows[3].output ?? rows[3].data).fixed, 'yes', 'sent on through "fix"');
     await page.goto(`${base}/reviews?run_id=${runId}`);

@@ -11,6 +11,11 @@ export function humanize(value: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+/** A run's trigger as people name it: "api" is the API, the rest read as words. */
+export function triggerLabel(trigger: string): string {
+  return trigger === 'api' ? 'API' : humanize(trigger);
+}
+
 export function formatTimestamp(iso: string | null | undefined): string {
   if (!iso) return '—';
   const date = new Date(iso);
@@ -92,6 +97,29 @@ export function compactJson(value: unknown, max = 120): string {
   if (value === null || value === undefined) return '—';
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** A plain object (an item's data, a tool call's arguments): shown and edited field by field. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** One field's value as a person reads it: text as it is, numbers and yes/no as words, lists and objects compact. */
+export function fieldText(value: unknown): string {
+  if (value === null || value === undefined || value === '') return '—';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** An object on one line as "name: value · name: value" (not JSON), cut to fit a table cell. */
+export function fieldsLine(value: unknown, max = 120): string {
+  if (!isRecord(value)) return compactJson(value, max);
+  const text = Object.entries(value)
+    .map(([k, v]) => `${k}: ${fieldText(v)}`)
+    .join(' · ');
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text || '—';
 }
 
 export function shortId(id: string): string {
