@@ -95,12 +95,24 @@ export async function checkedFireTimes(deps: Pick<TriggerServiceDeps, 'temporal'
   try {
     return await evaluateSchedule(deps.temporal, config);
   } catch (err) {
-    if (err instanceof ScheduleError) throw new ApiError(422, err.code, err.message);
+    // Named by the field it is about, as parseBody names a schema's problems: the builder shows it there.
+    if (err instanceof ScheduleError)
+      throw new ApiError(
+        422,
+        err.code,
+        err.message,
+        {},
+        { errors: [{ path: schedulePath(config), message: err.message }] },
+      );
     throw err;
   }
 }
 
-const unreadable = (message: string) => new ApiError(422, 'input_unparseable', message);
+/** Where in the body a schedule Temporal refuses goes wrong: a cron's expression, or the schedule as a whole. */
+const schedulePath = (config: ScheduleConfig) => (config.schedule.type === 'cron' ? 'schedule.expression' : 'schedule');
+
+const unreadable = (message: string) =>
+  new ApiError(422, 'input_unparseable', message, {}, { errors: [{ path: 'input', message }] });
 
 /** A schedule's input is what it says it is (CSV, JSON); 422 otherwise. Text is anything. */
 export function checkScheduleInputFormat(config: ScheduleConfig) {

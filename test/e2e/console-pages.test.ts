@@ -308,6 +308,12 @@ describe('every console page: accessibility, keyboard, and a phone-width layout'
     assert.ok(output.right - output.left >= 60, `the output column has room: ${JSON.stringify(columns)}`);
     assert.match(await phone.innerText('main'), /Pay 18250 to Globex Corporation International\?/);
     assert.ok(await phone.$('button:has-text("Approve")'), 'an approval can be decided from the phone');
+    // The log's messages take the width of the screen under their time, level and node, not a sliver beside them.
+    const messages = (await phone.evaluate(
+      `[...document.querySelectorAll('.log .log-message')].map((m) => m.getBoundingClientRect().width)`,
+    )) as number[];
+    assert.ok(messages.length > 0, 'the run has a log');
+    assert.ok(Math.min(...messages) >= 250, `log messages have room to be read: ${messages.join(', ')} px`);
     await shot(phone, 'phone-run-details');
 
     await phone.click('button:has-text("Menu")');

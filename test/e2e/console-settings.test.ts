@@ -78,7 +78,7 @@ describe('settings in a browser: two-factor, API keys, the audit log, roles', fu
     await page.fill('#tf-code', wrong);
     await page.click('button:has-text("Turn on")');
     await page.waitForSelector('.notice-error');
-    assert.match(await text('.notice-error'), /that code is not right/);
+    assert.match(await text('.notice-error'), /That code is not right/);
     assert.equal((await text('.tf-secret')).trim(), secret, 'the same key, still open for another try');
     assert.ok(await page.$('img.qr'));
     await shot('two-factor-wrong-code');

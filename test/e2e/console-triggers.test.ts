@@ -1,6 +1,7 @@
 // Triggers, reviews and run counts in a real browser against the real stack (Temporal dev server, embedded Postgres,
 // a worker, the API with the built console mounted as the web process mounts it): a schedule whose CSV input is set
-// in the builder fires a run that completes on those rows; the builder keeps what was typed; a webhook is set up
+// in the builder fires a run that completes on those rows; the builder keeps what was typed and says what is wrong
+// at its fields, before sending what the browser can check; a webhook is set up
 // with its filter and batching from the form; the Review page decides items four ways; a cancelled run counts
 // what ran apart from what did not. Screenshots go to test-output/screenshots (ignored by git).
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import path from 'node:path';
 import { createInvitation } from '../../db/invitations';
 import type { Server } from 'node:http';
 import { secretBox } from '../../db/secret-box';
-import { launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
+import { hydrated, launchBrowser, screenshots, startWebWithConsole, type Browser, type Page } from '../support/browser';
 import {
   createHarness,
   createLiveAgent,
@@ -124,10 +125,10 @@ describe('console triggers, reviews and run counts in a browser against the real
     assert.match(await text('.preview'), /07:45/);
     await kept('after Preview');
 
-    // Input that the agent's input node cannot read is refused when saved, in plain words; nothing is lost.
+    // Input that is not what it says is refused before it is sent, in plain words; nothing is lost.
     await page.selectOption('#s-input-format', 'json');
     await page.click('button:has-text("Add schedule")');
-    await waitForText(/the schedule's input is not JSON/);
+    await waitForText(/The input is not valid JSON: the word invoice is not in quotes near line 1, column 1/);
     await page.selectOption('#s-input-format', 'csv');
     await kept('after a refused Add');
 
@@ -168,29 +169,95 @@ describe('console triggers, reviews and run counts in a browser against the real
     assert.deepEqual(problems, []);
   });
 
-  it('says what is wrong with a schedule in the builder’s words, not the API’s field paths', async () => {
+  it('says what is wrong with a schedule in the builder’s words at its fields, before anything is sent', async () => {
     const agent = await createLiveAgent(h, workspaceId, {
       name: 'Schedule slips',
       nodes: [{ kind: 'input', id: 'rows', format: 'csv', next: null }],
     });
+    // The builder's Preview and Add as they reach the console: what the browser can check never does.
+    let sent = 0;
+    const count = (req: { method?: string; url?: string }) => {
+      if (req.method === 'POST' && /\?\/(previewSchedule|addSchedule)$/.test(req.url ?? '')) sent++;
+    };
+    server.on('request', count);
+    try {
+      await page.goto(`${base}/agents/${agent.id}`);
+      await hydrated(page);
+      await page.click('summary:has-text("Add a schedule")');
+      await page.selectOption('#s-type', 'weekly');
+      for (const d of await days()) await page.uncheck(`input[name="day_${d}"]`);
+      await page.fill('#s-tz', 'Mars/Olympus');
+      await page.click('button:has-text("Preview")');
+      await page.waitForSelector('[data-testid="schedule-problems"]');
+      const listed = await text('[data-testid="schedule-problems"]');
+      assert.match(listed, /Days: choose at least one day/);
+      assert.match(listed, /Time zone: is not a time zone .* such as Europe\/Berlin or UTC/);
+      // Each at its field, which says it is wrong.
+      assert.match(await text('#s-days-problem'), /^Choose at least one day/);
+      assert.match(await text('#s-timezone-problem'), /^Is not a time zone/);
+      assert.equal(await page.evaluate(`document.querySelector('#s-tz').getAttribute('aria-invalid')`), 'true');
+      await page.click('button:has-text("Add schedule")');
+      assert.match(await text('[data-testid="schedule-problems"]'), /Days: choose at least one day/);
+      assert.equal(sent, 0, 'nothing was sent');
+      assert.equal(await page.inputValue('#s-tz'), 'Mars/Olympus', 'what was typed stays');
+      await shot('schedule-builder-problems');
+
+      // JSON that is not JSON: what is wrong and where, as a person counts lines; the text stays as typed.
+      await page.check('input[name="day_mon"]');
+      await page.fill('#s-tz', 'Europe/Berlin');
+      await page.selectOption('#s-input-format', 'json');
+      const typed = '[\n  {"invoice": "INV-1"}\n  {"invoice": "INV-2"}\n]';
+      await page.fill('#s-input', typed);
+      await page.click('button:has-text("Add schedule")');
+      await waitForText(
+        /The input is not valid JSON: something is missing near line 3, column 3 — check for a missing comma, quote or bracket/,
+      );
+      assert.match(await text('#s-input-problem'), /near line 3, column 3/);
+      assert.doesNotMatch(await text('[data-testid="schedule-problems"]'), /Days|Time zone/, 'fixed ones are gone');
+      assert.equal(await page.inputValue('#s-input'), typed, 'the input stays as typed');
+      assert.equal(sent, 0, 'still nothing sent');
+
+      // What only the server knows comes back at its field: an input the agent's CSV input node cannot read…
+      await page.selectOption('#s-input-format', 'text');
+      await page.fill('#s-input', 'remind the team');
+      await page.click('button:has-text("Add schedule")');
+      await waitForText(/Each run's input: the agent's input node \(csv\) cannot read the schedule's input/);
+      assert.match(await text('#s-input-problem'), /cannot read the schedule's input/);
+      assert.equal(sent, 1);
+      assert.equal(await page.inputValue('#s-input'), 'remind the team');
+      // … and a cron with five fields that Temporal cannot run.
+      await page.selectOption('#s-input-format', 'none');
+      await page.selectOption('#s-type', 'cron');
+      await page.fill('#s-cron', '61 * * * *');
+      await page.click('button:has-text("Preview")');
+      await waitForText(/Cron expression: .*"61" in the minute field is out of range/);
+      assert.match(await text('#s-expression-problem'), /out of range/);
+      assert.equal(await page.inputValue('#s-cron'), '61 * * * *', 'what was typed stays');
+      assert.doesNotMatch(await text(), /schedule\.|timezone:|Too small|IANA|position \d|Unexpected token/);
+      await shot('schedule-builder-server-problems');
+      assert.equal((await h.stack.knex('triggers').where({ agent_id: agent.id })).length, 0, 'nothing added');
+      assert.deepEqual(problems, []);
+    } finally {
+      server.off('request', count);
+    }
+  });
+
+  it('a run’s JSON input that is not JSON is refused in plain words, and kept as typed', async () => {
+    const agent = await createLiveAgent(h, workspaceId, {
+      name: 'JSON rows',
+      nodes: [{ kind: 'input', id: 'rows', format: 'json', next: null }],
+    });
     await page.goto(`${base}/agents/${agent.id}`);
-    await page.click('summary:has-text("Add a schedule")');
-    await page.selectOption('#s-type', 'weekly');
-    for (const d of await days()) await page.uncheck(`input[name="day_${d}"]`);
-    await page.click('button:has-text("Preview")');
-    await waitForText(/Days: choose at least one/);
-    await page.selectOption('#s-type', 'cron');
-    await page.fill('#s-cron', '61 * * *');
-    await page.click('button:has-text("Add schedule")');
-    await waitForText(/Cron expression: a cron expression has five fields/);
-    assert.equal(await page.inputValue('#s-cron'), '61 * * *', 'what was typed stays');
-    await page.fill('#s-tz', 'Mars/Olympus');
-    await page.fill('#s-cron', '0 9 * * 1');
-    await page.click('button:has-text("Preview")');
-    await waitForText(/Time zone: a time zone name/);
-    assert.doesNotMatch(await text(), /schedule\.|timezone:|Too small|IANA/);
-    await shot('schedule-builder-problems');
-    assert.equal((await h.stack.knex('triggers').where({ agent_id: agent.id })).length, 0, 'nothing added');
+    await hydrated(page);
+    const typed = '{"invoice": "INV-1",\n "amount": 12,}';
+    await page.fill('#run-input', typed);
+    await page.click('.run-form button');
+    await waitForText(
+      /The input is not valid JSON: there is a comma with nothing after it near line 2, column 15 — remove the comma/,
+    );
+    assert.equal(await page.inputValue('#run-input'), typed);
+    assert.equal((await h.stack.knex('runs').where({ agent_id: agent.id })).length, 0, 'no run started');
+    assert.deepEqual(problems, []);
   });
 
   it('adds a webhook with a filter and micro-batching from the form; its secret is a step to copy, with its URL', async () => {

@@ -145,6 +145,10 @@ describe('the workflow editor in a browser', function () {
 
     // A transform that makes the amount a number and keeps the vendor, by rows of its form.
     await add('transform', 'clean');
+    // Its common case first: Set fields, then Rename and Convert, with Drop after them.
+    const transformForm = await page.innerText('.node-form');
+    const [setAt, dropAt] = [transformForm.indexOf('Set fields'), transformForm.indexOf('Drop')];
+    assert.ok(setAt >= 0 && setAt < dropAt, `Set fields before Drop: ${transformForm}`);
     await page.click('#n-cast-add');
     await page.fill('#n-cast-key-0', 'amount');
     await page.selectOption('#n-cast-value-0', 'number');

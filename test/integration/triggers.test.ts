@@ -193,6 +193,8 @@ describe('triggers', function () {
       });
       assert.equal(badCron.status, 422);
       assert.equal(badCron.body.code, 'invalid_schedule');
+      // Named by its field, as a body's 422s are: the schedule builder shows it at the cron expression.
+      assert.deepEqual(badCron.body.errors, [{ path: 'schedule.expression', message: badCron.body.detail }]);
       // Tokens of other cron dialects: Temporal refuses them (or, "#", misreads them); save and preview both say
       // which token, with the same answer.
       for (const [expression, token] of [
@@ -297,6 +299,7 @@ describe('triggers', function () {
         assert.equal(res.status, 422, JSON.stringify(res.body));
         assert.equal(res.body.code, 'input_unparseable');
         assert.match(res.body.detail, pattern);
+        assert.deepEqual(res.body.errors, [{ path: 'input', message: res.body.detail }]);
       };
       await refused({ input: '{"id": 1', input_format: 'json' }, /the schedule's input is not JSON/);
       await refused({ input: 'id,name\n1,Ada,extra', input_format: 'csv' }, /the schedule's input is not CSV/);

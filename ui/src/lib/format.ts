@@ -16,6 +16,12 @@ export function triggerLabel(trigger: string): string {
   return trigger === 'api' ? 'API' : humanize(trigger);
 }
 
+/**
+ * A message shown to a person as a sentence: the API words its refusals for any caller, starting lowercase ("that code
+ * is not right"), and the console starts them with a capital.
+ */
+export const sentence = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
 export function formatTimestamp(iso: string | null | undefined): string {
   if (!iso) return '—';
   const date = new Date(iso);

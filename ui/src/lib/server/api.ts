@@ -14,16 +14,18 @@ import { cadreClient, type paths } from '$api/client';
 import { OPEN_APPROVAL_STATUSES } from '$lib/api-types';
 import type { AgentState, Me } from '$lib/api-types';
 
-async function problemDetail(response: Response): Promise<string> {
+/** A refusal as the console's error: the problem's detail, and its per-field `errors` when it names any. */
+async function problemDetail(response: Response): Promise<App.Error> {
   const body = await response.text().catch(() => '');
   try {
-    const problem = JSON.parse(body) as { detail?: unknown; title?: unknown };
-    if (typeof problem.detail === 'string' && problem.detail) return problem.detail;
-    if (typeof problem.title === 'string' && problem.title) return problem.title;
+    const problem = JSON.parse(body) as { detail?: unknown; title?: unknown; errors?: unknown };
+    const errors = Array.isArray(problem.errors) ? { errors: problem.errors as App.Error['errors'] } : {};
+    if (typeof problem.detail === 'string' && problem.detail) return { message: problem.detail, ...errors };
+    if (typeof problem.title === 'string' && problem.title) return { message: problem.title, ...errors };
   } catch {
     // Not problem+json (a proxy's error page, say): fall through to the raw text.
   }
-  return body.trim().slice(0, 300) || response.statusText || `The API answered HTTP ${response.status}`;
+  return { message: body.trim().slice(0, 300) || response.statusText || `The API answered HTTP ${response.status}` };
 }
 
 /** To the sign-in page, coming back here afterwards. */

@@ -1,8 +1,8 @@
 // What stops an edited agent from saving, in plain words that point at the node and field: the agent spec's own zod
 // schema (model/agent.ts, as the API checks it) read back as "Node 'route' → Branch 1, condition 1: value is
 // required" rather than zod's "Too small: expected string to have >=1 characters".
-import type { z } from 'zod';
 import { agentSpecSchema } from '../../../../model/agent';
+import { plainIssue } from '$lib/plain-issue';
 import { labelOf } from '$lib/schema-form';
 import type { AgentSpec, Conditions, SpecNode } from '$lib/api-types';
 
@@ -11,8 +11,6 @@ export interface Problem {
   node: string | null;
   text: string;
 }
-
-type Issue = z.core.$ZodIssue;
 
 const FIELD_WORDS: Record<string, string> = {
   op: 'comparison',
@@ -52,42 +50,6 @@ export function where(path: PropertyKey[]): { place: string; field: string } {
   }
   const place = parts.join(', ');
   return { place: place.charAt(0).toUpperCase() + place.slice(1), field };
-}
-
-function wordsOf(issue: Issue): string {
-  switch (issue.code) {
-    case 'too_small':
-      if (issue.origin === 'string')
-        return Number(issue.minimum) <= 1 ? 'is required' : `needs at least ${issue.minimum} characters`;
-      if (issue.origin === 'array')
-        return Number(issue.minimum) <= 1 ? 'needs at least one entry' : `needs at least ${issue.minimum} entries`;
-      return `must be at least ${issue.minimum}`;
-    case 'too_big':
-      if (issue.origin === 'string') return `is too long (at most ${issue.maximum} characters)`;
-      if (issue.origin === 'array') return `has too many entries (at most ${issue.maximum})`;
-      return `must be at most ${issue.maximum}`;
-    case 'invalid_type':
-      return /received undefined/.test(issue.message)
-        ? 'is required'
-        : `must be ${issue.expected === 'number' || issue.expected === 'int' ? 'a number' : `a ${issue.expected}`}`;
-    case 'invalid_format':
-      // The schema's own words where it has them ("a plain file name"); zod's defaults are not for people.
-      if (!/^Invalid/.test(issue.message))
-        return issue.message.startsWith('node ids')
-          ? `is not a usable name: ${issue.message}`
-          : `must be ${issue.message}`;
-      return issue.format === 'uuid'
-        ? 'must be chosen'
-        : issue.format === 'email'
-          ? 'must be an email address'
-          : 'is not in the right form';
-    case 'invalid_value':
-      return `must be one of: ${issue.values.map(String).join(', ')}`;
-    case 'invalid_union':
-      return 'is not filled in completely';
-    default:
-      return issue.message;
-  }
 }
 
 /**
@@ -159,12 +121,12 @@ export function specProblems(spec: AgentSpec): Problem[] {
         const id = nodes[index]?.id || `number ${index + 1}`;
         const { place, field } = where(rest);
         const subject = [place, field].filter(Boolean).join(': ') || 'It';
-        out.push({ node: nodes[index]?.id ?? null, text: `${nodeLabel(id)} → ${subject} ${wordsOf(issue)}` });
+        out.push({ node: nodes[index]?.id ?? null, text: `${nodeLabel(id)} → ${subject} ${plainIssue(issue)}` });
       } else if (top === 'nodes') {
         out.push(graphWords(issue.message));
       } else {
         const { place, field } = where(issue.path);
-        out.push({ node: null, text: `${[place, field].filter(Boolean).join(': ')} ${wordsOf(issue)}` });
+        out.push({ node: null, text: `${[place, field].filter(Boolean).join(': ')} ${plainIssue(issue)}` });
       }
     }
   }

@@ -1,5 +1,6 @@
 import { fail, isHttpError, redirect } from '@sveltejs/kit';
 import QRCode from 'qrcode';
+import { sentence } from '$lib/format';
 import { attempt, formText } from '$lib/server/actions';
 import { settingsApi, type ApiKeyScope, type Role } from '$lib/server/settings-api';
 import type { Actions, PageServerLoad } from './$types';
@@ -22,7 +23,7 @@ async function allowed<T>(call: () => Promise<T>): Promise<{ data: T | null; why
   try {
     return { data: await call(), why: null };
   } catch (e) {
-    if (isHttpError(e) && e.status === 403) return { data: null, why: e.body.message };
+    if (isHttpError(e) && e.status === 403) return { data: null, why: sentence(e.body.message) };
     throw e;
   }
 }
@@ -75,7 +76,7 @@ export const actions: Actions = {
       if (isHttpError(e)) {
         const [secret, url] = [formText(form, 'secret'), formText(form, 'otpauth_url')];
         const setup = secret && url.startsWith('otpauth://') ? await twoFactorSetup(secret, url) : undefined;
-        return fail(e.status, { ok: false, message: e.body.message, setup });
+        return fail(e.status, { ok: false, message: sentence(e.body.message), setup });
       }
       throw e;
     }
@@ -96,7 +97,7 @@ export const actions: Actions = {
         newKey: { name: created.name, key: created.key ?? '' },
       };
     } catch (e) {
-      if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message, typed });
+      if (isHttpError(e)) return fail(e.status, { ok: false, message: sentence(e.body.message), typed });
       throw e;
     }
   },
@@ -105,14 +106,14 @@ export const actions: Actions = {
     return attempt(async () => {
       await settingsApi.revokeApiKey(formText(form, 'id'));
       return `API key “${formText(form, 'name')}” revoked: it stops working at once.`;
-    });
+    }, sentence);
   },
   disableTwoFactor: async ({ request }) => {
     const password = String((await request.formData()).get('password') ?? '');
     return attempt(async () => {
       await settingsApi.disableTwoFactor(password);
       return 'Two-factor authentication is off.';
-    });
+    }, sentence);
   },
   invite: async ({ request }) => {
     const form = await request.formData();
@@ -126,7 +127,7 @@ export const actions: Actions = {
         inviteUrl: invitation.url,
       };
     } catch (e) {
-      if (isHttpError(e)) return fail(e.status, { ok: false, message: e.body.message });
+      if (isHttpError(e)) return fail(e.status, { ok: false, message: sentence(e.body.message) });
       throw e;
     }
   },
@@ -135,21 +136,21 @@ export const actions: Actions = {
     return attempt(async () => {
       await settingsApi.revokeInvitation(id);
       return 'Invitation withdrawn.';
-    });
+    }, sentence);
   },
   changeRole: async ({ request }) => {
     const form = await request.formData();
     return attempt(async () => {
       const member = await settingsApi.changeRole(formText(form, 'user_id'), roleIn(form));
-      return `${member.email} is now ${member.role}.`;
-    });
+      return `Role changed: ${member.email} is now ${member.role}.`;
+    }, sentence);
   },
   removeMember: async ({ request }) => {
     const form = await request.formData();
     return attempt(async () => {
       await settingsApi.removeMember(formText(form, 'user_id'));
-      return `${formText(form, 'email')} was removed from the workspace.`;
-    });
+      return `Removed ${formText(form, 'email')} from the workspace.`;
+    }, sentence);
   },
   switchWorkspace: async ({ request }) => {
     await settingsApi.switchWorkspace(formText(await request.formData(), 'workspace_id'));

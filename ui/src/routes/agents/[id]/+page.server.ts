@@ -1,11 +1,18 @@
-import { fail, redirect } from '@sveltejs/kit';
+import { error, fail, isHttpError, redirect } from '@sveltejs/kit';
 import { attempt, formText } from '$lib/server/actions';
 import { api } from '$lib/server/api';
-import { triggersApi, type ScheduleBody, type TriggerBody } from '$lib/server/triggers-api';
+import { triggersApi, type TriggerBody } from '$lib/server/triggers-api';
 import { agentsApi } from '$lib/server/agents-api';
 import { connectionsApi, type Connection } from '$lib/server/connections-api';
 import { fieldGroups, readFields } from '$lib/schema-form';
-import { scheduleProblem } from '$lib/schedule-problems';
+import { jsonInputProblem } from '$lib/json-slip';
+import {
+  checkSchedule,
+  problemsFromApi,
+  scheduleFromFields,
+  type ScheduleProblems,
+  type ScheduleRequest,
+} from '$lib/schedule-check';
 import type { AgentState } from '$lib/api-types';
 import type { ActionOutcome } from '$lib/action-outcome';
 import type { Actions, PageServerLoad } from './$types';
@@ -84,47 +91,36 @@ function formFieldFromLine(line: string) {
   };
 }
 
-const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
-type IntervalUnit = Extract<ScheduleBody['schedule'], { type: 'interval' }>['unit'];
-
 /** The builder's fields as sent, to show them again as they were typed (after a preview, or a refused add). */
 const draftOf = (form: FormData): Record<string, string> =>
   Object.fromEntries([...form.entries()].filter((e): e is [string, string] => typeof e[1] === 'string'));
 
-type InputFormat = NonNullable<ScheduleBody['input_format']>;
-const INPUT_FORMATS: readonly string[] = ['text', 'csv', 'json'] satisfies InputFormat[];
-
 /**
- * The schedule builder's fields as the API's schedule trigger body. The unit and overlap come from the
- * builder's selects; the API refuses any other value (422) and the refusal is the form's notice. The input goes
- * as typed (not trimmed: it is data); none, or nothing typed, sends no input.
+ * A schedule from the builder, checked as the browser checks it before it is sent (so a page without JavaScript
+ * gets the same words), then sent. Refused, the builder shows what was typed with each problem at its field: the
+ * API's problem names the field by its path (what only the server knows: a cron Temporal cannot run, an input the
+ * agent's input node cannot read). The builder keeps what was typed in every case.
  */
-function scheduleFromForm(form: FormData): ScheduleBody {
-  const inputFormat = formText(form, 'input_format');
-  const input = form.get('input');
-  const withInput =
-    INPUT_FORMATS.includes(inputFormat) && typeof input === 'string' && input.trim() !== ''
-      ? { input, input_format: inputFormat as InputFormat }
-      : {};
-  const type = formText(form, 'type');
-  const at = formText(form, 'at');
-  const schedule: ScheduleBody['schedule'] =
-    type === 'interval'
-      ? { type, every: Number(formText(form, 'every')), unit: formText(form, 'unit') as IntervalUnit }
-      : type === 'weekly'
-        ? { type, at, days: WEEKDAYS.filter((d) => form.get(`day_${d}`) === 'on') }
-        : type === 'monthly'
-          ? { type, at, day: Number(formText(form, 'day')) }
-          : type === 'cron'
-            ? { type, expression: formText(form, 'expression') }
-            : { type: 'daily', at };
-  return {
-    schedule,
-    timezone: formText(form, 'timezone') || 'UTC',
-    overlap: (formText(form, 'overlap') || 'skip') as ScheduleBody['overlap'],
-    catchup_window_seconds: Number(formText(form, 'catchup')) || 300,
-    ...withInput,
-  };
+async function sendSchedule(form: FormData, what: string, send: (request: ScheduleRequest) => Promise<string>) {
+  const request = scheduleFromFields(form);
+  const draft = draftOf(form);
+  const refused = (status: number, problems: ScheduleProblems) =>
+    fail(status, {
+      ok: false,
+      message: `The schedule was not ${what}: see what to change in the schedule builder.`,
+      problems,
+      draft,
+    });
+  const found = checkSchedule(request);
+  if (Object.keys(found).length > 0) return refused(422, found);
+  try {
+    return { ok: true, message: await send(request), draft };
+  } catch (e) {
+    if (!isHttpError(e)) throw e;
+    if (e.status === 422)
+      return refused(422, e.body.errors?.length ? problemsFromApi(e.body.errors, request) : { type: e.body.message });
+    return fail(e.status, { ok: false, message: e.body.message, draft });
+  }
 }
 
 /**
@@ -173,6 +169,12 @@ function webhookFromForm(form: FormData): Omit<Extract<TriggerBody, { kind: 'web
   };
 }
 
+/** The agent's input node reads this input as JSON: its format says so, or `auto` sees a list or an object. */
+function readsJson(node: { kind: string; format?: unknown } | undefined, input: string): boolean {
+  if (node?.kind !== 'input') return false;
+  return node.format === 'json' || node.format === 'files' || (node.format === 'auto' && /^\s*[[{]/.test(input));
+}
+
 const TARGETS: Record<string, AgentState> = { draft: 'draft', ready: 'ready', live: 'live', paused: 'paused' };
 const DONE: Record<AgentState, string> = {
   draft: 'Back in draft.',
@@ -185,28 +187,18 @@ export const actions: Actions = {
   previewSchedule: async ({ request }) => {
     const form = await request.formData();
     let preview: Awaited<ReturnType<typeof triggersApi.preview>> | undefined;
-    const outcome = await attempt(async () => {
-      preview = await triggersApi.preview(scheduleFromForm(form));
+    const outcome = await sendSchedule(form, 'previewed', async (schedule) => {
+      preview = await triggersApi.preview(schedule);
       return `Fires ${preview.description}.`;
     });
-    const draft = draftOf(form);
-    if ('status' in outcome)
-      return fail(outcome.status, { ...outcome.data, message: scheduleProblem(outcome.data.message), draft });
-    return { ...outcome, preview, draft };
+    return 'status' in outcome ? outcome : { ...outcome, preview };
   },
 
-  addSchedule: async ({ params, request }) => {
-    const form = await request.formData();
-    const body: TriggerBody = { kind: 'schedule', ...scheduleFromForm(form) };
-    const outcome = await attempt(async () => {
-      const t = await triggersApi.create(params.id, body);
+  addSchedule: async ({ params, request }) =>
+    sendSchedule(await request.formData(), 'added', async (schedule) => {
+      const t = await triggersApi.create(params.id, { kind: 'schedule', ...schedule });
       return `Schedule added: ${t.schedule?.description}.`;
-    });
-    // Refused: the builder shows what was typed again, with the reason.
-    return 'status' in outcome
-      ? fail(outcome.status, { ...outcome.data, message: scheduleProblem(outcome.data.message), draft: draftOf(form) })
-      : outcome;
-  },
+    }),
 
   addWebhook: async ({ params, request }) => {
     const form = await request.formData();
@@ -340,11 +332,16 @@ export const actions: Actions = {
     let runId = '';
     const outcome = await attempt(async () => {
       const agent = await api.getAgent(params.id);
+      // JSON is checked here first, to say where it goes wrong as a person counts (the API repeats its parser's
+      // words, "Unexpected token … at position 12").
+      const slip = readsJson(agent.spec?.nodes[0], input) ? jsonInputProblem(input) : null;
+      if (slip) error(422, slip);
       const run = await api.startRun(params.id, input, agent.state === 'live' ? 'manual-run' : 'test-run');
       runId = run.id;
       return 'Run started.';
     });
     if (runId) redirect(303, `/runs/${runId}`);
-    return outcome;
+    // Refused: the input comes back as typed, for a page without JavaScript too.
+    return 'status' in outcome ? fail(outcome.status, { ...outcome.data, input }) : outcome;
   },
 };
