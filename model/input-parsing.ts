@@ -3,7 +3,8 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { AgentNode } from './agent';
 import type { ItemData } from './interpreter';
-import { jsonProblem, tableProblem } from './input-problems';
+import { jsonProblem } from './json-slip';
+import { tableProblem } from './table-problems';
 
 export class InputError extends Error {}
 
@@ -14,7 +15,7 @@ function fromJson(text: string): ItemData[] {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new InputError(`input is not valid JSON: ${jsonProblem(text)}`);
+    throw new InputError(`input is not valid JSON: ${jsonProblem(text) ?? 'it cannot be read'}`);
   }
   const list = Array.isArray(value) ? value : [value];
   return list.map((v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as ItemData) : { value: v }));

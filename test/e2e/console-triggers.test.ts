@@ -128,7 +128,9 @@ describe('console triggers, reviews and run counts in a browser against the real
     // Input that is not what it says is refused before it is sent, in plain words; nothing is lost.
     await page.selectOption('#s-input-format', 'json');
     await page.click('button:has-text("Add schedule")');
-    await waitForText(/The input is not valid JSON: the word invoice is not in quotes near line 1, column 1/);
+    await waitForText(
+      /The input is not valid JSON: it starts with “invoice,vendor,amount” near line 1, column 1 — JSON starts with \[/,
+    );
     await page.selectOption('#s-input-format', 'csv');
     await kept('after a refused Add');
 

@@ -1,10 +1,10 @@
-// The schedule builder's checks (ui/src/lib/schedule-check.ts, json-slip.ts, plain-issue.ts): a schedule is read
+// The schedule builder's checks (ui/src/lib/schedule-check.ts, model/json-slip.ts, plain-issue.ts): a schedule is read
 // against the API's own schema before it is sent and each problem is said in the builder's words at its field, from
 // the issue's structure rather than zod's English; typed JSON that is not JSON says what is wrong and where as a
 // person counts lines and columns; the API's refusals land at the field their path names.
 import assert from 'node:assert/strict';
 import { scheduleConfigSchema } from '../../model/trigger';
-import { jsonInputProblem, jsonSlip } from '../../ui/src/lib/json-slip';
+import { jsonInputProblem, jsonSlip } from '../../model/json-slip';
 import { plainIssue, type Issue } from '../../ui/src/lib/plain-issue';
 import {
   checkSchedule,

@@ -5,7 +5,7 @@
 // `errors` name the same paths; its message is shown at that field.
 import type { z } from 'zod';
 import { scheduleConfigSchema, weekdays } from '../../../model/trigger';
-import { jsonInputProblem } from './json-slip';
+import { jsonInputProblem } from '../../../model/json-slip';
 import { plainIssue, type Issue } from './plain-issue';
 
 /** The builder's fields, by the labels a person sees, in the order they appear. */

@@ -5,7 +5,7 @@ import { triggersApi, type TriggerBody } from '$lib/server/triggers-api';
 import { agentsApi } from '$lib/server/agents-api';
 import { connectionsApi, type Connection } from '$lib/server/connections-api';
 import { fieldGroups, readFields } from '$lib/schema-form';
-import { jsonInputProblem } from '$lib/json-slip';
+import { jsonInputProblem } from '../../../../../model/json-slip';
 import {
   checkSchedule,
   problemsFromApi,

@@ -1,4 +1,5 @@
-// Where typed JSON goes wrong and what the slip probably is, for a person: "something is missing near line 2,
+// Where typed JSON goes wrong and what the slip probably is, for a person (the console checks a run's or a
+// schedule's input with it as it is typed; the API says the same when it refuses one, model/input-parsing.ts): "something is missing near line 2,
 // column 5 — check for a missing comma, quote or bracket", not the parser's "Unexpected token } in JSON at
 // position 12". The text is read here by JSON's own grammar (RFC 8259) rather than by reading the parser's error
 // message, whose wording differs between browsers and Node versions.
@@ -13,7 +14,8 @@ type SlipKind =
   | 'unexpected'
   | 'extra'
   | 'bad_escape'
-  | 'bad_number';
+  | 'bad_number'
+  | 'not_json';
 
 export interface JsonSlip {
   /** 1-based, as an editor counts lines and columns. */
@@ -58,7 +60,17 @@ const WORDS: Record<SlipKind, (found: string) => { what: string; hint: string }>
   }),
   bad_escape: () => ({ what: 'a backslash starts an unknown escape', hint: 'write \\\\ for a backslash in a text' }),
   bad_number: () => ({ what: 'a number is not written as JSON writes them', hint: 'write it like 12, -3 or 4.5' }),
+  not_json: (found) => ({
+    what: `it starts with “${found}”`,
+    hint: 'JSON starts with [ (a list of items) or { (one item)',
+  }),
 };
+
+/** The first line of a text, cut to a length a message can quote. */
+function beginning(text: string): string {
+  const line = text.split(/\r?\n/)[0];
+  return line.length > 30 ? `${line.slice(0, 30)}…` : line;
+}
 
 /** What is wrong with `text` as JSON, and where; null when it is valid JSON. */
 export function jsonSlip(text: string): JsonSlip | null {
@@ -67,22 +79,31 @@ export function jsonSlip(text: string): JsonSlip | null {
     return null;
   } catch (err) {
     if (!(err instanceof Slip)) throw err;
-    const before = text.slice(0, err.at);
+    let slip = err;
+    // Text that is not JSON at all (CSV, a sentence) from its first character: said as that, not as a word to quote.
+    const first = text.length - text.trimStart().length;
+    if (slip.at === first && (slip.kind === 'bare_word' || slip.kind === 'unexpected'))
+      slip = new Slip(slip.at, 'not_json', beginning(text.slice(first)));
+    const before = text.slice(0, slip.at);
     const lineStart = before.lastIndexOf('\n') + 1;
     return {
       line: before.split('\n').length,
       column: Array.from(before.slice(lineStart)).length + 1,
-      ...WORDS[err.kind](err.found),
+      ...WORDS[slip.kind](slip.found),
     };
   }
 }
 
+/** "… near line 2, column 5 — check for …": what is wrong with `text` as JSON, or null when it is JSON. */
+export function jsonProblem(text: string): string | null {
+  const slip = jsonSlip(text);
+  return slip ? `${slip.what} near line ${slip.line}, column ${slip.column} — ${slip.hint}` : null;
+}
+
 /** "The input is not valid JSON: … near line 2, column 5 — …", or null when it is JSON. */
 export function jsonInputProblem(text: string): string | null {
-  const slip = jsonSlip(text);
-  return slip
-    ? `The input is not valid JSON: ${slip.what} near line ${slip.line}, column ${slip.column} — ${slip.hint}.`
-    : null;
+  const problem = jsonProblem(text);
+  return problem ? `The input is not valid JSON: ${problem}.` : null;
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
