@@ -321,7 +321,14 @@ describe('console triggers, reviews and run counts in a browser against the real
           kind: 'branch',
           id: 'route',
           branches: [{ when: { field: 'vendor', op: 'equals', value: 'nobody' }, next: 'fix' }],
-          otherwise: 'check',
+          otherwise: 'contact',
+        },
+        // A group of values and a list inside the item: shown and edited as named values and entries too.
+        {
+          kind: 'transform',
+          id: 'contact',
+          set: { contact: { name: 'Ann', email: 'ann@{{vendor}}.test' }, tags: ['new', 'eu'] },
+          next: 'check',
         },
         { kind: 'flag_for_review', id: 'check', reason: 'check {{invoice}}', next: 'report' },
         { kind: 'transform', id: 'fix', set: { fixed: 'yes' }, next: 'report' },
@@ -343,7 +350,9 @@ describe('console triggers, reviews and run counts in a browser against the real
     assert.equal(shown.match(/A-1/g)?.length, 1);
     assert.match(shown, /\binvoice\s+A-1\b/);
     assert.match(shown, /\bvendor\s+Acme\b/);
-    assert.doesNotMatch(shown, /[{}"]/, 'no JSON shown to people');
+    assert.match(shown, /\bcontact\s+name\s+Ann\s+email\s+ann@Acme\.test\b/);
+    assert.match(shown, /\btags\s+new, eu\b/);
+    assert.doesNotMatch(shown, /[{}"[\]]/, 'no JSON shown to people');
     assert.equal(await page.$('li.review .editor'), null);
     await shot('review-cards');
 
@@ -359,6 +368,8 @@ describe('console triggers, reviews and run counts in a browser against the real
     await page.check(`${card('A-2')} input[value="edit"]`);
     assert.equal(await page.$(`${card('A-2')} textarea`), null);
     await page.fill(`${card('A-2')} .editor .field:has(label:text-is("vendor")) input`, 'Globex Ltd');
+    await page.fill(`${card('A-2')} [aria-label="contact: value of name"]`, 'Ann Lee');
+    await page.fill(`${card('A-2')} [aria-label="tags: entry 2"]`, 'uk');
     await page.click(`${card('A-2')} button:has-text("Accept with these edits")`);
     await decided('A-2');
     assert.match(await text(), /Accepted with your output/);
@@ -390,6 +401,8 @@ describe('console triggers, reviews and run counts in a browser against the real
     );
     assert.equal(rows[1].output?.vendor ?? rows[1].data.vendor, 'Globex Ltd', 'accepted with the edit');
     assert.equal((rows[1].output ?? rows[1].data).invoice, 'A-2', 'the fields not edited go on as they were');
+    assert.deepEqual((rows[1].output ?? rows[1].data).contact, { name: 'Ann Lee', email: 'ann@Globex.test' });
+    assert.deepEqual((rows[1].output ?? rows[1].data).tags, ['new', 'uk']);
     assert.match(rows[2].error, /duplicate invoice/);
     assert.equal((rows[3].output ?? rows[3].data).fixed, 'yes', 'sent on through "fix"');
     await page.goto(`${base}/reviews?run_id=${runId}`);
