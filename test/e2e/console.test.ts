@@ -834,7 +834,7 @@ describe('console (ui/) against a contract-shaped fake API', function () {
   it('edits an agent in Operator Mode: tools with their approval policy, save as a new version', async () => {
     const page = text(await (await get('/agents/agent-live/edit')).text());
     assert.match(page, /Save version 4/);
-    assert.match(page, /http\.request Call a JSON\/REST endpoint\. external default \(never\)/);
+    assert.match(page, /http\.request Call a JSON\/REST endpoint\. other systems as usual \(does not ask\)/);
     assert.match(page, /Pay small invoices; a person approves large ones\./);
 
     const edited = {

@@ -632,6 +632,17 @@ describe('the workflow editor in a browser', function () {
       await phone.fill('#n-arg-attendees-0', 'ada@example.com');
       await phone.click('summary:has-text("Advanced: this node as JSON")');
       assert.deepEqual(JSON.parse(await phone.inputValue('#e-node')).arguments.attendees, ['ada@example.com']);
+
+      // The tools' approvals in words, their table scrolled within its own box: the page itself is not wider than
+      // the screen.
+      const approvals = await phone.evaluate(
+        `[...document.querySelectorAll('select[aria-label^="Approval for "] option')].map((o) => o.textContent.trim())`,
+      );
+      assert.ok((approvals as string[]).includes('as usual (asks)'), JSON.stringify(approvals));
+      const pageOverflow = (await phone.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      )) as number;
+      assert.ok(pageOverflow <= 0, `the editor page is ${pageOverflow} px wider than the screen`);
     } finally {
       await context.close();
     }
