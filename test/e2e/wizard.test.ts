@@ -111,6 +111,10 @@ describe('the agent creation wizard in a browser', function () {
     await page.waitForSelector('svg');
     const diagram = await page.innerText('main');
     for (const id of ['invoices', 'large', 'report']) assert.ok(diagram.includes(id), `node ${id} drawn`);
+    // Where an item's path ends is said in a word, not a bare dot.
+    const ends = await page.evaluate(`[...document.querySelectorAll('svg .end-label')].map((t) => t.textContent)`);
+    assert.ok((ends as string[]).length > 0 && (ends as string[]).every((t) => t === 'done'), JSON.stringify(ends));
+    await shot('wizard-5-workflow.png');
     await page.click('button:has-text("Create the draft agent")');
     await page.waitForSelector('a:has-text("Edit in Operator Mode")');
     assert.equal(await page.inputValue('#w-input'), validAgent.sample_input);

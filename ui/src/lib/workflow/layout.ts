@@ -19,7 +19,7 @@ export interface LaidEdge {
   points: { x: number; y: number }[];
   /** The label's centre. */
   labelAt: { x: number; y: number } | null;
-  /** Where the end mark is, for an edge to no node. */
+  /** Where the end mark's dot is, for an edge to no node (its word "done" follows it). */
   endAt: { x: number; y: number } | null;
 }
 
@@ -35,6 +35,8 @@ export interface Layout {
 export const labelSize = (label: string): Size => ({ width: Math.ceil(label.length * 6.4) + 12, height: 16 });
 
 const END = 10;
+/** An end mark's room: its dot and the word "done" after it, so a person reads where an item's path ends. */
+const END_WIDTH = 46;
 
 /**
  * Lays out the graph. `sizeOf` gives each node's box; `ends` draws the exits that go nowhere as end marks (the
@@ -52,7 +54,7 @@ export function layoutGraph(nodes: SpecNode[], sizeOf: (node: SpecNode) => Size,
       const to = exit.target && ids.has(exit.target) ? exit.target : null;
       if (!to && !ends) continue;
       const key = `${n.id}:${exit.handle}`;
-      if (!to) g.setNode(`end:${key}`, { width: END, height: END });
+      if (!to) g.setNode(`end:${key}`, { width: END_WIDTH, height: END });
       const size = exit.label ? labelSize(exit.label) : { width: 0, height: 0 };
       g.setEdge(n.id, to ?? `end:${key}`, { ...size, labelpos: 'c' }, key);
       edges.push({ from: n.id, handle: exit.handle, to, label: exit.label });
@@ -77,7 +79,8 @@ export function layoutGraph(nodes: SpecNode[], sizeOf: (node: SpecNode) => Size,
         ...e,
         points: laid.points ?? [],
         labelAt: e.label && laid.x !== undefined && laid.y !== undefined ? { x: laid.x, y: laid.y } : null,
-        endAt: end ? { x: end.x, y: end.y } : null,
+        // The dot where the edge arrives (the end mark's left side); its word follows.
+        endAt: end ? { x: end.x - END_WIDTH / 2 + END / 2, y: end.y } : null,
       };
     }),
   };
