@@ -55,6 +55,7 @@ describe('loadConfig', () => {
       mcp: { stdioServers: {}, stdioUser: 'nobody', stdioDir: path.join(c.dataDir, 'tmp', 'mcp') },
       warehouse: { dirs: [path.join(c.dataDir, 'warehouse')] },
       logLevel: 'info',
+      logFormat: 'readable',
       // Metrics are off until an operator turns them on.
       metrics: {
         token: undefined,
