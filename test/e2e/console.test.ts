@@ -195,7 +195,18 @@ function fakeApi() {
   app.get('/v1/runs/:id/items', (_req, res) =>
     res.json({
       data: [
-        { seq: 0, status: 'done', data: { amount: 5 }, output: { paid: true }, error: null, reasoning: [] },
+        {
+          seq: 0,
+          status: 'done',
+          data: { amount: 5 },
+          output: { paid: true },
+          error: null,
+          reasoning: [
+            { node: 'pay', type: 'text', text: 'The amount is small; paying it.' },
+            { node: 'pay', type: 'tool_call', tool: 'webhook.post', input: { amount: 5, meta: { source: 'csv' } } },
+            { node: 'pay', type: 'tool_result', tool: 'webhook.post', output: '{"status":200,"body":{"ok":true}}' },
+          ],
+        },
         { seq: 2, status: 'failed', data: {}, output: null, error: 'amount is missing', reasoning: [] },
       ],
       next_cursor: null,
@@ -299,7 +310,10 @@ function fakeApi() {
     res.json({
       data:
         req.params.id === 'agent-live'
-          ? [{ key: 'paid_total', value: 1234.5, version: 7, updated_at: ago(5_000) }]
+          ? [
+              { key: 'paid_total', value: 1234.5, version: 7, updated_at: ago(5_000) },
+              { key: 'ledger', value: [{ payee: 'Acme', amount: 250 }], version: 2, updated_at: ago(5_000) },
+            ]
           : [],
       next_cursor: null,
     }),
@@ -617,6 +631,7 @@ interface BrowserPage {
   fill(selector: string, value: string): Promise<void>;
   selectOption(selector: string, value: string): Promise<unknown>;
   inputValue(selector: string): Promise<string>;
+  innerText(selector: string): Promise<string>;
 }
 interface Playwright {
   chromium: {
@@ -698,6 +713,8 @@ describe('console (ui/) against a contract-shaped fake API', function () {
     assert.match(page, /Webhook Webhook .*POST http:\/\/cadre\.test\/v1\/hooks\/trigger-hook/);
     assert.match(page, /delivery msg_1 received again, skipped \(duplicate\) .*started a run/);
     assert.match(page, /State store .*paid_total 1234\.5 7/);
+    // A kept list of records in words, not JSON.
+    assert.match(page, /ledger \(payee: Acme, amount: 250\) 2/);
     await post('/agents/agent-live?/deleteState', { key: 'paid_total' });
     assert.equal(callsTo('DELETE', '/v1/agents/agent-live/state-store/paid_total').length, 1);
   });
@@ -1138,6 +1155,14 @@ describe('console (ui/) against a contract-shaped fake API', function () {
 
         await page.click('button:has-text("Approve")');
         await page.waitForSelector('.notice');
+
+        // An item's reasoning as steps in words: what the model wrote, the call with its values, the answer's values.
+        await page.click('.viewport .row[aria-rowindex="1"]');
+        const reasoning = await page.innerText('ol.reasoning');
+        assert.match(reasoning, /The amount is small; paying it\./);
+        assert.match(reasoning, /Called webhook\.post with\s+amount\s+5\s+meta\s+source\s+csv/);
+        assert.match(reasoning, /webhook\.post answered\s+status\s+200\s+body\s+ok\s+yes/);
+        assert.doesNotMatch(reasoning, /[{}[\]"]/);
         assert.deepEqual(problems, []);
       } finally {
         await browser.close();

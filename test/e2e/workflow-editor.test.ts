@@ -242,6 +242,10 @@ describe('the workflow editor in a browser', function () {
       await page.goto(page.url());
     }
     assert.match(await page.innerText('main'), /routed-invoices\.csv/);
+    // The report's rows read as named values, not as JSON.
+    const outputs = await page.innerText('.card.output');
+    for (const pair of [/invoice\s+INV-1/, /vendor\s+Acme/, /amount\s+120/]) assert.match(outputs, pair);
+    assert.doesNotMatch(outputs, /[{}[\]"]/);
     await shot('editor-run-completed');
     assert.deepEqual(problems, [], 'no script errors');
   });
@@ -427,6 +431,15 @@ describe('the workflow editor in a browser', function () {
     await save(agent.id);
     const extract = (await savedSpec(agent.id)).nodes.find((n: { id: string }) => n.id === 'extract');
     assert.deepEqual(extract.output_schema, changed);
+    // On the agent page, the schema reads as the form's rows, not as JSON Schema.
+    await page.goto(`${base}/agents/${agent.id}`);
+    const card = await page.innerText('#node-extract');
+    assert.match(card, /vendor: string, required/);
+    assert.match(card, /lines: list of object, required/);
+    assert.match(card, /^ {2}amount: number, required$/m, "a list's fields indented below it");
+    assert.match(card, /^ {2}note: string$/m);
+    assert.match(card, /city: string, required \(where the vendor is\)/);
+    assert.doesNotMatch(card, /[{}[\]"]/);
     assert.deepEqual(problems, [], 'no script errors');
   });
 
@@ -541,6 +554,29 @@ describe('the workflow editor in a browser', function () {
       file_name: 'large-amounts.csv',
       rows: [{ supplier: '{{payee}}', amount: '{{amount}}', paid: false }],
     });
+
+    // Read back as they were typed, on the agent page and in the version history: named values and entries, a
+    // condition in words, never JSON (braces here are only the {{field}} templates).
+    const noJson = (text: string, where: string) =>
+      assert.doesNotMatch(text.replace(/\{\{[^}]*\}\}/g, ''), /[{}[\]"]/, `${where} shows JSON: ${text}`);
+    await page.goto(`${base}/agents/${agent.id}`);
+    const notifyCard = await page.innerText('#node-notify');
+    assert.match(notifyCard, /customer\s+name\s+\{\{payee\}\}/);
+    // (In the order the database keeps an object's keys.)
+    assert.match(notifyCard, /headers\s+(X-Item\s+\{\{id\}\}\s+)?X-Source\s+cadre/);
+    noJson(notifyCard, 'the notify node');
+    const bookCard = await page.innerText('#node-book');
+    for (const pair of [/rows\s+(1\.\s+)?\w+/, /supplier\s+\{\{payee\}\}/, /paid\s+no/]) assert.match(bookCard, pair);
+    noJson(await page.innerText('ol.nodes'), 'the nodes');
+    await page.goto(`${base}/agents/${agent.id}/versions?from=1&to=2`);
+    const changes = await page.innerText('ul.changes');
+    assert.match(changes, /Node 'notify' → Arguments: headers\s+(X-Item\s+\{\{id\}\}\s+)?X-Source\s+cadre/);
+    // A body's own field is named as it is, not as the node's setting of the same name.
+    assert.match(changes, /Node 'notify' → Arguments: body → id\s+\{\{id\}\}/);
+    const added = changes.slice(changes.indexOf("Node 'remember'"));
+    for (const pair of [/key\s+last_large/, /count\s+1/, /tool\s+state\.set/]) assert.match(added, pair);
+    noJson(changes, 'the version history');
+    await shot('editor-versions-values-in-words');
     assert.deepEqual(problems, [], 'no script errors');
   });
 

@@ -1,5 +1,7 @@
 // parseInput: how a run's input string becomes items for each input-node format.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { InputError, maxItemsPerRun, parseInput } from '../../model/input-parsing';
 import type { AgentNode } from '../../model/agent';
 
@@ -222,5 +224,19 @@ describe('parseInput', () => {
 
   it('json format accepts a UTF-8 BOM', () => {
     assert.deepEqual(parseInput(node('json'), '\uFEFF[{"a":1}]'), [{ a: 1 }]);
+  });
+
+  // Issue 34: an example a person runs by hand takes a table they can type, not only JSON.
+  it("reply-to-customers' input node reads a typed CSV table, and JSON still", () => {
+    const example = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '..', '..', 'examples', 'reply-to-customers.json'), 'utf8'),
+    ) as { nodes: AgentNode[] };
+    const input = example.nodes.find((n): n is InputNode => n.kind === 'input')!;
+    assert.deepEqual(parseInput(input, 'email,message\nann@example.com,"Hello, is the blue in stock?"'), [
+      { email: 'ann@example.com', message: 'Hello, is the blue in stock?' },
+    ]);
+    assert.deepEqual(parseInput(input, '[{"email": "bo@example.com", "message": "Hi"}]'), [
+      { email: 'bo@example.com', message: 'Hi' },
+    ]);
   });
 });

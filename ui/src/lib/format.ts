@@ -110,20 +110,32 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** One field's value as a person reads it: text as it is, numbers and yes/no as words, lists and objects compact. */
-export function fieldText(value: unknown): string {
+/**
+ * One field's value as a person reads it: text as it is, numbers and yes/no as words, a list as its entries
+ * ("a, b"), a group of values as "name: value" pairs, in brackets when inside another (never JSON).
+ */
+export function fieldText(value: unknown, inside = false): string {
   if (value === null || value === undefined || value === '') return '—';
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return String(value);
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
-  return JSON.stringify(value) ?? String(value);
+  if (Array.isArray(value)) return value.length ? value.map((v) => fieldText(v, true)).join(', ') : '—';
+  if (isRecord(value)) {
+    const pairs = Object.entries(value).map(([k, v]) => `${k}: ${fieldText(v, true)}`);
+    if (pairs.length === 0) return '—';
+    return inside ? `(${pairs.join(', ')})` : pairs.join(', ');
+  }
+  return String(value);
 }
 
-/** An object on one line as "name: value · name: value" (not JSON), cut to fit a table cell. */
+/** An object on one line as "name: value · name: value" (not JSON), cut to fit a table cell; any other value too. */
 export function fieldsLine(value: unknown, max = 120): string {
-  if (!isRecord(value)) return compactJson(value, max);
+  if (!isRecord(value)) {
+    const text = value === null || value === undefined ? '—' : fieldText(value);
+    return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  }
   const text = Object.entries(value)
-    .map(([k, v]) => `${k}: ${fieldText(v)}`)
+    .map(([k, v]) => `${k}: ${fieldText(v, true)}`)
     .join(' · ');
   return text.length > max ? `${text.slice(0, max - 1)}…` : text || '—';
 }

@@ -2,6 +2,7 @@
 // of fields it does not know, since the console only shows what the API returns.
 import type { Condition, Conditions, SpecNode } from './api-types';
 import { compactJson } from './format';
+import { rowsOf, type SchemaRow } from './workflow/output-schema';
 
 export interface Edge {
   /** Why this edge is taken: a branch condition, "otherwise", or nothing for a plain next. */
@@ -51,7 +52,6 @@ export function edges(node: SpecNode): Edge[] {
 
 const GRAPH_FIELDS = new Set(['id', 'kind', 'next', 'branches', 'otherwise']);
 
-/** The kind-specific settings of a node, as label/value pairs; empty defaults are left out. */
 /** Fields of plain values (a transform's `set`, `cast`, `rename`): shown as "name: value" lines, not as JSON. */
 const isFlat = (raw: unknown): raw is Record<string, string | number | boolean> =>
   typeof raw === 'object' &&
@@ -59,8 +59,21 @@ const isFlat = (raw: unknown): raw is Record<string, string | number | boolean> 
   !Array.isArray(raw) &&
   Object.values(raw).every((v) => ['string', 'number', 'boolean'].includes(typeof v));
 
-export function settings(node: SpecNode): { label: string; value: string; long: boolean }[] {
-  const rows: { label: string; value: string; long: boolean }[] = [];
+/** An llm step's output schema as the editor's rows say it: "amount: number, required", nested fields indented. */
+function schemaLines(rows: SchemaRow[], indent = ''): string[] {
+  return rows.flatMap((r) => {
+    const type = r.type === 'array' ? `list of ${r.items}` : r.type;
+    const line = `${indent}${r.name}: ${type}${r.required ? ', required' : ''}${r.description ? ` (${r.description})` : ''}`;
+    return [line, ...schemaLines(r.fields, `${indent}  `)];
+  });
+}
+
+/**
+ * The kind-specific settings of a node, as label/value pairs; empty defaults are left out. A group of values that
+ * is not flat (a tool's arguments with a body inside) comes as `data`, shown as named values (DataFields), not JSON.
+ */
+export function settings(node: SpecNode): { label: string; value: string; long: boolean; data?: unknown }[] {
+  const rows: { label: string; value: string; long: boolean; data?: unknown }[] = [];
   for (const [key, raw] of Object.entries(node)) {
     if (GRAPH_FIELDS.has(key) || raw === undefined || raw === null) continue;
     if (Array.isArray(raw) && raw.length === 0) continue;
@@ -73,7 +86,11 @@ export function settings(node: SpecNode): { label: string; value: string; long: 
       value = Object.entries(raw)
         .map(([k, v]) => `${k}: ${String(v)}`)
         .join('\n');
-    else value = JSON.stringify(raw, null, 2);
+    else if (key === 'output_schema' && rowsOf(raw)) value = schemaLines(rowsOf(raw)!).join('\n');
+    else {
+      rows.push({ label: key.replace(/_/g, ' '), value: '', long: true, data: raw });
+      continue;
+    }
     rows.push({ label: key.replace(/_/g, ' '), value, long: value.length > 80 || value.includes('\n') });
   }
   return rows;
