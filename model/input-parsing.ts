@@ -45,6 +45,14 @@ function fromFiles(text: string): ItemData[] {
   return refs.map((file_id) => ({ file_id }));
 }
 
+/** Whether a line reads as a table's header: two or more distinct names, each a word such as `invoice_number`. */
+function namesColumns(line: string, delimiter: string): boolean {
+  const names = line.split(delimiter).map((n) => n.trim());
+  return (
+    names.length > 1 && new Set(names).size === names.length && names.every((n) => /^[A-Za-z_][\w.-]{0,63}$/.test(n))
+  );
+}
+
 function detect(text: string): ItemData[] {
   const trimmed = text.trim();
   if (trimmed.startsWith('[') || trimmed.startsWith('{')) return fromJson(trimmed);
@@ -54,8 +62,10 @@ function detect(text: string): ItemData[] {
   if (delimiter) {
     try {
       return fromDelimited(trimmed, delimiter);
-    } catch {
-      // prose with commas, not a table: one item per line
+    } catch (err) {
+      // A first line of column names (email,message) is a table with a bad row, said as that: read as lines of text,
+      // its items would go on without their fields. Anything else is prose with commas: one item per line.
+      if (namesColumns(header, delimiter)) throw err;
     }
   }
   return fromLines(trimmed);

@@ -183,6 +183,18 @@ describe('parseInput', () => {
       assert.deepEqual(parseInput(node('auto'), 'alpha\nbeta\n'), [{ text: 'alpha' }, { text: 'beta' }]);
     });
 
+    it('reads prose with commas as lines, but a table with a bad row as a table and says which row', () => {
+      assert.deepEqual(parseInput(node('auto'), 'Dear team, thanks\nsee you soon'), [
+        { text: 'Dear team, thanks' },
+        { text: 'see you soon' },
+      ]);
+      // The message's comma is not quoted: its row has a value too many, and the items would lose their fields.
+      assertInputError(
+        () => parseInput(node('auto'), 'email,message\nann@example.com,Hello, where is my order?\n'),
+        'input is not valid CSV: line 2 has 3 values, and the header (line 1) names 2 columns: email,message',
+      );
+    });
+
     it('treats a single line with commas as one text item, not CSV', () => {
       assert.deepEqual(parseInput(node('auto'), 'a,b,c'), [{ text: 'a,b,c' }]);
     });
