@@ -13,6 +13,7 @@
 //   sentence saying why.
 
 // Relative, not $lib: the unit tests load this module outside SvelteKit.
+import { isRecord } from '../format';
 import { labelOf } from '../schema-form';
 
 export interface JsonSchema {
@@ -65,7 +66,6 @@ export type Mode = 'text' | 'fields' | 'list';
 export const MAX_DEPTH = 3;
 
 const SCALARS = new Set<string>(['string', 'number', 'integer', 'boolean', 'null']);
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
 
 /** The schema without the `null` of an optional value (`anyOf: [X, {type: 'null'}]`, `type: [X, 'null']`). */
