@@ -96,6 +96,9 @@ export function consoleWithAssets(
     } catch {
       return consoleHandler(req, res, next); // not a path any file has
     }
+    // Every file of the build has an extension (.js, .css, .svg, version.json); a page's path (/agents/…) goes to
+    // the console without trying to open files for it.
+    if (!path.extname(pathname)) return consoleHandler(req, res, next);
     const inside = path.join(root, pathname).startsWith(root + path.sep);
     if (!inside || pathname.includes('\0') || pathname.split('/').some((part) => part.startsWith('.')))
       return consoleHandler(req, res, next);
